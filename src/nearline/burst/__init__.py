@@ -1,0 +1,38 @@
+"""burst: hand model output to dedicated I/O servers and go back to computing.
+
+``run(main, io_ranks=n)`` under mpiexec, or ``open(root)`` in one process; both give ``main``
+a client with ``write``, ``flush``, ``wait``, ``close`` and ``stats``.
+"""
+
+from __future__ import annotations
+
+from nearline.burst.base import Sink, SinkFile, VariableSpec
+from nearline.burst.client import BurstStats, Client
+from nearline.burst.local import open
+from nearline.burst.settings import AutoFlush, Overflow
+from nearline.burst.sinks import available_sinks, get_sink
+from nearline.errors import BurstError, BurstInputError
+
+
+def run(main, **kwargs):
+    """Run ``main(io, comm)`` on compute ranks with the last ``io_ranks`` ranks serving I/O."""
+    from nearline.burst.mpi import run as _run
+
+    return _run(main, **kwargs)
+
+
+__all__ = [
+    "AutoFlush",
+    "BurstError",
+    "BurstInputError",
+    "BurstStats",
+    "Client",
+    "Overflow",
+    "Sink",
+    "SinkFile",
+    "VariableSpec",
+    "available_sinks",
+    "get_sink",
+    "open",
+    "run",
+]

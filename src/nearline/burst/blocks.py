@@ -1,0 +1,110 @@
+"""Checking what a model hands to ``write`` before anything leaves the compute rank."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from nearline.errors import BurstInputError, LayoutError
+from nearline.layout.paths import check_name
+
+SUPPORTED = tuple(
+    np.dtype(t)
+    for t in (
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+    )
+)
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def as_block(array: Any, *, name: str) -> np.ndarray:
+    """Return ``array`` as a native-endian numpy array of a supported dtype (no copy if can)."""
+    if isinstance(array, bool | np.bool_):
+        raise BurstInputError(f"variable {name!r}: booleans are not stored; write an int8 0/1")
+    block = np.asarray(array)
+    if block.dtype.newbyteorder("=") not in SUPPORTED:
+        allowed = ", ".join(str(t) for t in SUPPORTED)
+        raise BurstInputError(
+            f"variable {name!r} has dtype {block.dtype}, which burst does not store; "
+            f"convert it to one of {allowed}"
+        )
+    if not block.dtype.isnative:
+        block = block.astype(block.dtype.newbyteorder("="))
+    return block
+
+
+def check_names(file: str, name: str) -> None:
+    try:
+        check_name(file)
+    except LayoutError as error:
+        raise BurstInputError(str(error)) from None
+    if not isinstance(name, str) or not _VARIABLE.match(name) or name == "step":
+        raise BurstInputError(
+            f"variable name {name!r} is not usable: start with a letter or '_', then letters, "
+            "digits or '_' ('step' is taken by the step coordinate)"
+        )
+
+
+def place(
+    block: np.ndarray,
+    *,
+    name: str,
+    start: Sequence[int] | None,
+    shape: Sequence[int] | None,
+) -> tuple[tuple[int, ...] | None, tuple[int, ...]]:
+    """Return (start, global shape) after checking the block lies inside the global shape."""
+    if start is None and shape is None:
+        return None, block.shape
+    if start is None or shape is None:
+        raise BurstInputError(
+            f"variable {name!r}: give both start= and shape= for a block of a global variable, "
+            "or neither for a per-rank variable"
+        )
+    start, shape = tuple(int(s) for s in start), tuple(int(n) for n in shape)
+    if not len(start) == len(shape) == block.ndim:
+        raise BurstInputError(
+            f"variable {name!r}: block is {block.ndim}-D but start={start} and shape={shape}"
+        )
+    for axis, (s, n, total) in enumerate(zip(start, block.shape, shape, strict=True)):
+        if s < 0 or s + n > total:
+            raise BurstInputError(
+                f"variable {name!r}: block {block.shape} at start {start} lies outside the "
+                f"global shape {shape} on axis {axis} ({s}..{s + n} not within 0..{total})"
+            )
+    return start, shape
+
+
+def check_dims(dims: Sequence[str] | None, *, name: str, ndim: int) -> tuple[str, ...]:
+    if dims is None:
+        return tuple(f"{name}_dim{axis}" for axis in range(ndim))
+    dims = tuple(dims)
+    if len(dims) != ndim or not all(isinstance(d, str) and _VARIABLE.match(d) for d in dims):
+        raise BurstInputError(
+            f"variable {name!r}: dims={dims!r} must be {ndim} names (letters, digits, '_')"
+        )
+    return dims
+
+
+def check_attrs(attrs: Mapping[str, Any] | None, *, name: str) -> dict[str, Any]:
+    if not attrs:
+        return {}
+    try:
+        json.dumps(attrs)
+    except TypeError as error:
+        raise BurstInputError(
+            f"variable {name!r}: attrs must hold strings, numbers or lists of them ({error})"
+        ) from None
+    return dict(attrs)

@@ -1,0 +1,239 @@
+"""The compute side of burst: ``io.write`` hands a block over and returns at once.
+
+The client is the same in both modes; a *link* carries its messages (to I/O threads in this
+process, or to I/O ranks over MPI) and says whether the server's queue memory is shared.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from nearline.burst.blocks import as_block, check_attrs, check_dims, check_names, place
+from nearline.burst.protocol import Kind, Message, Mode, WriteRequest
+from nearline.burst.settings import AutoFlush
+from nearline.errors import BurstError, BurstInputError
+
+
+class Link(Protocol):
+    """How a client reaches its I/O servers."""
+
+    servers: int
+
+    def send(self, server: int, message: WriteRequest | Message) -> None: ...
+
+    def send_data(self, server: int, array: np.ndarray) -> None: ...
+
+    def memory(self, server: int) -> np.ndarray | None: ...
+
+    def receive(self, deliver: Callable[[int, Message], None], *, block: bool) -> None: ...
+
+
+@dataclass(frozen=True)
+class BurstStats:
+    """What the I/O servers hold and have done, summed over servers, plus this client's pauses."""
+
+    bytes_queued: int
+    bytes_spilled: int
+    bytes_written: int
+    files_written: int
+    seconds_blocked: float
+    seconds_in_write: float
+    writes: int
+
+
+class Client:
+    """What ``main(io, comm)`` receives: write, flush, wait, close, stats."""
+
+    def __init__(self, link: Link, *, rank: int, autoflush: AutoFlush | None = None) -> None:
+        self._link = link
+        self.rank = rank
+        self._autoflush = autoflush
+        self._next_id = 0
+        self._flush_seq = 0
+        self._epoch = 0
+        self._replies: dict[tuple[int, int], Message] = {}
+        self._errors: list[BurstError] = []
+        self._closed = False
+        self._unflushed = 0
+        self._last_flush = time.monotonic()
+        self._blocked = 0.0
+        self._in_write = 0.0
+        self._writes = 0
+
+    # -- public API -------------------------------------------------------------------------
+    def write(
+        self,
+        file: str,
+        name: str,
+        array: Any,
+        *,
+        step: int,
+        start: Sequence[int] | None = None,
+        shape: Sequence[int] | None = None,
+        dims: Sequence[str] | None = None,
+        attrs: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Hand ``array`` over for ``file`` at ``step``; the buffer is free again on return.
+
+        Without ``start``/``shape`` the variable goes to this rank's own file; with them, the
+        block sits at ``start`` of a global variable of ``shape`` assembled from all ranks.
+        """
+        began = time.perf_counter()
+        self._check_usable()
+        check_names(file, name)
+        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
+            raise BurstInputError(f"variable {name!r}: step must be an int >= 0, got {step!r}")
+        block = as_block(array, name=name)
+        block_start, global_shape = place(block, name=name, start=start, shape=shape)
+        self._next_id += 1
+        request = WriteRequest(
+            id=self._next_id,
+            client=self.rank,
+            file=file,
+            name=name,
+            step=int(step),
+            dtype=block.dtype.str,
+            shape=block.shape,
+            global_shape=global_shape,
+            start=block_start,
+            dims=check_dims(dims, name=name, ndim=block.ndim),
+            attrs=check_attrs(attrs, name=name),
+            epoch=self._epoch,
+        )
+        server = self._route(request)
+        self._link.send(server, request)
+        grant = self._await(server, request.id)
+        if grant.get("waited"):
+            self._blocked += time.perf_counter() - began
+        self._deliver_block(server, request, grant, block)
+        self._writes += 1
+        self._unflushed += block.nbytes
+        self._in_write += time.perf_counter() - began
+        self._maybe_autoflush()
+
+    def flush(self, file: str | None = None) -> None:
+        """Ask the I/O servers to write what is queued for ``file`` (all files if None).
+
+        Returns at once. Collective: every compute rank calls it, in the same order.
+        """
+        self._check_usable()
+        self._send_flush(file, scope="all")
+        self._epoch += 1
+
+    def wait(self, file: str | None = None) -> None:
+        """Block until every flush made so far is durable (fsync'd and renamed into place)."""
+        self._check_usable()
+        self._everyone(Kind.WAIT)
+        self._raise_errors()
+
+    def stats(self) -> BurstStats:
+        """Bytes queued, spilled and written by the servers, and this rank's time blocked."""
+        self._check_usable()
+        replies = self._everyone(Kind.STATS)
+        total = {k: sum(r.get(k, 0) for r in replies) for k in ("bytes_queued", "bytes_spilled")}
+        return BurstStats(
+            bytes_queued=total["bytes_queued"],
+            bytes_spilled=total["bytes_spilled"],
+            bytes_written=sum(r.get("bytes_written", 0) for r in replies),
+            files_written=sum(r.get("files_written", 0) for r in replies),
+            seconds_blocked=self._blocked,
+            seconds_in_write=self._in_write,
+            writes=self._writes,
+        )
+
+    def close(self) -> None:
+        """Flush everything, wait until it is durable, and let the I/O servers stop."""
+        if self._closed:
+            return
+        try:
+            self.flush()
+            self.wait()
+        finally:
+            self._closed = True
+            for server in range(self._link.servers):
+                self._link.send(server, Message(Kind.CLOSE, 0, self.rank))
+
+    # -- internals ---------------------------------------------------------------------------
+    def _route(self, request: WriteRequest) -> int:
+        if request.assembled:
+            return zlib.crc32(request.file.encode()) % self._link.servers
+        return self.rank % self._link.servers
+
+    def _deliver_block(
+        self, server: int, request: WriteRequest, grant: Message, block: np.ndarray
+    ) -> None:
+        mode = grant.get("mode")
+        if mode == Mode.MEMORY:
+            memory = self._link.memory(server)
+            offset = grant.get("offset")
+            target = memory[offset : offset + request.nbytes].view(block.dtype)
+            np.copyto(target.reshape(block.shape), block, casting="no")
+            self._link.send(server, Message(Kind.READY, request.id, self.rank))
+        elif mode == Mode.SPILL:
+            np.ascontiguousarray(block).tofile(grant.get("path"))
+            self._link.send(server, Message(Kind.READY, request.id, self.rank))
+        elif mode == Mode.MESSAGE:
+            self._link.send_data(server, np.ascontiguousarray(block))
+        elif mode == Mode.SYNC:
+            began = time.perf_counter()
+            self._link.send_data(server, np.ascontiguousarray(block))
+            self._await(server, request.id)
+            self._blocked += time.perf_counter() - began
+        else:
+            raise BurstError(f"I/O server {server} granted an unknown mode {mode!r}")
+
+    def _send_flush(self, file: str | None, *, scope: str) -> None:
+        self._flush_seq += 1
+        fields = {"file": file, "scope": scope, "epoch": self._epoch}
+        message = Message(Kind.FLUSH, self._flush_seq, self.rank, fields)
+        for server in range(self._link.servers):
+            self._link.send(server, message)
+        self._unflushed = 0
+        self._last_flush = time.monotonic()
+
+    def _maybe_autoflush(self) -> None:
+        policy = self._autoflush
+        if policy is None:
+            return
+        if (policy.bytes is not None and self._unflushed >= policy.bytes) or (
+            policy.age is not None and time.monotonic() - self._last_flush >= policy.age
+        ):
+            self._send_flush(None, scope="local")
+
+    def _everyone(self, kind: Kind) -> list[Message]:
+        self._next_id += 1
+        ident = self._next_id
+        for server in range(self._link.servers):
+            self._link.send(server, Message(kind, ident, self.rank))
+        return [self._await(server, ident) for server in range(self._link.servers)]
+
+    def _await(self, server: int, ident: int) -> Message:
+        """Block until server answers request ``ident``; raise on an error for this client."""
+        while (server, ident) not in self._replies:
+            self._raise_errors()
+            self._link.receive(self._deliver, block=True)
+        self._raise_errors()
+        return self._replies.pop((server, ident))
+
+    def _deliver(self, server: int, message: Message) -> None:
+        if message.kind == Kind.ERROR:
+            error_type = BurstInputError if message.get("type") == "input" else BurstError
+            self._errors.append(error_type(message.get("message")))
+        else:
+            self._replies[(server, message.id)] = message
+
+    def _raise_errors(self) -> None:
+        if self._errors:
+            raise self._errors.pop(0)
+
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise BurstError("this burst client is closed; open a new one to write more")
+        self._link.receive(self._deliver, block=False)
+        self._raise_errors()

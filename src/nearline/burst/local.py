@@ -1,0 +1,132 @@
+"""The embedded default: I/O servers as threads of the model's own process (no MPI).
+
+``burst.open`` gives the same client as ``burst.run``; the queue memory is an ordinary
+pre-touched buffer that the client copies into directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from nearline.burst.base import Sink
+from nearline.burst.client import Client
+from nearline.burst.protocol import Message, WriteRequest
+from nearline.burst.server import IOServer
+from nearline.burst.settings import AutoFlush, BurstSettings, Overflow
+from nearline.burst.sinks import get_sink
+from nearline.errors import BurstError, ConfigError
+
+POLL_SECONDS = 0.2
+
+
+class _ThreadTransport:
+    """Server side: replies land in the one client's inbox."""
+
+    def __init__(self, index: int, inbox: queue.SimpleQueue) -> None:
+        self.index = index
+        self.inbox = inbox
+        self.expected: deque[tuple[np.ndarray, Callable[[], None]]] = deque()
+
+    def reply(self, client: int, message: Message) -> None:
+        self.inbox.put((self.index, message))
+
+    def shares_memory(self, client: int) -> bool:
+        return True
+
+    def expect_data(self, client: int, into: np.ndarray, then: Callable[[], None]) -> None:
+        self.expected.append((into, then))
+
+
+class _ThreadLink:
+    """Client side: calls the servers directly and reads their replies from an inbox."""
+
+    def __init__(self, servers: list[IOServer], transports: list[_ThreadTransport], inbox) -> None:
+        self._servers = servers
+        self._transports = transports
+        self._inbox = inbox
+        self.servers = len(servers)
+
+    def send(self, server: int, message: WriteRequest | Message) -> None:
+        self._servers[server].handle(message)
+
+    def send_data(self, server: int, array: np.ndarray) -> None:
+        into, then = self._transports[server].expected.popleft()
+        into.view(array.dtype).reshape(array.shape)[...] = array
+        then()
+
+    def memory(self, server: int) -> np.ndarray:
+        return self._servers[server].arena.buffer
+
+    def receive(self, deliver, *, block: bool) -> None:
+        while True:
+            try:
+                server, message = self._inbox.get(block=block, timeout=POLL_SECONDS)
+            except queue.Empty:
+                if not block:
+                    return
+                self._check_alive()
+                continue
+            deliver(server, message)
+            block = False
+
+    def _check_alive(self) -> None:
+        for server in self._servers:
+            if not server.alive:
+                raise BurstError(
+                    f"I/O thread {server.index} stopped unexpectedly; see the log for its error"
+                )
+
+
+@contextlib.contextmanager
+def open(  # noqa: A001 - mirrors the builtin on purpose: burst.open(root)
+    root: str | Path,
+    *,
+    io_threads: int = 1,
+    memory: str | int = "1GiB",
+    overflow: str | Overflow = "block",
+    sink: str | Sink | Callable = "netcdf",
+    spill_dir: str | Path | None = None,
+    autoflush: AutoFlush | dict | None = None,
+) -> Iterator[Client]:
+    """Serve a client with I/O threads in this process; everything is durable on exit.
+
+    ``memory`` bounds the bytes each I/O thread holds; ``overflow`` says what a write does when
+    it is full ("block", "spill" or "sync"); ``sink`` is a format name or ``fn(path, vars)``.
+    """
+    if isinstance(io_threads, bool) or not isinstance(io_threads, int) or io_threads < 1:
+        raise ConfigError(f"io_threads must be an int >= 1, got {io_threads!r}")
+    settings = BurstSettings.parse(
+        root=root, memory=memory, overflow=overflow, spill_dir=spill_dir, autoflush=autoflush
+    )
+    chosen = get_sink(sink)
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    transports = [_ThreadTransport(i, inbox) for i in range(io_threads)]
+    servers = [
+        IOServer(
+            index=i,
+            clients=1,
+            sink=chosen,
+            settings=settings,
+            buffer=np.empty(settings.memory, dtype=np.uint8),
+            transport=transports[i],
+        )
+        for i in range(io_threads)
+    ]
+    for server in servers:
+        server.start()
+    client = Client(_ThreadLink(servers, transports, inbox), rank=0, autoflush=settings.autoflush)
+    try:
+        yield client
+        client.close()
+    finally:
+        if not client._closed:
+            with contextlib.suppress(BurstError):
+                client.close()
+        for server in servers:
+            server.join()

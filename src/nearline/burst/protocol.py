@@ -1,0 +1,125 @@
+"""Messages between compute ranks (clients) and I/O servers, and their wire encoding.
+
+Every control message is one MPI message of bytes: a 12-byte header (magic ``NLB1``, a
+one-byte kind, three zero bytes, the JSON length as little-endian uint32) followed by a
+UTF-8 JSON object. Bulk data travels either through shared memory or as a separate message of
+raw bytes. docs/burst-protocol.md is the reference a C or Fortran client follows.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import asdict, dataclass, field
+from enum import IntEnum
+from typing import Any
+
+from nearline.errors import BurstError
+
+MAGIC = b"NLB1"
+HEADER = struct.Struct("<4sB3xI")
+
+# MPI tags on burst's own communicator (a duplicate of COMM_WORLD), never the model's.
+TAG_CONTROL = 7301  # client -> server: requests
+TAG_DATA = 7302  # client -> server: raw array bytes
+TAG_REPLY = 7303  # server -> client: grants, acknowledgements, errors
+
+
+class Kind(IntEnum):
+    """Message kinds; the number is the byte on the wire."""
+
+    WRITE = 1
+    READY = 2
+    FLUSH = 3
+    WAIT = 4
+    STATS = 5
+    CLOSE = 6
+    GRANT = 16
+    DONE = 17
+    STATS_REPLY = 18
+    ERROR = 19
+
+
+class Mode:
+    """How a granted write reaches the server (the ``mode`` of a GRANT)."""
+
+    MEMORY = "memory"  # copy into the server's queue memory (shared) at ``offset``, then READY
+    MESSAGE = "message"  # send the bytes as one TAG_DATA message; the server receives in place
+    SPILL = "spill"  # write the bytes to the file ``path``, then READY
+    SYNC = "sync"  # send the bytes as one TAG_DATA message and wait for DONE (write-through)
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """A client asks to hand over one block of one variable."""
+
+    id: int
+    client: int
+    file: str
+    name: str
+    step: int
+    dtype: str
+    shape: tuple[int, ...]
+    global_shape: tuple[int, ...]
+    start: tuple[int, ...] | None
+    dims: tuple[str, ...]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    epoch: int = 0  # collective flushes the client had made before this write
+
+    @property
+    def nbytes(self) -> int:
+        import numpy as np
+
+        count = 1
+        for n in self.shape:
+            count *= n
+        return count * np.dtype(self.dtype).itemsize
+
+    @property
+    def assembled(self) -> bool:
+        """True when blocks from all clients form one global variable (M x N output)."""
+        return self.start is not None
+
+
+@dataclass(frozen=True)
+class Message:
+    """Any other message: its kind, the request id it answers (or 0), and named fields."""
+
+    kind: Kind
+    id: int = 0
+    client: int = -1
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.fields.get(name, default)
+
+
+def encode(message: WriteRequest | Message) -> bytes:
+    """Return the wire bytes of ``message``."""
+    if isinstance(message, WriteRequest):
+        kind, body = Kind.WRITE, asdict(message)
+    else:
+        kind = message.kind
+        body = {"id": message.id, "client": message.client, **message.fields}
+    payload = json.dumps(body, separators=(",", ":")).encode()
+    return HEADER.pack(MAGIC, int(kind), len(payload)) + payload
+
+
+def decode(data: bytes | bytearray | memoryview) -> WriteRequest | Message:
+    """Return the message in ``data``; raise :class:`BurstError` on a malformed one."""
+    data = bytes(data)
+    if len(data) < HEADER.size:
+        raise BurstError(f"burst message of {len(data)} bytes is shorter than its header")
+    magic, kind, length = HEADER.unpack_from(data)
+    if magic != MAGIC or len(data) != HEADER.size + length:
+        raise BurstError("burst message has a bad magic or length; is the client the same version?")
+    body = json.loads(data[HEADER.size :])
+    if kind == Kind.WRITE:
+        for key in ("shape", "global_shape", "dims"):
+            body[key] = tuple(body[key])
+        if body["start"] is not None:
+            body["start"] = tuple(body["start"])
+        return WriteRequest(**body)
+    ident = body.pop("id", 0)
+    client = body.pop("client", -1)
+    return Message(Kind(kind), ident, client, body)

@@ -1,0 +1,89 @@
+"""The settings of a burst session: overflow policy, memory bound, automatic flush."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from nearline.errors import ConfigError
+from nearline.units import parse_size
+
+
+class Overflow(StrEnum):
+    """What a write does when the I/O server's queue memory is full. Data is never dropped."""
+
+    BLOCK = "block"  # wait for room; the server makes room by writing the oldest queued data
+    SPILL = "spill"  # the client writes the block to a spill folder; written properly at flush
+    SYNC = "sync"  # write-through: the client waits while the server writes that block now
+
+
+def parse_overflow(value: str | Overflow) -> Overflow:
+    try:
+        return Overflow(value)
+    except ValueError:
+        choices = ", ".join(repr(o.value) for o in Overflow)
+        raise ConfigError(f"overflow must be one of {choices}, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class AutoFlush:
+    """Flush a client's per-rank files by itself once ``bytes`` are queued or ``age`` seconds
+    have passed since its last flush. Assembled files still need an explicit, collective
+    ``flush`` (every compute rank must agree on when a global variable is complete)."""
+
+    bytes: int | None = None
+    age: float | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AutoFlush:
+        unknown = set(data) - {"bytes", "age"}
+        if unknown:
+            raise ConfigError(f"autoflush takes 'bytes' and 'age', not {sorted(unknown)}")
+        size = data.get("bytes")
+        age = data.get("age")
+        if age is not None and float(age) <= 0:
+            raise ConfigError(f"autoflush age must be > 0 seconds, got {age!r}")
+        return cls(
+            bytes=None if size is None else parse_size(size, what="autoflush bytes"),
+            age=None if age is None else float(age),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bytes": self.bytes, "age": self.age}
+
+
+@dataclass(frozen=True)
+class BurstSettings:
+    """Everything the I/O servers need to know, parsed and checked once."""
+
+    root: Path
+    memory: int
+    overflow: Overflow
+    spill_dir: Path
+    autoflush: AutoFlush | None = None
+
+    @classmethod
+    def parse(
+        cls,
+        *,
+        root: str | Path,
+        memory: str | int,
+        overflow: str | Overflow,
+        spill_dir: str | Path | None = None,
+        autoflush: AutoFlush | dict[str, Any] | None = None,
+    ) -> BurstSettings:
+        size = parse_size(memory, what="memory")
+        if size < 4096:
+            raise ConfigError(f"memory must be at least 4KiB per I/O server, got {memory!r}")
+        if isinstance(autoflush, dict):
+            autoflush = AutoFlush.from_dict(autoflush)
+        root = Path(root)
+        return cls(
+            root=root,
+            memory=size,
+            overflow=parse_overflow(overflow),
+            spill_dir=Path(spill_dir) if spill_dir is not None else root / ".spill",
+            autoflush=autoflush,
+        )

@@ -1,0 +1,53 @@
+"""Sinks by name: the built-in formats, third-party ones from the ``nearline.sinks`` entry
+point group (loaded only when asked for), and any callable ``sink(path, variables)``."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib.metadata import entry_points
+
+from nearline.burst.base import Sink
+from nearline.errors import ConfigError
+
+_BUILTIN = {
+    "netcdf": "nearline.burst.sinks.netcdf:NetCDFSink",
+    "hdf5": "nearline.burst.sinks.hdf5:HDF5Sink",
+    "zarr": "nearline.burst.sinks.zarr:ZarrSink",
+    "raw": "nearline.burst.sinks.raw:RawSink",
+}
+
+
+def _load(target: str) -> type[Sink]:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def available_sinks() -> list[str]:
+    """Names accepted by :func:`get_sink`: built-ins and installed plug-ins."""
+    names = set(_BUILTIN)
+    names.update(ep.name for ep in entry_points(group="nearline.sinks"))
+    return sorted(names)
+
+
+def get_sink(sink: str | Sink | Callable) -> Sink:
+    """Return a :class:`Sink` for a name, an instance, or a user callable ``(path, variables)``."""
+    if isinstance(sink, Sink):
+        return sink
+    if isinstance(sink, str):
+        if sink in _BUILTIN:
+            return _load(_BUILTIN[sink])()
+        for ep in entry_points(group="nearline.sinks", name=sink):
+            return ep.load()()
+        raise ConfigError(
+            f"unknown sink {sink!r}: choose one of {', '.join(available_sinks())}, "
+            "or pass a callable sink(path, variables)"
+        )
+    if callable(sink):
+        from nearline.burst.sinks.callable import CallableSink
+
+        return CallableSink(sink)
+    raise ConfigError(f"sink must be a name, a Sink or a callable, got {type(sink).__name__}")
+
+
+__all__ = ["available_sinks", "get_sink"]

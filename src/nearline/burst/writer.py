@@ -1,0 +1,94 @@
+"""The I/O server's writer: turns queued blocks into files through a sink.
+
+One writer thread per I/O server owns every open sink file of that server, so sinks never see
+two threads at once. Files stay under their temporary name until flushed (see durable.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nearline.burst.assembly import FileKey, FileState
+from nearline.burst.base import Sink, SinkFile
+from nearline.burst.durable import discard, publish, temporary_path
+from nearline.layout import hds_path
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class OutputFile:
+    """A file being built: its variables, the sink file once opened, where it goes."""
+
+    state: FileState
+    final: Path
+    epoch: int = 0
+    handle: SinkFile | None = None
+    defined: set[str] = field(default_factory=set)
+
+    @property
+    def temporary(self) -> Path:
+        return temporary_path(self.final)
+
+
+class FileWriter:
+    """Writes blocks into :class:`OutputFile` objects and publishes them when complete."""
+
+    def __init__(self, sink: Sink, root: Path) -> None:
+        self.sink = sink
+        self.root = root
+        self.bytes_written = 0
+        self.files_written = 0
+        self.seconds_writing = 0.0
+
+    def output_for(self, key: FileKey, *, epoch: int) -> OutputFile:
+        final = hds_path(
+            self.root, step=key.step, file=key.file, rank=key.rank, ext=self.sink.extension
+        )
+        return OutputFile(FileState(key), final, epoch)
+
+    def write_block(
+        self, output: OutputFile, name: str, data: np.ndarray, start: tuple[int, ...] | None
+    ) -> None:
+        """Write one block, opening the file and defining variables on first need."""
+        began = time.perf_counter()
+        if output.handle is None:
+            output.final.parent.mkdir(parents=True, exist_ok=True)
+            discard(output.temporary)
+            output.handle = self.sink.create(output.temporary, step=output.state.key.step)
+        for var_name, var in list(output.state.variables.items()):
+            if var_name not in output.defined:
+                output.handle.define(var.spec)
+                output.defined.add(var_name)
+        output.handle.write(name, data, start=start or (0,) * data.ndim)
+        self.bytes_written += data.nbytes
+        self.seconds_writing += time.perf_counter() - began
+
+    def finish(self, output: OutputFile) -> Path:
+        """Check the file is whole, close it, make it durable and give it its final name."""
+        began = time.perf_counter()
+        output.state.check_complete()
+        if output.handle is None:  # a file whose variables are all 0-sized
+            output.final.parent.mkdir(parents=True, exist_ok=True)
+            output.handle = self.sink.create(output.temporary, step=output.state.key.step)
+            for var in output.state.variables.values():
+                output.handle.define(var.spec)
+        output.handle.close()
+        output.handle = None
+        publish(output.temporary, output.final)
+        self.files_written += 1
+        self.seconds_writing += time.perf_counter() - began
+        log.debug("published %s", output.final)
+        return output.final
+
+    def abandon(self, output: OutputFile) -> None:
+        """Drop a file after a failure, leaving nothing that looks complete."""
+        if output.handle is not None:
+            output.handle.abort()
+            output.handle = None
+        discard(output.temporary)

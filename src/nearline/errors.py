@@ -1,0 +1,30 @@
+"""Every error nearline raises derives from :class:`NearlineError`.
+
+Messages name the thing that went wrong (a file, a value) and what to do about it. Where a
+builtin exception fits, the subclass inherits it too, so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+
+class NearlineError(Exception):
+    """Base of every nearline error."""
+
+
+class ConfigError(NearlineError, ValueError):
+    """A setting (an argument or a ``NEARLINE_*`` variable) has a value nearline cannot use."""
+
+
+class BurstError(NearlineError):
+    """The write side failed: a sink raised, an I/O server died, or assembly found a fault.
+
+    Raised on the compute side at the next call after the I/O server noticed the fault.
+    """
+
+
+class BurstInputError(BurstError, ValueError):
+    """A ``write`` call was given something burst cannot store (dtype, block bounds, name)."""
+
+
+class LayoutError(NearlineError, ValueError):
+    """A path does not follow nearline's output layout."""
