@@ -10,6 +10,7 @@ needs to be atomic itself.
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -59,10 +60,8 @@ class SinkFile(ABC):
 
     def abort(self) -> None:
         """Release resources after a failure; by default the same as :meth:`close`."""
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:  # noqa: BLE001 - the original error is the one that matters
-            pass
 
 
 class Sink(ABC):

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from nearline.burst.blocks import as_block, check_attrs, check_dims, check_names, place
+from nearline.burst.copier import Copier
 from nearline.burst.protocol import Kind, Message, Mode, WriteRequest
 from nearline.burst.settings import AutoFlush
 from nearline.errors import BurstError, BurstInputError
@@ -50,8 +51,16 @@ class BurstStats:
 class Client:
     """What ``main(io, comm)`` receives: write, flush, wait, close, stats."""
 
-    def __init__(self, link: Link, *, rank: int, autoflush: AutoFlush | None = None) -> None:
+    def __init__(
+        self,
+        link: Link,
+        *,
+        rank: int,
+        autoflush: AutoFlush | None = None,
+        copy_threads: int = 1,
+    ) -> None:
         self._link = link
+        self._copier = Copier(copy_threads)
         self.rank = rank
         self._autoflush = autoflush
         self._next_id = 0
@@ -65,6 +74,7 @@ class Client:
         self._blocked = 0.0
         self._in_write = 0.0
         self._writes = 0
+        self._undurable: set[str] = set()
 
     # -- public API -------------------------------------------------------------------------
     def write(
@@ -113,6 +123,7 @@ class Client:
             self._blocked += time.perf_counter() - began
         self._deliver_block(server, request, grant, block)
         self._writes += 1
+        self._undurable.add(file)
         self._unflushed += block.nbytes
         self._in_write += time.perf_counter() - began
         self._maybe_autoflush()
@@ -131,6 +142,7 @@ class Client:
         self._check_usable()
         self._everyone(Kind.WAIT)
         self._raise_errors()
+        self._undurable.clear()
 
     def stats(self) -> BurstStats:
         """Bytes queued, spilled and written by the servers, and this rank's time blocked."""
@@ -156,6 +168,7 @@ class Client:
             self.wait()
         finally:
             self._closed = True
+            self._copier.close()
             for server in range(self._link.servers):
                 self._link.send(server, Message(Kind.CLOSE, 0, self.rank))
 
@@ -173,7 +186,7 @@ class Client:
             memory = self._link.memory(server)
             offset = grant.get("offset")
             target = memory[offset : offset + request.nbytes].view(block.dtype)
-            np.copyto(target.reshape(block.shape), block, casting="no")
+            self._copier.copy(target.reshape(block.shape), block)
             self._link.send(server, Message(Kind.READY, request.id, self.rank))
         elif mode == Mode.SPILL:
             np.ascontiguousarray(block).tofile(grant.get("path"))
@@ -217,7 +230,11 @@ class Client:
         """Block until server answers request ``ident``; raise on an error for this client."""
         while (server, ident) not in self._replies:
             self._raise_errors()
-            self._link.receive(self._deliver, block=True)
+            try:
+                self._link.receive(self._deliver, block=True)
+            except BurstError as error:  # a dead server: say which files are at risk
+                files = ", ".join(repr(f) for f in sorted(self._undurable)) or "none"
+                raise BurstError(f"{error}; files written since the last wait: {files}") from None
         self._raise_errors()
         return self._replies.pop((server, ident))
 

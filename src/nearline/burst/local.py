@@ -7,6 +7,7 @@ pre-touched buffer that the client copies into directly.
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -84,7 +85,7 @@ class _ThreadLink:
 
 
 @contextlib.contextmanager
-def open(  # noqa: A001 - mirrors the builtin on purpose: burst.open(root)
+def open(
     root: str | Path,
     *,
     io_threads: int = 1,
@@ -120,7 +121,12 @@ def open(  # noqa: A001 - mirrors the builtin on purpose: burst.open(root)
     ]
     for server in servers:
         server.start()
-    client = Client(_ThreadLink(servers, transports, inbox), rank=0, autoflush=settings.autoflush)
+    client = Client(
+        _ThreadLink(servers, transports, inbox),
+        rank=0,
+        autoflush=settings.autoflush,
+        copy_threads=min(4, os.cpu_count() or 1),
+    )
     try:
         yield client
         client.close()

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from nearline.burst.arena import PAGE
 from nearline.burst.base import Sink
 from nearline.burst.client import Client
 from nearline.burst.protocol import (
@@ -53,6 +54,14 @@ class Peer:
     pid: int
     node: int  # lowest COMM_WORLD rank on the same shared-memory node
     node_rank: int
+
+
+def _shared_memory_wanted() -> bool:
+    """NEARLINE_BURST_TRANSPORT=message sends every block as a message, as between nodes."""
+    value = os.environ.get("NEARLINE_BURST_TRANSPORT", "auto")
+    if value not in ("auto", "message"):
+        raise ConfigError(f"NEARLINE_BURST_TRANSPORT must be 'auto' or 'message', got {value!r}")
+    return value == "auto"
 
 
 def _alive(pid: int) -> bool:
@@ -101,7 +110,10 @@ class _Session:
         self.peers: list[Peer] = self.wire.allgather(me)
         self.me = me
         self.window = MPI.Win.Allocate_shared(memory if self.is_io else 0, 1, comm=node)
+        compute_here = node.allreduce(0 if self.is_io else 1)
+        self.cores_per_compute_rank = max(1, (os.cpu_count() or 1) // max(1, compute_here))
         self.node = node
+        self.shared = _shared_memory_wanted()
 
     def server_rank(self, server: int) -> int:
         return self.compute_size + server
@@ -111,7 +123,8 @@ class _Session:
         return np.frombuffer(buffer, dtype=np.uint8)
 
     def local(self, world_rank: int) -> bool:
-        return self.peers[world_rank].node == self.me.node
+        """True when ``world_rank``'s queue memory can be reached through shared memory."""
+        return self.shared and self.peers[world_rank].node == self.me.node
 
     def free(self) -> None:
         self.window.Free()
@@ -134,7 +147,9 @@ class _MPITransport:
         return self.session.local(client)
 
     def expect_data(self, client: int, into: np.ndarray, then: Callable[[], None]) -> None:
-        request = self.session.wire.Irecv([into, self.session.MPI.BYTE], source=client, tag=TAG_DATA)
+        request = self.session.wire.Irecv(
+            [into, self.session.MPI.BYTE], source=client, tag=TAG_DATA
+        )
         self.incoming.append((client, request, then))
 
     def complete(self, client: int | None = None, *, wait: bool = False) -> bool:
@@ -161,6 +176,10 @@ class _MPILink:
         self._segments: dict[int, np.ndarray | None] = {}
         self._status = session.MPI.Status()
         self._last_check = time.monotonic()
+        for server in range(self.servers):
+            segment = self.memory(server)
+            if segment is not None:  # map every page now, not during the model's first burst
+                int(segment[::PAGE].max(initial=0))
 
     def send(self, server: int, message: WriteRequest | Message) -> None:
         data = encode(message)
@@ -282,10 +301,15 @@ def run(
         if session.is_io:
             _serve(session, chosen, settings)
         else:
-            client = Client(_MPILink(session), rank=session.compute.rank, autoflush=settings.autoflush)
+            client = Client(
+                _MPILink(session),
+                rank=session.compute.rank,
+                autoflush=settings.autoflush,
+                copy_threads=session.cores_per_compute_rank,
+            )
             result = main(client, session.compute)
             client.close()
-    except BaseException as error:  # noqa: BLE001 - an MPI job must not hang on one rank's error
+    except BaseException as error:  # an MPI job must not hang on one rank's error
         rank = MPI.COMM_WORLD.rank
         role = "I/O" if session.is_io else "compute"
         sys.stderr.write(f"nearline burst: {role} rank {rank}: {type(error).__name__}: {error}\n")

@@ -7,6 +7,7 @@ I/O happens on the writer thread outside it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -226,10 +227,18 @@ class IOServer:
                 break
             try:
                 getattr(self, f"_job_{job[0]}")(*job[1:])
-            except Exception as error:  # noqa: BLE001 - reported to every client, never lost
+            except Exception as error:  # reported to every client, never lost
                 log.exception("I/O server %d failed", self.index)
                 self._broadcast_error(f"I/O server {self.index}: {error}")
+        self._remove_spill_folder()
         self.finished.set()
+
+    def _remove_spill_folder(self) -> None:
+        """Leave no empty spill folders behind (the spill files are gone once written)."""
+        folder = self.settings.spill_dir / f"io{self.index:04d}"
+        for path in (folder, folder.parent):
+            with contextlib.suppress(OSError):
+                path.rmdir()
 
     def _job_drain(self) -> None:
         """Write the oldest queued blocks to their (still temporary) files to make room."""
@@ -264,7 +273,7 @@ class IOServer:
                 for piece in pieces:
                     self._write_piece(piece, output)
                 self.writer.finish(output)
-            except Exception as error:  # noqa: BLE001 - the file is dropped, clients told
+            except Exception as error:  # the file is dropped and every client told
                 self.writer.abandon(output)
                 for piece in pieces:
                     self._release(piece)

@@ -1,0 +1,106 @@
+"""The ``nearline`` command: one thin sub-command per capability.
+
+Errors nearline raises print as one line (``nearline: error: ...``) and exit with status 2;
+``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from nearline.errors import NearlineError
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from nearline.mpirun import run_module
+
+    console = Console()
+    out = Path(args.out)
+    if out.exists():
+        shutil.rmtree(out)
+    ranks = args.compute_ranks + 1
+    with console.status(f"running the burst demo model on {ranks} MPI ranks..."):
+        result = run_module(ranks, "nearline.burst.demo", str(out))
+    lines = [line for line in result.stdout.splitlines() if line.startswith("NEARLINE-DEMO ")]
+    if result.returncode != 0 or not lines:
+        raise NearlineError(f"the demo model failed:\n{result.stderr.strip()[-2000:]}")
+    summary = json.loads(lines[0].split(" ", 1)[1])
+    table = Table(title="burst demo: how long the compute ranks paused for output")
+    for column in ("step", "MB written", "through burst (s)", "written directly (s)", "speed-up"):
+        table.add_column(column, justify="right")
+    megabytes = summary["bytes_per_step"] / 1e6
+    for step, (b, d) in enumerate(
+        zip(summary["burst_pause"], summary["direct_pause"], strict=True)
+    ):
+        table.add_row(str(step), f"{megabytes:.0f}", f"{b:.3f}", f"{d:.3f}", f"{d / b:.1f}x")
+    console.print(table)
+    grid = "x".join(map(str, summary["grid"]))
+    console.print(
+        f"{summary['ranks']} compute ranks + 1 I/O rank, {summary['variables']} float32 fields "
+        f"of {grid} per step. Burst output (netCDF, readable with xarray): {out / 'burst'}"
+    )
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    try:
+        import burst as burst_benchmark  # benchmarks/burst.py, run from a source checkout
+    except ImportError:
+        raise NearlineError(
+            "benchmarks/ is not next to this nearline install; run `make bench` in a checkout"
+        ) from None
+    return burst_benchmark.main(args.rest)
+
+
+def _sinks(args: argparse.Namespace) -> int:
+    from nearline.burst import available_sinks
+
+    print("\n".join(available_sinks()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nearline", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    demo = commands.add_parser("demo", help="run the main job on embedded defaults")
+    demo.add_argument("--out", default="demo-output", help="output folder (default: %(default)s)")
+    demo.add_argument("--compute-ranks", type=int, default=4, help="default: %(default)s")
+    demo.set_defaults(func=_demo)
+
+    bench = commands.add_parser("bench", help="run a benchmark (from a source checkout)")
+    bench.add_argument("name", choices=["burst"])
+    bench.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
+    bench.set_defaults(func=_bench)
+
+    sinks = commands.add_parser("sinks", help="list the output formats burst can write")
+    sinks.set_defaults(func=_sinks)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except NearlineError as error:
+        if args.debug:
+            raise
+        print(f"nearline: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("nearline: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

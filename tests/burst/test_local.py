@@ -1,0 +1,183 @@
+"""burst.open: I/O threads in the model's process, the embedded default."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from nearline import burst
+from nearline.errors import BurstError, BurstInputError, ConfigError
+from nearline.layout import hds_path
+
+from .expected import expected_array
+
+
+def nc(root, step, file, rank=None):
+    return hds_path(root, step=step, file=file, rank=rank, ext="nc")
+
+
+def test_buffer_reused_right_after_write_keeps_written_values(tmp_path):
+    buffer = np.arange(1000, dtype=np.float64).reshape(10, 100)
+    with burst.open(tmp_path, memory="1MiB") as io:
+        io.write("dyn", "u", buffer, step=0, dims=("y", "x"), attrs={"units": "m s-1"})
+        buffer[...] = -7.0
+        io.write("dyn", "v", buffer, step=0, dims=("y", "x"))
+        io.flush()
+    with xr.open_dataset(nc(tmp_path, 0, "dyn", rank=0)) as ds:
+        np.testing.assert_array_equal(ds["u"].values, np.arange(1000.0).reshape(10, 100))
+        np.testing.assert_array_equal(ds["v"].values, np.full((10, 100), -7.0))
+        assert ds["u"].attrs["units"] == "m s-1"
+        assert ds["u"].dims == ("y", "x")
+        assert int(ds["step"]) == 0
+
+
+def test_scalars_and_every_dtype_round_trip(tmp_path):
+    dtypes = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8"]
+    with burst.open(tmp_path, memory="1MiB") as io:
+        io.write("scalars", "pi", 3.25, step=3)
+        io.write("scalars", "count", 42, step=3)
+        for code in dtypes:
+            io.write("typed", f"v_{code}", expected_array(code, 3, (2, 3, 2, 2), code), step=3)
+    with xr.open_dataset(nc(tmp_path, 3, "scalars", 0)) as ds:
+        assert float(ds["pi"]) == 3.25
+        assert int(ds["count"]) == 42
+    with xr.open_dataset(nc(tmp_path, 3, "typed", 0), mask_and_scale=False) as ds:
+        for code in dtypes:
+            got = ds[f"v_{code}"].values
+            assert got.dtype == np.dtype(code)
+            np.testing.assert_array_equal(got, expected_array(code, 3, (2, 3, 2, 2), code))
+
+
+def test_many_files_open_at_once(tmp_path):
+    with burst.open(tmp_path, memory="4MiB", io_threads=2) as io:
+        for step in range(3):
+            for group in range(12):
+                io.write(f"group{group:02d}", "x", np.full(5, group * 10 + step), step=step)
+        io.flush()
+        io.wait()
+        assert io.stats().files_written == 36
+    for step in range(3):
+        for group in range(12):
+            with xr.open_dataset(nc(tmp_path, step, f"group{group:02d}", 0)) as ds:
+                assert ds["x"].values.tolist() == [group * 10 + step] * 5
+
+
+@pytest.mark.parametrize("overflow", ["block", "spill", "sync"])
+def test_overflow_policies_keep_every_byte(tmp_path, overflow):
+    shape = (50, 40)  # 16 KiB per variable, 3 variables a step against 8 KiB of memory
+    with burst.open(tmp_path, memory="8KiB", overflow=overflow) as io:
+        for step in range(2):
+            for name in ("a", "b", "c"):
+                io.write("out", name, expected_array(name, step, shape, "f8"), step=step)
+            io.flush()
+        io.wait()
+        stats = io.stats()
+    assert stats.bytes_queued == 0
+    assert stats.bytes_written == 2 * 3 * 50 * 40 * 8
+    assert (stats.bytes_spilled > 0) == (overflow == "spill")
+    for step in range(2):
+        with xr.open_dataset(nc(tmp_path, step, "out", 0)) as ds:
+            for name in ("a", "b", "c"):
+                np.testing.assert_array_equal(
+                    ds[name].values, expected_array(name, step, shape, "f8")
+                )
+    assert not list((tmp_path / ".spill").rglob("*.bin"))
+
+
+def test_block_policy_waits_when_a_piece_fits_only_after_a_drain(tmp_path):
+    with burst.open(tmp_path, memory="16KiB", overflow="block") as io:
+        for step in range(4):
+            io.write("out", "a", np.full(1500, step, dtype="f8"), step=step)  # 12 KB each
+        io.flush()
+        io.wait()
+        assert io.stats().seconds_blocked > 0
+    for step in range(4):
+        with xr.open_dataset(nc(tmp_path, step, "out", 0)) as ds:
+            assert ds["a"].values.tolist() == [float(step)] * 1500
+
+
+def test_assembled_blocks_in_any_order(tmp_path):
+    full = expected_array("g", 0, (9, 4), "i4")
+    with burst.open(tmp_path, memory="1MiB") as io:
+        for begin, end in [(6, 9), (0, 2), (2, 6)]:
+            io.write("grid", "g", full[begin:end], step=0, start=(begin, 0), shape=(9, 4))
+    with xr.open_dataset(nc(tmp_path, 0, "grid")) as ds:
+        np.testing.assert_array_equal(ds["g"].values, full)
+
+
+def test_autoflush_by_bytes_writes_without_an_explicit_flush(tmp_path):
+    with burst.open(tmp_path, memory="1MiB", autoflush={"bytes": "1KiB"}) as io:
+        io.write("out", "a", np.ones(200), step=0)  # 1600 bytes: over the threshold
+        io.write("out", "a", np.ones(10), step=1)
+        io.wait()
+        assert nc(tmp_path, 0, "out", 0).exists()
+        assert not nc(tmp_path, 1, "out", 0).exists()
+    assert nc(tmp_path, 1, "out", 0).exists()
+
+
+def test_failing_sink_raises_at_next_call_and_leaves_nothing(tmp_path):
+    def full_disk(path, variables):
+        raise OSError(28, "No space left on device")
+
+    failure = pytest.raises(BurstError, match=r"'dynamics'.*No space left")
+    with failure, burst.open(tmp_path, memory="1MiB", sink=full_disk) as io:
+        io.write("dynamics", "u", np.ones(3), step=0)
+        io.flush()
+        io.wait()
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda io: io.write("f", "x", np.array([object()]), step=0), "dtype object"),
+        (lambda io: io.write("f", "x", np.ones(2, bool), step=0), "dtype bool"),
+        (lambda io: io.write("f", "x", np.ones(3), step=0, start=(2,), shape=(4,)), "outside"),
+        (lambda io: io.write("f", "x", np.ones(3), step=0, start=(0,)), "both start= and shape="),
+        (lambda io: io.write("f/..", "x", np.ones(3), step=0), "not usable in a path"),
+        (lambda io: io.write("f", "x", np.ones(3), step=-1), "step must be"),
+        (lambda io: io.write("f", "x", np.ones((2, 2)), step=0, dims=("a",)), "must be 2 names"),
+    ],
+)
+def test_bad_input_is_refused_at_write(tmp_path, call, message):
+    with burst.open(tmp_path, memory="1MiB") as io:
+        with pytest.raises(BurstInputError, match=message):
+            call(io)
+        io.write("ok", "x", np.ones(2), step=0)
+    assert nc(tmp_path, 0, "ok", 0).exists()
+
+
+def test_overlapping_blocks_are_refused(tmp_path):
+    with burst.open(tmp_path, memory="1MiB") as io:
+        io.write("g", "x", np.ones(4), step=0, start=(0,), shape=(6,))
+        with pytest.raises(BurstInputError, match=r"overlaps the block at \(0,\)"):
+            io.write("g", "x", np.ones(3), step=0, start=(3,), shape=(6,))
+        io.write("g", "x", np.ones(2), step=0, start=(4,), shape=(6,))
+    assert hds_path(tmp_path, step=0, file="g", ext="nc").exists()
+
+
+def test_a_hole_fails_the_file_and_publishes_nothing(tmp_path):
+    hole = pytest.raises(BurstError, match=r"'x' of shape \(6,\) has 2 of 6 elements not written")
+    with hole, burst.open(tmp_path, memory="1MiB") as io:
+        io.write("g", "x", np.ones(4), step=0, start=(0,), shape=(6,))
+        io.flush()
+        io.wait()
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_unknown_sink_and_bad_settings_are_config_errors(tmp_path):
+    for settings, message in [
+        ({"sink": "parquet"}, "unknown sink 'parquet'"),
+        ({"overflow": "drop"}, "overflow must be one of"),
+        ({"memory": "lots"}, "expected a size"),
+    ]:
+        with pytest.raises(ConfigError, match=message), burst.open(tmp_path, **settings):
+            pass
+
+
+def test_closed_client_refuses_writes(tmp_path):
+    with burst.open(tmp_path, memory="1MiB") as io:
+        io.write("f", "x", np.ones(2), step=0)
+    with pytest.raises(BurstError, match="closed"):
+        io.write("f", "x", np.ones(2), step=1)

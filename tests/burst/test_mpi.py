@@ -1,0 +1,125 @@
+"""burst under real MPI ranks: assembly, per-rank files, overflow and faults."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from nearline.layout import hds_path
+
+from ..conftest import mpiexec
+from .expected import block_rows, expected_array
+
+PROGRAM = Path(__file__).parent / "programs" / "model.py"
+pytestmark = pytest.mark.mpi
+
+
+def run_model(root: Path, *, compute: int, recovery: bool = False, env=None, **config):
+    settings = {"root": str(root), "file": "dynamics", "variables": ["t", "q"], **config}
+    ranks = compute + settings["io_ranks"]
+    return mpiexec(PROGRAM, json.dumps(settings), ranks=ranks, recovery=recovery, env=env)
+
+
+def read_netcdf(path: Path) -> dict[str, np.ndarray]:
+    with xr.open_dataset(path, mask_and_scale=False, decode_times=False) as ds:
+        return {name: ds[name].values for name in ds.variables}
+
+
+def leftovers(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if ".partial" in p.name]
+
+
+@pytest.mark.parametrize(("io_ranks", "transport"), [(1, "auto"), (2, "auto"), (2, "message")])
+def test_uneven_blocks_from_three_ranks_assemble(tmp_path, io_ranks, transport):
+    shape = (11, 6, 5)
+    result = run_model(
+        tmp_path,
+        compute=3,
+        io_ranks=io_ranks,
+        shape=list(shape),
+        dtype="float64",
+        steps=2,
+        env={"NEARLINE_BURST_TRANSPORT": transport},
+    )
+    assert result.returncode == 0, result.stderr
+    for step in range(2):
+        data = read_netcdf(hds_path(tmp_path, step=step, file="dynamics", ext="nc"))
+        for name in ("t", "q"):
+            np.testing.assert_array_equal(data[name], expected_array(name, step, shape, "f8"))
+        assert int(data["step"]) == step
+        for rank in range(3):
+            diag = read_netcdf(hds_path(tmp_path, step=step, file="diag", rank=rank, ext="nc"))
+            assert int(diag["rank_step"]) == rank * 100 + step
+    assert leftovers(tmp_path) == []
+
+
+def test_per_rank_files_hold_each_ranks_rows(tmp_path):
+    shape = (10, 4)
+    result = run_model(tmp_path, compute=4, io_ranks=1, shape=list(shape), steps=2, assembled=False)
+    assert result.returncode == 0, result.stderr
+    rows = block_rows(shape[0], 4, uneven=True)
+    for rank in range(4):
+        begin = sum(rows[:rank])
+        path = hds_path(tmp_path, step=1, file="dynamics", rank=rank, ext="nc")
+        with xr.open_dataset(path) as ds:
+            want = expected_array("q", 1, shape, "f4")[begin : begin + rows[rank]]
+            np.testing.assert_array_equal(ds["q"].values, want)
+            assert ds["q"].attrs["units"] == "K"
+
+
+@pytest.mark.parametrize("overflow", ["block", "spill", "sync"])
+def test_overflow_with_memory_smaller_than_one_step(tmp_path, overflow):
+    shape = (64, 40)  # 20 KiB per variable, two variables: 40 KiB a step against 8 KiB
+    result = run_model(
+        tmp_path,
+        compute=3,
+        io_ranks=1,
+        shape=list(shape),
+        dtype="float64",
+        steps=3,
+        memory="8KiB",
+        overflow=overflow,
+    )
+    assert result.returncode == 0, result.stderr
+    stats = json.loads(result.stdout.split("STATS ", 1)[1].splitlines()[0])
+    for step in range(3):
+        data = read_netcdf(hds_path(tmp_path, step=step, file="dynamics", ext="nc"))
+        np.testing.assert_array_equal(data["t"], expected_array("t", step, shape, "f8"))
+    assert stats["bytes_queued"] == 0
+    assert (stats["bytes_spilled"] > 0) == (overflow == "spill")
+
+
+def test_failing_sink_reaches_every_compute_rank(tmp_path):
+    began = time.monotonic()
+    result = run_model(tmp_path, compute=3, io_ranks=1, shape=[6, 3], steps=2, sink="failing")
+    assert result.returncode != 0
+    assert time.monotonic() - began < 60
+    reports = [line for line in result.stderr.splitlines() if "BurstError" in line]
+    assert reports
+    assert all("file 'dynamics' step 0" in line and "No space left" in line for line in reports)
+    assert not list(tmp_path.rglob("dynamics*"))  # no file that looks complete
+    for visible in tmp_path.rglob("diag.*.dat"):  # the abort may cut writes short, but
+        assert np.load(visible)["rank_step"] >= 0  # only finished files have final names
+
+
+def test_killed_io_rank_is_reported_not_hung(tmp_path):
+    began = time.monotonic()
+    result = run_model(
+        tmp_path,
+        compute=2,
+        io_ranks=1,
+        shape=[8, 3],
+        steps=50,
+        kill_io_at=1,
+        recovery=True,
+    )
+    assert result.returncode != 0
+    assert time.monotonic() - began < 60
+    reports = [line for line in result.stderr.splitlines() if "BurstError" in line]
+    assert reports
+    assert all("died" in line and "'dynamics'" in line for line in reports)

@@ -1,0 +1,40 @@
+"""Shared test settings: MPI launched for real, and no global configuration leaking."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nearline.mpirun import MPI_ENV
+
+
+@pytest.fixture(autouse=True)
+def _clean_nearline_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts without NEARLINE_* settings from the developer's shell."""
+    for name in list(os.environ):
+        if name.startswith("NEARLINE_"):
+            monkeypatch.delenv(name)
+
+
+def mpiexec(
+    program: Path,
+    *args: str,
+    ranks: int,
+    timeout: float = 120,
+    recovery: bool = False,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``program`` on ``ranks`` real MPI ranks (oversubscribed) and return its outcome."""
+    launcher = Path(sys.executable).parent / "mpiexec"
+    command = [str(launcher), "-n", str(ranks)]
+    if recovery:  # keep the other ranks alive when one dies, so they can report it
+        command.append("--enable-recovery")
+    command += [sys.executable, str(program), *args]
+    full_env = {**os.environ, **MPI_ENV, **(env or {})}
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, env=full_env, check=False
+    )
