@@ -40,6 +40,15 @@ def _demo(args: argparse.Namespace) -> int:
         zip(summary["burst_pause"], summary["direct_pause"], strict=True)
     ):
         table.add_row(str(step), f"{megabytes:.0f}", f"{b:.3f}", f"{d:.3f}", f"{d / b:.1f}x")
+    burst_total, direct_total = sum(summary["burst_pause"]), sum(summary["direct_pause"])
+    table.add_row(
+        "all",
+        f"{megabytes * len(summary['burst_pause']):.0f}",
+        f"{burst_total:.3f}",
+        f"{direct_total:.3f}",
+        f"{direct_total / burst_total:.1f}x",
+        style="bold",
+    )
     console.print(table)
     grid = "x".join(map(str, summary["grid"]))
     console.print(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-GRID = (24, 181, 288)  # levels, latitudes, longitudes: GEOS-5 1x1.25 with 24 levels
+GRID = (72, 361, 576)  # levels, latitudes, longitudes: GEOS-5 at 0.5 x 0.625 degrees
 VARIABLES = ("u", "v", "t", "q")
 STEPS = 4
 
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
         if comm.rank == 0:
             print("NEARLINE-DEMO " + json.dumps(summary), flush=True)
 
-    burst.run(program, io_ranks=1, memory="512MiB", sink="netcdf", root=root / "burst")
+    burst.run(program, io_ranks=1, memory="1GiB", sink="netcdf", root=root / "burst")
 
 
 if __name__ == "__main__":
