@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -41,7 +43,7 @@ class ArenaMachine(RuleBasedStateMachine):
     @invariant()
     def pieces_never_overlap(self) -> None:
         spans = sorted((o, o + s) for o, (s, _) in self.live.items())
-        for (_, end), (begin, _) in zip(spans, spans[1:], strict=False):
+        for (_, end), (begin, _) in itertools.pairwise(spans):
             assert end <= begin
 
     @invariant()

@@ -44,6 +44,10 @@ class SinkFile(ABC):
       one variable never overlap, and together they cover it by the time ``close`` is called.
     - ``close`` leaves the file complete on disk (no fsync needed: the server does that).
     - ``abort`` releases everything after a failure; the server deletes the path afterwards.
+    - ``data`` has the variable's dtype in native byte order.
+    - One SinkFile is used by one thread at a time, but different SinkFiles of one process may
+      be written from several threads at once (one writer thread per I/O server): a sink whose
+      library is not thread-safe must serialise its own calls.
     """
 
     @abstractmethod

@@ -91,6 +91,10 @@ def check_dims(dims: Sequence[str] | None, *, name: str, ndim: int) -> tuple[str
     if dims is None:
         return tuple(f"{name}_dim{axis}" for axis in range(ndim))
     dims = tuple(dims)
+    if "step" in dims:
+        raise BurstInputError(
+            f"variable {name!r}: 'step' cannot name a dimension; it is the step coordinate"
+        )
     if len(dims) != ndim or not all(isinstance(d, str) and _VARIABLE.match(d) for d in dims):
         raise BurstInputError(
             f"variable {name!r}: dims={dims!r} must be {ndim} names (letters, digits, '_')"

@@ -44,7 +44,7 @@ def get_sink(sink: str | Sink | Callable) -> Sink:
             "or pass a callable sink(path, variables)"
         )
     if callable(sink):
-        from nearline.burst.sinks.callable import CallableSink
+        from nearline.burst.sinks.function import CallableSink
 
         return CallableSink(sink)
     raise ConfigError(f"sink must be a name, a Sink or a callable, got {type(sink).__name__}")
