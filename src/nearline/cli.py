@@ -23,6 +23,8 @@ def _demo(args: argparse.Namespace) -> int:
 
     console = Console()
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise NearlineError(f"--out {out} is a file; name a folder for the demo's output")
     if out.exists():
         shutil.rmtree(out)
     ranks = args.compute_ranks + 1
@@ -30,7 +32,9 @@ def _demo(args: argparse.Namespace) -> int:
         result = run_module(ranks, "nearline.burst.demo", str(out))
     lines = [line for line in result.stdout.splitlines() if line.startswith("NEARLINE-DEMO ")]
     if result.returncode != 0 or not lines:
-        raise NearlineError(f"the demo model failed:\n{result.stderr.strip()[-2000:]}")
+        reasons = [line for line in result.stderr.splitlines() if "Error" in line]
+        reason = reasons[-1].strip() if reasons else f"exit status {result.returncode}"
+        raise NearlineError(f"the demo model failed: {reason}")
     summary = json.loads(lines[0].split(" ", 1)[1])
     table = Table(title="burst demo: how long the compute ranks paused for output")
     for column in ("step", "MB written", "through burst (s)", "written directly (s)", "speed-up"):
@@ -76,6 +80,13 @@ def _sinks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nearline", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
@@ -83,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="run the main job on embedded defaults")
     demo.add_argument("--out", default="demo-output", help="output folder (default: %(default)s)")
-    demo.add_argument("--compute-ranks", type=int, default=4, help="default: %(default)s")
+    demo.add_argument(
+        "--compute-ranks", type=_positive, default=4, help="MPI compute ranks (default: 4)"
+    )
     demo.set_defaults(func=_demo)
 
     bench = commands.add_parser("bench", help="run a benchmark (from a source checkout)")

@@ -6,10 +6,13 @@ import json
 import time
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 import xarray as xr
+import zarr
 
+from nearline.burst.sinks.raw import read_record_arrays
 from nearline.layout import hds_path
 
 from ..conftest import mpiexec
@@ -123,3 +126,25 @@ def test_killed_io_rank_is_reported_not_hung(tmp_path):
     reports = [line for line in result.stderr.splitlines() if "BurstError" in line]
     assert reports
     assert all("died" in line and "'dynamics'" in line for line in reports)
+
+
+@pytest.mark.parametrize(("sink", "ext"), [("hdf5", "h5"), ("zarr", "zarr"), ("raw", "dat")])
+def test_assembled_variables_through_every_format(tmp_path, sink, ext):
+    shape = (9, 4, 3)
+    result = run_model(
+        tmp_path, compute=3, io_ranks=2, shape=list(shape), dtype="int16", steps=1, sink=sink
+    )
+    assert result.returncode == 0, result.stderr
+    path = hds_path(tmp_path, step=0, file="dynamics", ext=ext)
+    want = {name: expected_array(name, 0, shape, "i2") for name in ("t", "q")}
+    if sink == "hdf5":
+        with h5py.File(path, "r") as f:
+            got = {name: f[name][()] for name in want}
+    elif sink == "zarr":
+        group = zarr.open_group(path, mode="r")
+        got = {name: group[name][...] for name in want}
+    else:  # Fortran records in the order the model first wrote the variables
+        got = dict(zip(want, read_record_arrays(path, [("i2", shape)] * 2), strict=True))
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])
+        assert got[name].dtype == np.int16
