@@ -1,7 +1,27 @@
-"""Where nearline's files go: every output path is computed here."""
+"""Where nearline's files go: every output path is computed here, and closed sets marked."""
 
 from __future__ import annotations
 
+from nearline.layout.markers import (
+    MARKER,
+    FileSet,
+    Member,
+    closed_sets,
+    mark_complete,
+    marker_path,
+    read_marker,
+)
 from nearline.layout.paths import OutputPath, hds_path, parse
 
-__all__ = ["OutputPath", "hds_path", "parse"]
+__all__ = [
+    "MARKER",
+    "FileSet",
+    "Member",
+    "OutputPath",
+    "closed_sets",
+    "hds_path",
+    "mark_complete",
+    "marker_path",
+    "parse",
+    "read_marker",
+]

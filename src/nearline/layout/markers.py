@@ -1,0 +1,132 @@
+"""Closed file sets: a writer marks a (step, file group) complete once every file is durable.
+
+The marker is ``<root>/<step>/<file>/.complete``: a JSON manifest listing each member file
+(path relative to the step folder), its size and its modification time in nanoseconds, so
+that a migrator can tell a file changed after it was marked. Members are the per-rank files
+in that folder and the assembled file ``<root>/<step>/<file>.<step>.<ext>``, if any. The
+marker is written under a temporary name and renamed, so a marker is always whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from nearline.errors import LayoutError
+from nearline.layout.paths import STEP_WIDTH, check_name
+
+MARKER = ".complete"
+
+
+@dataclass(frozen=True)
+class Member:
+    """One file of a closed set, as it was when the set was marked."""
+
+    path: str  # relative to the step folder, e.g. "dyn/dyn.000003.00012.nc"
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class FileSet:
+    """A closed (step, file group) and its members."""
+
+    root: Path
+    step: int
+    file: str
+    members: tuple[Member, ...]
+
+    @property
+    def step_dir(self) -> Path:
+        return self.root / f"{self.step:0{STEP_WIDTH}d}"
+
+    @property
+    def marker(self) -> Path:
+        return self.step_dir / self.file / MARKER
+
+    def paths(self) -> list[Path]:
+        return [self.step_dir / m.path for m in self.members]
+
+
+def marker_path(root: str | Path, *, step: int, file: str) -> Path:
+    check_name(file)
+    return Path(root) / f"{step:0{STEP_WIDTH}d}" / file / MARKER
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def mark_complete(
+    root: str | Path, *, step: int, file: str, members: Iterable[str | Path] | None = None
+) -> FileSet:
+    """Declare the set (step, file) closed; ``members`` default to what is on disk now.
+
+    Call it only once every member is durable. Returns the recorded :class:`FileSet`.
+    """
+    marker = marker_path(root, step=step, file=file)
+    step_dir = marker.parent.parent
+    if members is None:
+        members = _present_members(step_dir, file)
+    recorded = []
+    for member in members:
+        path = Path(member)
+        full = path if path.is_absolute() else step_dir / path
+        try:
+            stat = full.stat()
+        except FileNotFoundError:
+            raise LayoutError(f"cannot mark {full} complete: it does not exist") from None
+        recorded.append(Member(str(full.relative_to(step_dir)), _size(full), stat.st_mtime_ns))
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    partial = marker.with_name(MARKER + ".partial")
+    document = {"step": step, "file": file, "members": [m.__dict__ for m in recorded]}
+    partial.write_text(json.dumps(document, indent=1))
+    _fsync(partial)
+    os.replace(partial, marker)
+    _fsync(marker.parent)
+    return FileSet(Path(root), step, file, tuple(recorded))
+
+
+def _size(path: Path) -> int:
+    """Bytes of a file, or of every file below a folder (Zarr stores)."""
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def _present_members(step_dir: Path, file: str) -> list[Path]:
+    folder = step_dir / file
+    found = []
+    if folder.is_dir():
+        found += [p for p in sorted(folder.iterdir()) if not p.name.startswith(".")]
+    found += sorted(step_dir.glob(f"{file}.{step_dir.name}.*"))
+    return [p for p in found if not p.name.startswith(".")]
+
+
+def read_marker(marker: str | Path) -> FileSet:
+    """The :class:`FileSet` a marker records; raise :class:`LayoutError` if it is not one."""
+    marker = Path(marker)
+    try:
+        document = json.loads(marker.read_text())
+        members = tuple(Member(**m) for m in document["members"])
+        step, file = int(document["step"]), document["file"]
+        return FileSet(marker.parent.parent.parent, step, file, members)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise LayoutError(f"{marker} is not a nearline completion marker: {error}") from None
+
+
+def closed_sets(root: str | Path) -> Iterator[FileSet]:
+    """Every marked set below ``root``, oldest step first, without listing the file folders."""
+    root = Path(root)
+    if not root.is_dir():
+        return
+    for step_dir in sorted(p for p in root.iterdir() if p.is_dir() and p.name.isdigit()):
+        for marker in sorted(step_dir.glob(f"*/{MARKER}")):
+            yield read_marker(marker)
