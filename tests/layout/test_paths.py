@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nearline.errors import LayoutError
-from nearline.layout import OutputPath, hds_path, parse
+from nearline.layout import Layout, OutputPath, hds_path, parse
 
 names = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,15}", fullmatch=True)
 
@@ -43,3 +45,64 @@ def test_unusable_file_names_are_refused(tmp_path, bad):
 def test_parse_refuses_foreign_names():
     with pytest.raises(LayoutError, match="not a nearline output path"):
         parse("notes.txt")
+
+
+def tree_of(paths: set[Path]) -> dict[Path, set[str]]:
+    """Every folder of ``paths`` with the names of its entries."""
+    tree: dict[Path, set[str]] = {}
+    for path in paths:
+        for child, parent in zip([path, *path.parents], path.parents, strict=False):
+            tree.setdefault(parent, set()).add(child.name)
+    return tree
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    fanout=st.integers(4, 12),
+    ranks=st.integers(1, 150),
+    steps=st.integers(1, 40),
+    files=st.integers(1, 6),
+)
+def test_no_folder_holds_more_than_fanout_entries(fanout, ranks, steps, files):
+    layout = Layout(fanout=fanout, ranks=ranks, steps=steps)
+    groups = [f"g{i}" for i in range(min(files, layout.max_files))]
+    root = Path("/run")
+    paths = set()
+    for step in range(steps):
+        for group in groups:
+            paths.add(layout.path(root, step=step, file=group, ext="nc"))
+            paths.add(layout.step_dir(root, step) / group / ".complete")
+            for rank in range(ranks):
+                path = layout.path(root, step=step, file=group, rank=rank, ext="nc")
+                assert parse(path) == OutputPath(group, step, rank, "nc")
+                paths.add(path)
+    tree = tree_of(paths)
+    worst = max(
+        (len(entries), folder)
+        for folder, entries in tree.items()
+        if root in folder.parents or folder == root
+    )
+    assert worst[0] <= fanout, f"{worst[1]} holds {worst[0]} entries"
+
+
+def test_big_runs_add_block_folders():
+    layout = Layout(fanout=1000, ranks=20_000)
+    assert layout.path("/r", step=3, file="dyn", rank=12_345, ext="nc") == Path(
+        "/r/000003/dyn/12/dyn.000003.12345.nc"
+    )
+    assert Layout(fanout=1000, steps=5000).step_dir("/r", 4321) == Path("/r/4/004321")
+
+
+def test_step_folders_are_listed_once_for_one_mkdir_pass(tmp_path):
+    layout = Layout(fanout=4, ranks=10)
+    folders = layout.folders(tmp_path, step=2, files=["a", "b"])
+    assert folders[0] == tmp_path / "000002"
+    for folder in folders:
+        folder.mkdir()  # parents first: no parents=True needed
+    for rank in range(10):
+        assert layout.path(tmp_path, step=2, file="b", rank=rank, ext="nc").parent.is_dir()
+
+
+def test_too_many_file_groups_for_one_step_folder_is_refused(tmp_path):
+    with pytest.raises(LayoutError, match="3 file groups exceed the 2"):
+        Layout(fanout=4).folders(tmp_path, step=0, files=["a", "b", "c"])

@@ -11,11 +11,12 @@ from nearline.layout.markers import (
     marker_path,
     read_marker,
 )
-from nearline.layout.paths import OutputPath, hds_path, parse
+from nearline.layout.paths import Layout, OutputPath, hds_path, parse
 
 __all__ = [
     "MARKER",
     "FileSet",
+    "Layout",
     "Member",
     "OutputPath",
     "closed_sets",
