@@ -8,7 +8,7 @@ import xarray as xr
 
 from nearline import burst
 from nearline.errors import BurstError, BurstInputError, ConfigError
-from nearline.layout import hds_path
+from nearline.layout import closed_sets, hds_path
 
 from .expected import expected_array
 
@@ -82,7 +82,10 @@ def test_overflow_policies_keep_every_byte(tmp_path, overflow):
                 np.testing.assert_array_equal(
                     ds[name].values, expected_array(name, step, shape, "f8")
                 )
-    assert not list((tmp_path / ".spill").rglob("*.bin"))
+    assert not (tmp_path / ".spill").exists()
+    sets = list(closed_sets(tmp_path))
+    assert [(s.step, s.file, len(s.members)) for s in sets] == [(0, "out", 1), (1, "out", 1)]
+    assert sets[0].members[0].size == nc(tmp_path, 0, "out", 0).stat().st_size
 
 
 def test_block_policy_waits_when_a_piece_fits_only_after_a_drain(tmp_path):

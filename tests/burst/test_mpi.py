@@ -13,7 +13,7 @@ import xarray as xr
 import zarr
 
 from nearline.burst.sinks.raw import read_record_arrays
-from nearline.layout import hds_path
+from nearline.layout import closed_sets, hds_path
 
 from ..conftest import mpiexec
 from .expected import block_rows, expected_array
@@ -59,6 +59,14 @@ def test_uneven_blocks_from_three_ranks_assemble(tmp_path, io_ranks, transport):
             diag = read_netcdf(hds_path(tmp_path, step=step, file="diag", rank=rank, ext="nc"))
             assert int(diag["rank_step"]) == rank * 100 + step
     assert leftovers(tmp_path) == []
+    marked = {(s.step, s.file): [m.path for m in s.members] for s in closed_sets(tmp_path)}
+    assert marked == {
+        **{(step, "dynamics"): [f"dynamics.{step:06d}.nc"] for step in range(2)},
+        **{
+            (step, "diag"): [f"diag/diag.{step:06d}.{rank:05d}.nc" for rank in range(3)]
+            for step in range(2)
+        },
+    }
 
 
 def test_per_rank_files_hold_each_ranks_rows(tmp_path):
@@ -110,19 +118,19 @@ def test_failing_sink_reaches_every_compute_rank(tmp_path):
         assert np.load(visible)["rank_step"] >= 0  # only finished files have final names
 
 
-def test_killed_io_rank_is_reported_not_hung(tmp_path):
+@pytest.mark.parametrize("recovery", [False, True])
+def test_killed_io_rank_is_reported_not_hung(tmp_path, recovery):
+    """By default mpiexec ends the job when a rank dies; with --enable-recovery the compute
+    ranks live on, notice the dead I/O rank and raise BurstError naming the files at risk."""
     began = time.monotonic()
     result = run_model(
-        tmp_path,
-        compute=2,
-        io_ranks=1,
-        shape=[8, 3],
-        steps=50,
-        kill_io_at=1,
-        recovery=True,
+        tmp_path, compute=2, io_ranks=1, shape=[8, 3], steps=50, kill_io_at=1, recovery=recovery
     )
-    assert result.returncode != 0
     assert time.monotonic() - began < 60
+    assert not (tmp_path / "000049").exists()  # the run did not go on as if nothing happened
+    if not recovery:
+        assert result.returncode != 0
+        return
     reports = [line for line in result.stderr.splitlines() if "BurstError" in line]
     assert reports
     assert all("died" in line and "'dynamics'" in line for line in reports)

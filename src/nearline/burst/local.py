@@ -17,11 +17,13 @@ import numpy as np
 
 from nearline.burst.base import Sink
 from nearline.burst.client import Client
+from nearline.burst.group import ThreadGroup
 from nearline.burst.protocol import Message, WriteRequest
 from nearline.burst.server import IOServer
 from nearline.burst.settings import AutoFlush, BurstSettings, Overflow
 from nearline.burst.sinks import get_sink
 from nearline.errors import BurstError, ConfigError
+from nearline.layout import Layout
 
 POLL_SECONDS = 0.2
 
@@ -94,17 +96,26 @@ def open(
     sink: str | Sink | Callable = "netcdf",
     spill_dir: str | Path | None = None,
     autoflush: AutoFlush | dict | None = None,
+    fanout: int | None = None,
+    steps: int | None = None,
 ) -> Iterator[Client]:
     """Serve a client with I/O threads in this process; everything is durable on exit.
 
     ``memory`` bounds the bytes each I/O thread holds; ``overflow`` says what a write does when
     it is full ("block", "spill" or "sync"); ``sink`` is a format name or ``fn(path, vars)``.
+    ``fanout``/``steps`` shape the output tree (see :class:`nearline.layout.Layout`).
     """
     if isinstance(io_threads, bool) or not isinstance(io_threads, int) or io_threads < 1:
         raise ConfigError(f"io_threads must be an int >= 1, got {io_threads!r}")
     settings = BurstSettings.parse(
-        root=root, memory=memory, overflow=overflow, spill_dir=spill_dir, autoflush=autoflush
+        root=root,
+        memory=memory,
+        overflow=overflow,
+        spill_dir=spill_dir,
+        autoflush=autoflush,
+        layout=Layout.for_run(ranks=1, fanout=fanout, steps=steps),
     )
+    group = ThreadGroup(io_threads)
     chosen = get_sink(sink)
     inbox: queue.SimpleQueue = queue.SimpleQueue()
     transports = [_ThreadTransport(i, inbox) for i in range(io_threads)]
@@ -116,6 +127,7 @@ def open(
             settings=settings,
             buffer=np.empty(settings.memory, dtype=np.uint8),
             transport=transports[i],
+            group=group.member(i),
         )
         for i in range(io_threads)
     ]

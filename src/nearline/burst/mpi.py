@@ -24,6 +24,7 @@ import numpy as np
 from nearline.burst.arena import PAGE
 from nearline.burst.base import Sink
 from nearline.burst.client import Client
+from nearline.burst.group import MPIGroup
 from nearline.burst.protocol import (
     TAG_CONTROL,
     TAG_DATA,
@@ -38,6 +39,7 @@ from nearline.burst.server import IOServer
 from nearline.burst.settings import AutoFlush, BurstSettings, Overflow
 from nearline.burst.sinks import get_sink
 from nearline.errors import BurstError, ConfigError
+from nearline.layout import Layout
 
 log = logging.getLogger(__name__)
 
@@ -238,6 +240,7 @@ def _serve(session: _Session, sink: Sink, settings: BurstSettings) -> None:
         settings=settings,
         buffer=session.segment(session.wire.rank),
         transport=transport,
+        group=MPIGroup(session.compute),
     )
     server.start()
     status, backoff = MPI.Status(), _Backoff()
@@ -282,17 +285,32 @@ def run(
     root: str | Path = ".",
     spill_dir: str | Path | None = None,
     autoflush: AutoFlush | dict | None = None,
+    fanout: int | None = None,
+    steps: int | None = None,
 ) -> Any:
     """Under mpiexec: serve I/O on the last ``io_ranks`` ranks, run ``main(io, comm)`` on the rest.
 
     ``comm`` holds the compute ranks only. Returns ``main``'s result on compute ranks and None
-    on I/O ranks, once all data is durable. If ``main`` raises (a :class:`BurstError` included),
-    the error is printed and the job is aborted with exit code 1, as MPI programs must.
+    on I/O ranks, once all data is durable and each closed (step, file) set is marked
+    ``.complete`` for the migrator. ``fanout`` (default: the number of compute ranks, at least
+    1024) and ``steps`` shape the output tree (see :class:`nearline.layout.Layout`).
+
+    If ``main`` raises (a :class:`BurstError` included), the error is printed and the job is
+    aborted with exit code 1, as MPI programs must.
     """
     from mpi4py import MPI
 
     settings = BurstSettings.parse(
-        root=root, memory=memory, overflow=overflow, spill_dir=spill_dir, autoflush=autoflush
+        root=root,
+        memory=memory,
+        overflow=overflow,
+        spill_dir=spill_dir,
+        autoflush=autoflush,
+        layout=Layout.for_run(
+            ranks=max(1, MPI.COMM_WORLD.size - io_ranks) if isinstance(io_ranks, int) else 1,
+            fanout=fanout,
+            steps=steps,
+        ),
     )
     chosen = get_sink(sink)
     session = _Session(MPI, io_ranks, settings.memory)

@@ -22,7 +22,9 @@ import numpy as np
 from nearline.burst.arena import Arena
 from nearline.burst.assembly import FileKey, key_of
 from nearline.burst.base import Sink
+from nearline.burst.completion import CompletionBook
 from nearline.burst.flushes import FlushBook
+from nearline.burst.group import ServerGroup
 from nearline.burst.protocol import Kind, Message, Mode, WriteRequest
 from nearline.burst.settings import BurstSettings, Overflow
 from nearline.burst.writer import FileWriter, OutputFile
@@ -64,13 +66,16 @@ class IOServer:
         settings: BurstSettings,
         buffer: np.ndarray,
         transport: Transport,
+        group: ServerGroup,
     ) -> None:
         self.index = index
         self.clients = clients
         self.settings = settings
         self.transport = transport
         self.arena = Arena(buffer)
-        self.writer = FileWriter(sink, settings.root)
+        self.writer = FileWriter(sink, settings.root, settings.layout)
+        self.group = group
+        self.completion = CompletionBook(settings.root, settings.layout)
         self.outputs: dict[FileKey, OutputFile] = {}
         self.queued: dict[FileKey, list[Piece]] = {}
         self.pieces: dict[tuple[int, int], Piece] = {}
@@ -199,12 +204,12 @@ class IOServer:
 
     def _on_flush(self, message: Message) -> None:
         client, seq, file = message.client, message.id, message.get("file")
+        epoch = message.get("epoch")
         local = [k for k in self.outputs if k.rank == client and (file is None or k.file == file)]
         self.flushes.open_part(client, seq)
-        self._jobs.put(("flush", local, [(client, seq)]))
+        self._jobs.put(("flush", local, [(client, seq)], epoch, False))
         if message.get("scope") != "all":
             return
-        epoch = message.get("epoch")
         self.flushes.open_part(client, seq)  # the assembled part, done once all ranks flushed
         try:
             ready = self.flushes.collective_arrived(client, seq, epoch, file)
@@ -217,7 +222,7 @@ class IOServer:
                 for k, output in self.outputs.items()
                 if k.rank is None and output.epoch <= epoch and (file is None or k.file == file)
             ]
-            self._jobs.put(("flush", keys, ready))
+            self._jobs.put(("flush", keys, ready, epoch, True))
 
     # -- writer thread ----------------------------------------------------------------------
     def _run_writer(self) -> None:
@@ -262,7 +267,20 @@ class IOServer:
         self._write_piece(piece, output)
         self.transport.reply(piece.request.client, Message(Kind.DONE, piece.request.id))
 
-    def _job_flush(self, keys: list[FileKey], parts: list[tuple[int, int]]) -> None:
+    def _job_flush(
+        self, keys: list[FileKey], parts: list[tuple[int, int]], epoch: int, collective: bool
+    ) -> None:
+        try:
+            self._flush_files(keys, epoch)
+            if collective:  # every server gets here once per collective flush, in order
+                self.completion.close_epoch(epoch, self.group, leader=self.index == 0)
+        finally:
+            with self._lock:
+                for client, seq in parts:
+                    self.flushes.close_part(client, seq)
+                self._answer_waiters()
+
+    def _flush_files(self, keys: list[FileKey], epoch: int) -> None:
         for key in keys:
             with self._lock:
                 output = self.outputs.pop(key, None)
@@ -272,8 +290,10 @@ class IOServer:
             try:
                 for piece in pieces:
                     self._write_piece(piece, output)
-                self.writer.finish(output)
+                final = self.writer.finish(output)
+                self.completion.published(epoch, key.file, key.step, final)
             except Exception as error:  # the file is dropped and every client told
+                self.completion.failed(key.file, key.step)
                 self.writer.abandon(output)
                 for piece in pieces:
                     self._release(piece)
@@ -281,10 +301,6 @@ class IOServer:
                     f"writing {key.describe()} to {output.final} with sink "
                     f"{self.writer.sink.name!r} failed: {error}"
                 )
-        with self._lock:
-            for client, seq in parts:
-                self.flushes.close_part(client, seq)
-            self._answer_waiters()
 
     def _write_piece(self, piece: Piece, output: OutputFile) -> None:
         request = piece.request

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from nearline.errors import ConfigError
+from nearline.layout import Layout
 from nearline.units import parse_size
 
 
@@ -63,6 +64,7 @@ class BurstSettings:
     overflow: Overflow
     spill_dir: Path
     autoflush: AutoFlush | None = None
+    layout: Layout = field(default_factory=Layout)
 
     @classmethod
     def parse(
@@ -73,6 +75,7 @@ class BurstSettings:
         overflow: str | Overflow,
         spill_dir: str | Path | None = None,
         autoflush: AutoFlush | dict[str, Any] | None = None,
+        layout: Layout | None = None,
     ) -> BurstSettings:
         size = parse_size(memory, what="memory")
         if size < 4096:
@@ -86,4 +89,5 @@ class BurstSettings:
             overflow=parse_overflow(overflow),
             spill_dir=Path(spill_dir) if spill_dir is not None else root / ".spill",
             autoflush=autoflush,
+            layout=layout or Layout(),
         )

@@ -16,7 +16,7 @@ import numpy as np
 from nearline.burst.assembly import FileKey, FileState
 from nearline.burst.base import Sink, SinkFile
 from nearline.burst.durable import discard, publish, temporary_path
-from nearline.layout import hds_path
+from nearline.layout import Layout
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +39,17 @@ class OutputFile:
 class FileWriter:
     """Writes blocks into :class:`OutputFile` objects and publishes them when complete."""
 
-    def __init__(self, sink: Sink, root: Path) -> None:
+    def __init__(self, sink: Sink, root: Path, layout: Layout) -> None:
         self.sink = sink
         self.root = root
+        self.layout = layout
+        self._folders: set[Path] = set()
         self.bytes_written = 0
         self.files_written = 0
         self.seconds_writing = 0.0
 
     def output_for(self, key: FileKey, *, epoch: int) -> OutputFile:
-        final = hds_path(
+        final = self.layout.path(
             self.root, step=key.step, file=key.file, rank=key.rank, ext=self.sink.extension
         )
         return OutputFile(FileState(key), final, epoch)
@@ -58,7 +60,7 @@ class FileWriter:
         """Write one block, opening the file and defining variables on first need."""
         began = time.perf_counter()
         if output.handle is None:
-            output.final.parent.mkdir(parents=True, exist_ok=True)
+            self._make_folder(output.final.parent)
             discard(output.temporary)
             output.handle = self.sink.create(output.temporary, step=output.state.key.step)
         for var_name, var in list(output.state.variables.items()):
@@ -74,7 +76,7 @@ class FileWriter:
         began = time.perf_counter()
         output.state.check_complete()
         if output.handle is None:  # a file whose variables are all 0-sized
-            output.final.parent.mkdir(parents=True, exist_ok=True)
+            self._make_folder(output.final.parent)
             output.handle = self.sink.create(output.temporary, step=output.state.key.step)
             for var in output.state.variables.values():
                 output.handle.define(var.spec)
@@ -85,6 +87,12 @@ class FileWriter:
         self.seconds_writing += time.perf_counter() - began
         log.debug("published %s", output.final)
         return output.final
+
+    def _make_folder(self, folder: Path) -> None:
+        """Create a folder once per server, not once per file (no mkdir storms)."""
+        if folder not in self._folders:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._folders.add(folder)
 
     def abandon(self, output: OutputFile) -> None:
         """Drop a file after a failure, leaving nothing that looks complete."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nearline.errors import LayoutError
-from nearline.layout.paths import STEP_WIDTH, check_name
+from nearline.layout.paths import STEP_WIDTH, Layout, check_name
 
 MARKER = ".complete"
 
@@ -32,16 +32,17 @@ class Member:
 
 @dataclass(frozen=True)
 class FileSet:
-    """A closed (step, file group) and its members."""
+    """A closed (step, file group) and its members; ``step_dir`` defaults to root/<step>."""
 
     root: Path
     step: int
     file: str
     members: tuple[Member, ...]
+    step_dir: Path = None  # type: ignore[assignment]  # filled in below when not given
 
-    @property
-    def step_dir(self) -> Path:
-        return self.root / f"{self.step:0{STEP_WIDTH}d}"
+    def __post_init__(self) -> None:
+        if self.step_dir is None:
+            object.__setattr__(self, "step_dir", Path(self.root) / f"{self.step:0{STEP_WIDTH}d}")
 
     @property
     def marker(self) -> Path:
@@ -51,9 +52,9 @@ class FileSet:
         return [self.step_dir / m.path for m in self.members]
 
 
-def marker_path(root: str | Path, *, step: int, file: str) -> Path:
+def marker_path(root: str | Path, *, step: int, file: str, layout: Layout | None = None) -> Path:
     check_name(file)
-    return Path(root) / f"{step:0{STEP_WIDTH}d}" / file / MARKER
+    return (layout or Layout()).step_dir(root, step) / file / MARKER
 
 
 def _fsync(path: Path) -> None:
@@ -65,13 +66,18 @@ def _fsync(path: Path) -> None:
 
 
 def mark_complete(
-    root: str | Path, *, step: int, file: str, members: Iterable[str | Path] | None = None
+    root: str | Path,
+    *,
+    step: int,
+    file: str,
+    members: Iterable[str | Path] | None = None,
+    layout: Layout | None = None,
 ) -> FileSet:
     """Declare the set (step, file) closed; ``members`` default to what is on disk now.
 
     Call it only once every member is durable. Returns the recorded :class:`FileSet`.
     """
-    marker = marker_path(root, step=step, file=file)
+    marker = marker_path(root, step=step, file=file, layout=layout)
     step_dir = marker.parent.parent
     if members is None:
         members = _present_members(step_dir, file)
@@ -91,7 +97,7 @@ def mark_complete(
     _fsync(partial)
     os.replace(partial, marker)
     _fsync(marker.parent)
-    return FileSet(Path(root), step, file, tuple(recorded))
+    return FileSet(Path(root), step, file, tuple(recorded), step_dir)
 
 
 def _size(path: Path) -> int:
@@ -105,19 +111,20 @@ def _present_members(step_dir: Path, file: str) -> list[Path]:
     folder = step_dir / file
     found = []
     if folder.is_dir():
-        found += [p for p in sorted(folder.iterdir()) if not p.name.startswith(".")]
+        found += [p for p in sorted(folder.rglob("*")) if p.is_file()]
     found += sorted(step_dir.glob(f"{file}.{step_dir.name}.*"))
-    return [p for p in found if not p.name.startswith(".")]
+    return [p for p in found if not any(part.startswith(".") for part in p.parts[-3:])]
 
 
-def read_marker(marker: str | Path) -> FileSet:
+def read_marker(marker: str | Path, *, root: str | Path | None = None) -> FileSet:
     """The :class:`FileSet` a marker records; raise :class:`LayoutError` if it is not one."""
     marker = Path(marker)
     try:
         document = json.loads(marker.read_text())
         members = tuple(Member(**m) for m in document["members"])
         step, file = int(document["step"]), document["file"]
-        return FileSet(marker.parent.parent.parent, step, file, members)
+        step_dir = marker.parent.parent
+        return FileSet(Path(root or step_dir.parent), step, file, members, step_dir)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise LayoutError(f"{marker} is not a nearline completion marker: {error}") from None
 
@@ -125,8 +132,17 @@ def read_marker(marker: str | Path) -> FileSet:
 def closed_sets(root: str | Path) -> Iterator[FileSet]:
     """Every marked set below ``root``, oldest step first, without listing the file folders."""
     root = Path(root)
+    for step_dir in step_folders(root):
+        for marker in sorted(step_dir.glob(f"*/{MARKER}")):
+            yield read_marker(marker, root=root)
+
+
+def step_folders(root: Path) -> Iterator[Path]:
+    """Step folders below ``root`` in step order, looking through step-block folders."""
     if not root.is_dir():
         return
-    for step_dir in sorted(p for p in root.iterdir() if p.is_dir() and p.name.isdigit()):
-        for marker in sorted(step_dir.glob(f"*/{MARKER}")):
-            yield read_marker(marker)
+    for entry in sorted(p for p in root.iterdir() if p.is_dir() and p.name.isdigit()):
+        if len(entry.name) == STEP_WIDTH:
+            yield entry
+        else:
+            yield from step_folders(entry)

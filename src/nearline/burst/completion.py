@@ -1,0 +1,64 @@
+"""Marking closed file sets once every server has made its part durable.
+
+Each server notes what it published (and what failed) under the collective-flush epoch that
+closes it. When a server runs the collective flush of epoch e, all servers exchange their
+notes for epochs <= e; server 0 marks every (step, file group) none of them failed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from pathlib import Path
+
+from nearline.burst.group import ServerGroup
+from nearline.layout import Layout, mark_complete
+
+log = logging.getLogger(__name__)
+
+SetKey = tuple[str, int]  # (file group, step)
+
+
+class CompletionBook:
+    def __init__(self, root: Path, layout: Layout) -> None:
+        self.root = root
+        self.layout = layout
+        self._published: dict[int, dict[SetKey, list[Path]]] = defaultdict(
+            lambda: defaultdict(list)
+        )
+        self._failed: set[SetKey] = set()
+
+    def published(self, epoch: int, file: str, step: int, path: Path) -> None:
+        self._published[epoch][(file, step)].append(path)
+
+    def failed(self, file: str, step: int) -> None:
+        self._failed.add((file, step))
+
+    def close_epoch(self, epoch: int, group: ServerGroup, *, leader: bool) -> int:
+        """Share this server's notes up to ``epoch``; the leader marks the complete sets.
+
+        Every server of the group must call this once per collective flush, in order.
+        Returns how many sets were marked (0 on other servers).
+        """
+        mine: dict[SetKey, list[Path]] = defaultdict(list)
+        for done in sorted(e for e in self._published if e <= epoch):
+            for key, paths in self._published.pop(done).items():
+                mine[key] += paths
+        failed, self._failed = self._failed, set()
+        notes = group.allgather((dict(mine), failed))
+        if not leader:
+            return 0
+        members: dict[SetKey, list[Path]] = defaultdict(list)
+        refused: set[SetKey] = set()
+        for their_sets, their_failures in notes:
+            refused |= their_failures
+            for key, paths in their_sets.items():
+                members[key] += paths
+        for (file, step), paths in sorted(members.items(), key=lambda item: item[0][::-1]):
+            if (file, step) in refused:
+                log.warning("not marking %s step %d complete: a file of it failed", file, step)
+                continue
+            step_dir = self.layout.step_dir(self.root, step)
+            relative = sorted(path.relative_to(step_dir) for path in paths)
+            mark_complete(self.root, step=step, file=file, members=relative, layout=self.layout)
+        return len(members) - len(refused & members.keys())
