@@ -73,6 +73,39 @@ def _bench(args: argparse.Namespace) -> int:
     return burst_benchmark.main(args.rest)
 
 
+def _ls(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from nearline.layout import browse
+    from nearline.units import format_size
+
+    console = Console()
+    if args.step is None:
+        table = Table("step", "file groups", "complete", title=f"steps in {args.root}")
+        for step, folder in browse.steps(args.root):
+            if args.file is not None and not any(folder.glob(f"{args.file}*")):
+                continue
+            summaries = browse.groups(args.root, step=step)
+            done = sum(s.complete for s in summaries)
+            table.add_row(
+                str(step), " ".join(s.file for s in summaries), f"{done}/{len(summaries)}"
+            )
+    elif args.file is None:
+        table = Table("file group", "files", "size", "complete", title=f"step {args.step}")
+        for s in browse.groups(args.root, step=args.step):
+            table.add_row(s.file, str(s.files), format_size(s.bytes), "yes" if s.complete else "no")
+    else:
+        table = Table("file", "rank", "size", title=f"{args.file} at step {args.step}")
+        for entry in browse.files(args.root, step=args.step, file=args.file):
+            rank = "assembled" if entry.rank is None else str(entry.rank)
+            table.add_row(str(entry.path), rank, format_size(entry.bytes))
+    if not table.rows:
+        raise NearlineError(f"no nearline output steps in {args.root}")
+    console.print(table)
+    return 0
+
+
 def _sinks(args: argparse.Namespace) -> int:
     from nearline.burst import available_sinks
 
@@ -103,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("name", choices=["burst"])
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     bench.set_defaults(func=_bench)
+
+    ls = commands.add_parser("ls", help="browse an output tree by step and file group")
+    ls.add_argument("root", help="the output root (burst's root=)")
+    ls.add_argument("--step", type=int, help="show this step's file groups")
+    ls.add_argument("--file", help="with --step: this group's files; alone: steps that have it")
+    ls.set_defaults(func=_ls)
 
     sinks = commands.add_parser("sinks", help="list the output formats burst can write")
     sinks.set_defaults(func=_sinks)
