@@ -15,7 +15,7 @@ import numpy as np
 
 from nearline.burst.assembly import FileKey, FileState
 from nearline.burst.base import Sink, SinkFile
-from nearline.burst.durable import discard, publish, temporary_path
+from nearline.durable import discard, publish, temporary_path
 from nearline.layout import Layout
 
 log = logging.getLogger(__name__)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from nearline.durable import fsync_path
 from nearline.errors import LayoutError
 from nearline.layout.paths import STEP_WIDTH, Layout, check_name
 
@@ -57,14 +58,6 @@ def marker_path(root: str | Path, *, step: int, file: str, layout: Layout | None
     return (layout or Layout()).step_dir(root, step) / file / MARKER
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def mark_complete(
     root: str | Path,
     *,
@@ -94,9 +87,9 @@ def mark_complete(
     partial = marker.with_name(MARKER + ".partial")
     document = {"step": step, "file": file, "members": [m.__dict__ for m in recorded]}
     partial.write_text(json.dumps(document, indent=1))
-    _fsync(partial)
+    fsync_path(partial)
     os.replace(partial, marker)
-    _fsync(marker.parent)
+    fsync_path(marker.parent)
     return FileSet(Path(root), step, file, tuple(recorded), step_dir)
 
 

@@ -16,7 +16,8 @@ def temporary_path(final: Path) -> Path:
     return final.with_name(f".{final.name}.partial")
 
 
-def _fsync_path(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """fsync one file or folder (a folder's fsync makes renames inside it durable)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -29,10 +30,10 @@ def fsync_tree(path: Path) -> None:
     if path.is_dir():
         for folder, _, files in os.walk(path):
             for name in files:
-                _fsync_path(Path(folder) / name)
-            _fsync_path(Path(folder))
+                fsync_path(Path(folder) / name)
+            fsync_path(Path(folder))
     else:
-        _fsync_path(path)
+        fsync_path(path)
 
 
 def publish(temporary: Path, final: Path) -> None:
@@ -41,7 +42,7 @@ def publish(temporary: Path, final: Path) -> None:
     if final.is_dir():
         shutil.rmtree(final)
     os.replace(temporary, final)
-    _fsync_path(final.parent)
+    fsync_path(final.parent)
 
 
 def discard(path: Path) -> None:
