@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import sys
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from nearline.burst.arena import PAGE
 from nearline.burst.base import Sink
 from nearline.burst.client import Client
 from nearline.burst.group import MPIGroup
+from nearline.burst.mpi_session import LIVENESS_SECONDS, Backoff, Session, alive
 from nearline.burst.protocol import (
     TAG_CONTROL,
     TAG_DATA,
@@ -38,106 +37,16 @@ from nearline.burst.protocol import (
 from nearline.burst.server import IOServer
 from nearline.burst.settings import AutoFlush, BurstSettings, Overflow
 from nearline.burst.sinks import get_sink
-from nearline.errors import BurstError, ConfigError
+from nearline.errors import BurstError
 from nearline.layout import Layout
 
 log = logging.getLogger(__name__)
-
-os.environ.setdefault("OMPI_MCA_osc", "^ucx")  # quiet Open MPI where UCX has no one-sided
-POLL_MIN, POLL_MAX = 20e-6, 1e-3
-LIVENESS_SECONDS = 0.25
-
-
-@dataclass(frozen=True)
-class Peer:
-    """Where a rank lives, so that shared memory and liveness checks know who is local."""
-
-    host: str
-    pid: int
-    node: int  # lowest COMM_WORLD rank on the same shared-memory node
-    node_rank: int
-
-
-def _shared_memory_wanted() -> bool:
-    """NEARLINE_BURST_TRANSPORT=message sends every block as a message, as between nodes."""
-    value = os.environ.get("NEARLINE_BURST_TRANSPORT", "auto")
-    if value not in ("auto", "message"):
-        raise ConfigError(f"NEARLINE_BURST_TRANSPORT must be 'auto' or 'message', got {value!r}")
-    return value == "auto"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-
-
-class _Backoff:
-    """Sleep a little longer each idle turn, so idle ranks leave the cores to the model."""
-
-    def __init__(self) -> None:
-        self.delay = POLL_MIN
-
-    def idle(self) -> None:
-        time.sleep(self.delay)
-        self.delay = min(self.delay * 2, POLL_MAX)
-
-    def busy(self) -> None:
-        self.delay = POLL_MIN
-
-
-class _Session:
-    """The communicators, the shared window and who is where; built collectively."""
-
-    def __init__(self, MPI, io_ranks: int, memory: int) -> None:
-        world = MPI.COMM_WORLD
-        if isinstance(io_ranks, bool) or not isinstance(io_ranks, int) or io_ranks < 1:
-            raise ConfigError(f"io_ranks must be an int >= 1, got {io_ranks!r}")
-        if io_ranks >= world.size:
-            raise ConfigError(
-                f"io_ranks={io_ranks} leaves no compute rank among {world.size} ranks; "
-                f"start more ranks (mpiexec -n {io_ranks + 1} or more) or lower io_ranks"
-            )
-        self.MPI = MPI
-        self.compute_size = world.size - io_ranks
-        self.io_ranks = io_ranks
-        self.is_io = world.rank >= self.compute_size
-        self.compute = world.Split(1 if self.is_io else 0, world.rank)
-        self.wire = world.Dup()
-        node = world.Split_type(MPI.COMM_TYPE_SHARED)
-        leader = node.allreduce(world.rank, op=MPI.MIN)
-        me = Peer(socket.gethostname(), os.getpid(), leader, node.rank)
-        self.peers: list[Peer] = self.wire.allgather(me)
-        self.me = me
-        self.window = MPI.Win.Allocate_shared(memory if self.is_io else 0, 1, comm=node)
-        compute_here = node.allreduce(0 if self.is_io else 1)
-        self.cores_per_compute_rank = max(1, (os.cpu_count() or 1) // max(1, compute_here))
-        self.node = node
-        self.shared = _shared_memory_wanted()
-
-    def server_rank(self, server: int) -> int:
-        return self.compute_size + server
-
-    def segment(self, world_rank: int) -> np.ndarray:
-        buffer, _ = self.window.Shared_query(self.peers[world_rank].node_rank)
-        return np.frombuffer(buffer, dtype=np.uint8)
-
-    def local(self, world_rank: int) -> bool:
-        """True when ``world_rank``'s queue memory can be reached through shared memory."""
-        return self.shared and self.peers[world_rank].node == self.me.node
-
-    def free(self) -> None:
-        self.window.Free()
-        for comm in (self.node, self.wire, self.compute):
-            comm.Free()
 
 
 class _MPITransport:
     """Server side of the wire."""
 
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
         self.incoming: list[tuple[int, Any, Callable[[], None]]] = []
 
@@ -172,7 +81,7 @@ class _MPITransport:
 class _MPILink:
     """Client side of the wire."""
 
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
         self.servers = session.io_ranks
         self._segments: dict[int, np.ndarray | None] = {}
@@ -202,7 +111,7 @@ class _MPILink:
 
     def receive(self, deliver, *, block: bool) -> None:
         wire, MPI, status = self.session.wire, self.session.MPI, self._status
-        backoff = _Backoff()
+        backoff = Backoff()
         while True:
             if wire.Iprobe(source=MPI.ANY_SOURCE, tag=TAG_REPLY, status=status):
                 data = bytearray(status.Get_count(MPI.BYTE))
@@ -222,14 +131,14 @@ class _MPILink:
         self._last_check = now
         for server in range(self.servers):
             peer = self.session.peers[self.session.server_rank(server)]
-            if peer.host == self.session.me.host and not _alive(peer.pid):
+            if peer.host == self.session.me.host and not alive(peer.pid):
                 raise BurstError(
                     f"I/O rank {self.session.server_rank(server)} (pid {peer.pid} on {peer.host}) "
                     "died; data it had not made durable is lost"
                 )
 
 
-def _serve(session: _Session, sink: Sink, settings: BurstSettings) -> None:
+def _serve(session: Session, sink: Sink, settings: BurstSettings) -> None:
     MPI = session.MPI
     transport = _MPITransport(session)
     index = session.wire.rank - session.compute_size
@@ -243,7 +152,7 @@ def _serve(session: _Session, sink: Sink, settings: BurstSettings) -> None:
         group=MPIGroup(session.compute),
     )
     server.start()
-    status, backoff = MPI.Status(), _Backoff()
+    status, backoff = MPI.Status(), Backoff()
     last_check = time.monotonic()
     while not server.finished.is_set():
         progressed = transport.complete()
@@ -268,10 +177,10 @@ def _serve(session: _Session, sink: Sink, settings: BurstSettings) -> None:
     server.join()
 
 
-def _check_clients(session: _Session) -> None:
+def _check_clients(session: Session) -> None:
     for rank in range(session.compute_size):
         peer = session.peers[rank]
-        if peer.host == session.me.host and not _alive(peer.pid):
+        if peer.host == session.me.host and not alive(peer.pid):
             raise BurstError(f"compute rank {rank} (pid {peer.pid}) died before closing burst")
 
 
@@ -298,6 +207,7 @@ def run(
     If ``main`` raises (a :class:`BurstError` included), the error is printed and the job is
     aborted with exit code 1, as MPI programs must.
     """
+    os.environ.setdefault("OMPI_MCA_osc", "^ucx")  # before MPI starts: quiet where UCX lacks RMA
     from mpi4py import MPI
 
     settings = BurstSettings.parse(
@@ -313,7 +223,7 @@ def run(
         ),
     )
     chosen = get_sink(sink)
-    session = _Session(MPI, io_ranks, settings.memory)
+    session = Session(MPI, io_ranks, settings.memory)
     result = None
     try:
         if session.is_io:
