@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from nearline.errors import NearlineError
+from nearline.layout.cli_commands import add_migrate_parser, add_restore_parser
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -142,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--step", type=int, help="show this step's file groups")
     ls.add_argument("--file", help="with --step: this group's files; alone: steps that have it")
     ls.set_defaults(func=_ls)
+
+    add_migrate_parser(commands)
+    add_restore_parser(commands)
 
     sinks = commands.add_parser("sinks", help="list the output formats burst can write")
     sinks.set_defaults(func=_sinks)

@@ -28,3 +28,11 @@ class BurstInputError(BurstError, ValueError):
 
 class LayoutError(NearlineError, ValueError):
     """A path does not follow nearline's output layout."""
+
+
+class MigrationError(LayoutError):
+    """A closed set could not be migrated to the archive tier; its source files are kept."""
+
+
+class ArchiveError(MigrationError):
+    """The archive tier failed (full, unreachable) or holds a bundle its manifest disowns."""

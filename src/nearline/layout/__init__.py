@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from nearline.layout.events import MigrationEvent, Phase
+from nearline.layout.manifest import BundleKind
 from nearline.layout.markers import (
     MARKER,
     FileSet,
@@ -11,18 +13,28 @@ from nearline.layout.markers import (
     marker_path,
     read_marker,
 )
+from nearline.layout.migrate import Migrator
 from nearline.layout.paths import Layout, OutputPath, hds_path, parse
+from nearline.layout.restore import restore, verify_archive
+from nearline.layout.tier import ArchiveTier
 
 __all__ = [
     "MARKER",
+    "ArchiveTier",
+    "BundleKind",
     "FileSet",
     "Layout",
     "Member",
+    "MigrationEvent",
+    "Migrator",
     "OutputPath",
+    "Phase",
     "closed_sets",
     "hds_path",
     "mark_complete",
     "marker_path",
     "parse",
     "read_marker",
+    "restore",
+    "verify_archive",
 ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nearline.errors import LayoutError
-from nearline.layout.markers import MARKER, step_folders
+from nearline.layout.markers import MARKER, files_below, step_folders, tree_size
 from nearline.layout.paths import parse
 
 
@@ -48,39 +48,21 @@ def _step_folder(root: str | Path, step: int) -> Path:
     raise LayoutError(f"step {step} is not in {root}; `nearline ls {root}` lists the steps")
 
 
-def _entries(folder: Path) -> Iterator[os.DirEntry]:
-    """Visible files below ``folder``, looking through rank-block folders."""
-    with os.scandir(folder) as found:
-        for entry in found:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir() and entry.name.isdigit():
-                yield from _entries(Path(entry.path))
-            else:
-                yield entry
-
-
-def _size(entry: os.DirEntry) -> int:
-    if entry.is_dir():
-        return sum(p.stat().st_size for p in Path(entry.path).rglob("*") if p.is_file())
-    return entry.stat().st_size
-
-
 def files(root: str | Path, *, step: int, file: str) -> list[FileEntry]:
     """The files of one file group at one step: its assembled file and its per-rank files."""
     folder = _step_folder(root, step)
     found = [
-        FileEntry(Path(e.path), None, _size(e))
+        FileEntry(Path(e.path), None, tree_size(Path(e.path)))
         for e in os.scandir(folder)
         if not e.name.startswith(".") and not e.is_dir() and e.name.startswith(f"{file}.")
     ]
     found += [
-        FileEntry(Path(e.path), _rank(e.name), _size(e))
+        FileEntry(Path(e.path), _rank(e.name), tree_size(Path(e.path)))
         for e in os.scandir(folder)
         if e.name.startswith(f"{file}.") and e.name.endswith(".zarr")
     ]
     if (folder / file).is_dir():
-        found += [FileEntry(Path(e.path), _rank(e.name), _size(e)) for e in _entries(folder / file)]
+        found += [FileEntry(p, _rank(p.name), tree_size(p)) for p in files_below(folder / file)]
     if not found:
         raise LayoutError(f"file group {file!r} has no files at step {step} in {root}")
     return sorted(found, key=lambda f: (f.rank is not None, f.rank or 0, f.path.name))

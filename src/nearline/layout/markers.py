@@ -82,7 +82,7 @@ def mark_complete(
             stat = full.stat()
         except FileNotFoundError:
             raise LayoutError(f"cannot mark {full} complete: it does not exist") from None
-        recorded.append(Member(str(full.relative_to(step_dir)), _size(full), stat.st_mtime_ns))
+        recorded.append(Member(str(full.relative_to(step_dir)), tree_size(full), stat.st_mtime_ns))
     marker.parent.mkdir(parents=True, exist_ok=True)
     partial = marker.with_name(MARKER + ".partial")
     document = {"step": step, "file": file, "members": [m.__dict__ for m in recorded]}
@@ -93,7 +93,7 @@ def mark_complete(
     return FileSet(Path(root), step, file, tuple(recorded), step_dir)
 
 
-def _size(path: Path) -> int:
+def tree_size(path: Path) -> int:
     """Bytes of a file, or of every file below a folder (Zarr stores)."""
     if path.is_dir():
         return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
@@ -102,11 +102,22 @@ def _size(path: Path) -> int:
 
 def _present_members(step_dir: Path, file: str) -> list[Path]:
     folder = step_dir / file
-    found = []
-    if folder.is_dir():
-        found += [p for p in sorted(folder.rglob("*")) if p.is_file()]
+    found = sorted(files_below(folder)) if folder.is_dir() else []
     found += sorted(step_dir.glob(f"{file}.{step_dir.name}.*"))
-    return [p for p in found if not any(part.startswith(".") for part in p.parts[-3:])]
+    visible = [p.relative_to(step_dir) for p in found]
+    return [p for p in visible if not any(part.startswith(".") for part in p.parts)]
+
+
+def files_below(folder: Path) -> Iterator[Path]:
+    """Visible output files (or Zarr store folders) below ``folder``, through rank blocks."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir() and entry.name.isdigit():
+                yield from files_below(Path(entry.path))
+            else:
+                yield Path(entry.path)
 
 
 def read_marker(marker: str | Path, *, root: str | Path | None = None) -> FileSet:

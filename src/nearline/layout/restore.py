@@ -1,0 +1,182 @@
+"""Bringing archived sets back: every byte checked against its bundle's manifest.
+
+Files return to the layout they were written in, below a destination root:
+``DEST/<step>/<file>/<file>.<step>.<rank>.<ext>`` and ``DEST/<step>/<file>.<step>.<ext>``,
+with their modification times. Only sets with a manifest are seen: a manifest is written
+once its bundle was read back and verified, so a half-written bundle is never restored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO
+
+from nearline.errors import ArchiveError, LayoutError
+from nearline.layout.events import MigrationEvent, Phase
+from nearline.layout.manifest import MANIFEST_SUFFIX, Manifest, step_folder
+from nearline.layout.paths import STEP_WIDTH, check_name
+from nearline.layout.pump import Pump
+from nearline.layout.readback import read_entry, verify
+from nearline.layout.tier import ArchiveTier, archive_failure, is_temporary, open_tier
+from nearline.units import parse_size
+
+Progress = Callable[[MigrationEvent], None]
+
+
+def manifests(
+    tier: ArchiveTier, *, step: int | None = None, file: str | None = None
+) -> list[Manifest]:
+    """The manifests of every verified bundle on ``tier`` (of ``step`` and ``file``, if
+    given), oldest step first."""
+    if file is not None:
+        check_name(file)
+    found = []
+    for folder in _step_folders(tier, ""):
+        name = folder.rpartition("/")[2]
+        if step is not None and name != step_folder(step):
+            continue
+        for entry in tier.list(folder):
+            if not entry.endswith(MANIFEST_SUFFIX) or is_temporary(entry):
+                continue
+            if file is not None and entry != f"{file}.{name}{MANIFEST_SUFFIX}":
+                continue
+            path = f"{folder}/{entry}"
+            try:
+                text = tier.read_bytes(path)
+            except OSError as error:
+                raise archive_failure(tier, path, error, "reading") from error
+            found.append(Manifest.from_json(text, where=tier.describe(path)))
+    return sorted(found, key=lambda m: (m.step, m.file))
+
+
+def _step_folders(tier: ArchiveTier, folder: str) -> Iterator[str]:
+    """Step folders on the archive, looking through step-block folders as the source has."""
+    for name in tier.list(folder):
+        if name.isdigit():
+            path = f"{folder}/{name}" if folder else name
+            if len(name) == STEP_WIDTH:
+                yield path
+            else:
+                yield from _step_folders(tier, path)
+
+
+def _select(tier: ArchiveTier, step: int | None, file: str | None, what: str) -> list[Manifest]:
+    found = manifests(tier, step=step, file=file)
+    if not found:
+        wanted = " ".join(
+            part
+            for part in (
+                "" if step is None else f"of step {step}",
+                "" if file is None else f"of file group {file!r}",
+            )
+            if part
+        )
+        raise ArchiveError(
+            f"no archived sets {wanted or 'at all'} in {tier.describe()} to {what}; check the "
+            "archive URL, and --step/--file against the folders and manifests it holds"
+        )
+    return found
+
+
+def verify_archive(
+    archive: str | Path | ArchiveTier,
+    *,
+    step: int | None = None,
+    file: str | None = None,
+    chunk_size: str | int = "8MiB",
+    progress: Progress | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> list[Manifest]:
+    """Read archived bundles back and check every member's SHA-256 against its manifest;
+    raise :class:`ArchiveError` naming the set and the file at the first mismatch."""
+    tier = open_tier(archive, storage_options=storage_options)
+    chunk = parse_size(chunk_size, what="chunk_size")
+    report = progress or (lambda event: None)
+    checked = _select(tier, step, file, "verify")
+    for manifest in checked:
+        done = 0
+
+        def count(nbytes: int, manifest: Manifest = manifest) -> None:
+            nonlocal done
+            done += nbytes
+            report(
+                MigrationEvent(manifest.step, manifest.file, Phase.VERIFY, done, manifest.nbytes)
+            )
+
+        verify(tier, manifest, chunk_size=chunk, on_bytes=count)
+    return checked
+
+
+def restore(
+    archive: str | Path | ArchiveTier,
+    dest: str | Path,
+    *,
+    step: int | None = None,
+    file: str | None = None,
+    chunk_size: str | int = "8MiB",
+    progress: Progress | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> list[Manifest]:
+    """Bring the archived sets (of ``step`` and ``file``, if given) back below ``dest``,
+    checking each file's SHA-256 before it takes its name. Returns their manifests."""
+    tier = open_tier(archive, storage_options=storage_options)
+    chunk = parse_size(chunk_size, what="chunk_size")
+    report = progress or (lambda event: None)
+    root = Path(dest)
+    chosen = _select(tier, step, file, "restore")
+    for manifest in chosen:
+        done = 0
+
+        def count(nbytes: int, manifest: Manifest = manifest) -> None:
+            nonlocal done
+            done += nbytes
+            report(
+                MigrationEvent(manifest.step, manifest.file, Phase.RESTORE, done, manifest.nbytes)
+            )
+
+        pump = Pump(chunk, on_bytes=count)
+        count(0)
+        for entry in manifest.entries:
+            target = _inside(root, manifest, f"{manifest.folder}/{entry.path}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(f".{target.name}.partial")
+            try:
+                with open(partial, "wb") as out:
+                    read_entry(tier, manifest, entry, pump, _writer(out, target))
+                if entry.mode:
+                    os.chmod(partial, entry.mode)
+                os.utime(partial, ns=(entry.mtime_ns, entry.mtime_ns))
+                os.replace(partial, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    partial.unlink()
+                raise
+    return chosen
+
+
+def _inside(root: Path, manifest: Manifest, relative: str) -> Path:
+    """``root / relative``, refusing a path a tampered manifest could aim outside ``root``."""
+    parts = PurePosixPath(relative).parts
+    if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
+        raise ArchiveError(
+            f"{manifest.label()}: its manifest {manifest.name} names {relative!r}, which is "
+            "not a path below the restore folder; the manifest is damaged or was tampered with"
+        )
+    return root.joinpath(*parts)
+
+
+def _writer(out: BinaryIO, target: Path) -> Callable[[memoryview], object]:
+    """``out.write``, with a failure (a full disk) reported as the destination's fault."""
+
+    def write(view: memoryview) -> object:
+        try:
+            return out.write(view)
+        except OSError as error:
+            raise LayoutError(
+                f"cannot restore {target}: {error}; free space there or restore elsewhere"
+            ) from error
+
+    return write

@@ -1,0 +1,114 @@
+"""The archive tier: a flat space of named objects where bundles and manifests are kept.
+
+A local folder by default; any fsspec URL (``s3://bucket/run``, ``memory://x``, ``file://``)
+in real deployments. Names are ``/``-separated and relative to the tier's root.
+"""
+
+from __future__ import annotations
+
+import errno
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from nearline.errors import ArchiveError
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+class ArchiveTier(ABC):
+    """Where bundles go. The contract every implementation keeps:
+
+    - ``open_write`` creates any parent folders; what it writes is only trusted once
+      ``publish`` has moved it to its final name, and ``publish`` replaces that name whole;
+    - ``publish`` returns only once the object is durable under its final name;
+    - ``remove`` of a missing name and ``list`` of a missing folder are not errors.
+    """
+
+    url: str
+    supports_parallel_reads: bool = False  # may several threads read objects at once?
+
+    @abstractmethod
+    def open_write(self, name: str) -> BinaryIO:
+        """A new (or truncated) object ``name``, open for writing."""
+
+    @abstractmethod
+    def open_read(self, name: str) -> BinaryIO:
+        """Object ``name``, open for reading and seekable."""
+
+    @abstractmethod
+    def publish(self, temporary: str, final: str) -> None:
+        """Make ``temporary`` durable and rename it ``final``, replacing any old ``final``."""
+
+    @abstractmethod
+    def remove(self, name: str) -> None:
+        """Delete object ``name``, if it exists."""
+
+    @abstractmethod
+    def list(self, folder: str) -> list[str]:
+        """The names of the entries directly in ``folder`` ("" is the root), sorted."""
+
+    @abstractmethod
+    def size(self, name: str) -> int | None:
+        """Bytes in object ``name``, or None if there is none."""
+
+    def exists(self, name: str) -> bool:
+        return self.size(name) is not None
+
+    def describe(self, name: str = "") -> str:
+        """A name as a user should read it in a message."""
+        return f"{self.url.rstrip('/')}/{name}" if name else self.url
+
+    def read_bytes(self, name: str) -> bytes:
+        with self.open_read(name) as handle:
+            return handle.read()
+
+    def write_bytes(self, name: str, data: bytes) -> None:
+        """Write a small object whole: under a temporary name, then published."""
+        temporary = temporary_name(name)
+        with self.open_write(temporary) as handle:
+            handle.write(data)
+        self.publish(temporary, name)
+
+    def close(self) -> None:  # noqa: B027 - an optional hook: most tiers hold nothing open
+        """Release what the tier holds open (connections, caches)."""
+
+
+def temporary_name(name: str) -> str:
+    """The hidden name an object is written under until it is complete: deterministic, so a
+    retry overwrites what a crashed attempt left instead of adding a second copy."""
+    folder, _, base = name.rpartition("/")
+    return f"{folder}/.{base}.partial" if folder else f".{base}.partial"
+
+
+def is_temporary(name: str) -> bool:
+    base = name.rpartition("/")[2]
+    return base.startswith(".") and base.endswith(".partial")
+
+
+def archive_failure(tier: ArchiveTier, name: str, error: OSError, what: str) -> ArchiveError:
+    """A typed error for an OSError the tier raised while writing or reading ``name``."""
+    where = tier.describe(name)
+    if error.errno in _FULL:
+        return ArchiveError(
+            f"the archive tier is full: {what} {where} failed ({error.strerror or error}); "
+            "free space on the archive or point migrate at a larger one, then run it again"
+        )
+    return ArchiveError(f"{what} {where} failed: {error}; check the archive tier, then retry")
+
+
+def open_tier(
+    archive: str | Path | ArchiveTier, *, storage_options: Mapping[str, Any] | None = None
+) -> ArchiveTier:
+    """The tier an ``archive`` argument names: a tier, a local folder, or an fsspec URL."""
+    if isinstance(archive, ArchiveTier):
+        return archive
+    text = str(archive)
+    if "://" in text or "::" in text:
+        from nearline.layout.tier_fsspec import FsspecTier
+
+        return FsspecTier.from_url(text, storage_options=storage_options)
+    from nearline.layout.tier_local import LocalTier
+
+    return LocalTier(Path(text))
