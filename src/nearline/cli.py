@@ -64,14 +64,16 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    import importlib
+
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     try:
-        import burst as burst_benchmark  # benchmarks/burst.py, run from a source checkout
+        benchmark = importlib.import_module(args.name)  # benchmarks/<name>.py in a checkout
     except ImportError:
         raise NearlineError(
             "benchmarks/ is not next to this nearline install; run `make bench` in a checkout"
         ) from None
-    return burst_benchmark.main(args.rest)
+    return benchmark.main(args.rest)
 
 
 def _ls(args: argparse.Namespace) -> int:
@@ -134,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
 
     bench = commands.add_parser("bench", help="run a benchmark (from a source checkout)")
-    bench.add_argument("name", choices=["burst"])
+    bench.add_argument("name", choices=["burst", "layout"])
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     bench.set_defaults(func=_bench)
 

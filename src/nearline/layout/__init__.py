@@ -1,4 +1,4 @@
-"""Where nearline's files go: every output path is computed here, and closed sets marked."""
+"""Where nearline's files go: every output path, closed-set markers, migration to the archive."""
 
 from __future__ import annotations
 
