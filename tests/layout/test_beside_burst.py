@@ -1,0 +1,55 @@
+"""The seed's set-up: a model writes steps through burst while the migrator empties the tree."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import xarray as xr
+
+from nearline import burst
+from nearline.layout import Migrator, restore
+
+
+def count_files(root) -> int:
+    return sum(1 for p in root.rglob("*.nc"))
+
+
+def test_migrate_watch_keeps_the_source_bounded_while_burst_writes(tmp_path):
+    source, archive, back = tmp_path / "run", tmp_path / "archive", tmp_path / "back"
+    source.mkdir()
+    steps = 12  # two file groups a step: 24 files in all
+    on_disk: list[int] = []
+    model_done = threading.Event()
+
+    def sample(event) -> None:
+        on_disk.append(count_files(source))
+
+    migrator = Migrator(source, archive, progress=sample)
+    watcher = threading.Thread(
+        target=migrator.watch, kwargs={"interval": 0.05, "until": model_done.is_set}
+    )
+    watcher.start()
+    try:
+        with burst.open(source, memory="4MiB") as io:
+            for step in range(steps):
+                io.write("dyn", "u", np.full((64, 64), step, "f4"), step=step)
+                io.write("sfc", "t", np.full(32, step, "f8"), step=step, start=(0,), shape=(32,))
+                io.flush()
+                io.wait()
+                on_disk.append(count_files(source))
+                time.sleep(0.05)  # the model computes its next step
+    finally:
+        model_done.set()
+        watcher.join(timeout=120)
+        migrator.close()
+    assert not watcher.is_alive()
+    assert count_files(source) == 0  # everything migrated, nothing left behind
+    assert max(on_disk) <= steps  # at most half the run's 24 files on disk at once
+    restore(archive, back)
+    for step in range(steps):
+        with xr.open_dataset(back / f"{step:06d}" / "dyn" / f"dyn.{step:06d}.00000.nc") as ds:
+            assert (ds["u"].values == step).all()
+        with xr.open_dataset(back / f"{step:06d}" / f"sfc.{step:06d}.nc") as ds:
+            assert (ds["t"].values == step).all()
