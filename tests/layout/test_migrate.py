@@ -408,6 +408,32 @@ def test_a_file_written_to_while_it_is_copied_is_caught_and_kept(tmp_path):
         assert [r.state for r in journal.records()] == [State.FAILED]
 
 
+def test_a_source_changed_between_copy_and_read_back_is_caught_and_kept(tmp_path):
+    """The read-back compares the archive copy with the source; a source whose bytes changed
+    after it was copied (its size and mtime put back) fails that, as a changed source."""
+    source, archive = tmp_path / "source", tmp_path / "archive"
+    make_run(source, steps=range(1), files=("dyn",), size=200_000)
+    victim = hds_path(source, step=0, file="dyn", rank=1, ext="nc")
+
+    def sneaky_writer(event: MigrationEvent) -> None:
+        if event.phase is Phase.VERIFY and event.done == 0:
+            info = victim.stat()
+            with victim.open("r+b") as handle:
+                handle.seek(1234)
+                handle.write(b"changed")
+            os.utime(victim, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+    with (
+        Migrator(source, archive, progress=sneaky_writer) as migrator,
+        pytest.raises(MigrationError, match=r"its bytes differ from those archived"),
+    ):
+        migrator.run_once()
+    assert b"changed" in victim.read_bytes()  # kept
+    assert archived_files(archive) == {}  # no manifest: nothing trusted on the archive
+    with Journal(source) as journal:
+        assert [r.state for r in journal.records()] == [State.FAILED]
+
+
 def test_a_corrupt_bundle_fails_verify_and_restore_naming_the_set_and_file(tmp_path):
     source, archive, back = tmp_path / "source", tmp_path / "archive", tmp_path / "back"
     make_run(source, steps=range(2))

@@ -26,7 +26,7 @@ from nearline.layout.journal import UNFINISHED, Journal, Record, State
 from nearline.layout.manifest import BundleKind, Manifest, parse_bundle
 from nearline.layout.markers import MARKER, FileSet, closed_sets, read_marker
 from nearline.layout.pump import Interrupted
-from nearline.layout.readback import verify
+from nearline.layout.readback import verify_copy
 from nearline.layout.sources import SourceFile, checked_files, describe, recheck, remove_set
 from nearline.layout.tier import ArchiveTier, archive_failure, open_tier
 from nearline.units import parse_size
@@ -272,7 +272,14 @@ class Migrator:
         try:
             if not verified:
                 count = self._counter(step, file, Phase.VERIFY, total)
-                verify(self.tier, manifest, chunk_size=self.settings.chunk_size, on_bytes=count)
+                sources = {entry.path: fileset.step_dir / entry.path for entry in manifest.entries}
+                verify_copy(
+                    self.tier,
+                    manifest,
+                    sources,
+                    chunk_size=self.settings.chunk_size,
+                    on_bytes=count,
+                )
                 try:
                     self.tier.write_bytes(manifest.name, manifest.to_json().encode())
                 except OSError as error:

@@ -36,8 +36,13 @@ def describe(fileset: FileSet) -> str:
 
 
 def _changed(fileset: FileSet, path: Path, what: str) -> MigrationError:
+    return changed(describe(fileset), path, what)
+
+
+def changed(label: str, path: Path, what: str) -> MigrationError:
+    """The error for a source file of the set ``label`` that changed since it was marked."""
     return MigrationError(
-        f"{describe(fileset)}: {path} changed after it was marked complete ({what}); its "
+        f"{label}: {path} changed after it was marked complete ({what}); its "
         f"source is kept. Re-mark the set (mark_complete) once its writer has finished with "
         f"it, then run migrate again"
     )

@@ -10,7 +10,7 @@ from typing import BinaryIO
 from nearline.durable import fsync_path
 from nearline.layout.tier import ArchiveTier
 
-WRITEBACK = 32 * 1024**2  # start writing dirty pages to disk every this many bytes
+WRITEBACK = 8 * 1024**2  # start writing dirty pages to disk every this many bytes
 
 
 class _WritebackFile(io.FileIO):
