@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import tarfile
 from collections.abc import Callable, Iterator, Sequence
-from types import TracebackType
 from typing import BinaryIO
 
+from nearline.closing import Closing
 from nearline.errors import MigrationError
 from nearline.layout.manifest import BundleKind, Entry, Manifest, loose_name, tar_name
 from nearline.layout.pump import Interrupted
@@ -147,7 +147,7 @@ class _Copier:
         return stream.digest
 
 
-class _SourceReader:
+class _SourceReader(Closing):
     """A source file whose read failures say which file failed and that it is kept."""
 
     def __init__(self, source: SourceFile) -> None:
@@ -166,15 +166,7 @@ class _SourceReader:
         except OSError as error:
             raise self._failure(error) from None
 
-    def __enter__(self) -> _SourceReader:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
         self.handle.close()
 
 

@@ -25,8 +25,8 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from types import TracebackType
 
+from nearline.closing import Closing
 from nearline.errors import MigrationError
 from nearline.layout.manifest import BundleKind, Manifest
 
@@ -82,7 +82,7 @@ class Record:
     error: str | None
 
 
-class Journal:
+class Journal(Closing):
     """The journal of the source tree ``root``; holds an exclusive lock while open, so that
     two migrators never work on the same source at once."""
 
@@ -200,14 +200,3 @@ class Journal:
             self._db.close()
             os.close(self._lock)  # closing the descriptor releases the lock
             self._lock = -1
-
-    def __enter__(self) -> Journal:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
+from nearline.closing import Closing
 from nearline.errors import ArchiveError, ConfigError, MigrationError, NearlineError
 from nearline.layout.bundle import write_bundle
 from nearline.layout.events import MigrationEvent, Phase
@@ -73,7 +73,7 @@ def fingerprint(fileset: FileSet) -> str:
     return hashlib.sha256(json.dumps(members).encode()).hexdigest()[:32]
 
 
-class Migrator:
+class Migrator(Closing):
     """Migrates the closed sets below ``source`` to ``archive`` (a folder or an fsspec URL).
 
     Holds the source's journal (and its lock) until :meth:`close`. :meth:`run_once` archives
@@ -317,17 +317,6 @@ class Migrator:
     def close(self) -> None:
         self._journal.close()
         self.tier.close()
-
-    def __enter__(self) -> Migrator:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _source_of(fileset: FileSet, path: str, size: int, mtime_ns: int) -> SourceFile:

@@ -97,17 +97,20 @@ def verify_archive(
     report = progress or (lambda event: None)
     checked = _select(tier, step, file, "verify")
     for manifest in checked:
-        done = 0
-
-        def count(nbytes: int, manifest: Manifest = manifest) -> None:
-            nonlocal done
-            done += nbytes
-            report(
-                MigrationEvent(manifest.step, manifest.file, Phase.VERIFY, done, manifest.nbytes)
-            )
-
-        verify(tier, manifest, chunk_size=chunk, on_bytes=count)
+        verify(tier, manifest, chunk_size=chunk, on_bytes=_counter(report, manifest, Phase.VERIFY))
     return checked
+
+
+def _counter(report: Progress, manifest: Manifest, phase: Phase) -> Callable[[int], None]:
+    """An ``on_bytes`` callback that reports the running total for one set."""
+    done = 0
+
+    def count(nbytes: int) -> None:
+        nonlocal done
+        done += nbytes
+        report(MigrationEvent(manifest.step, manifest.file, phase, done, manifest.nbytes))
+
+    return count
 
 
 def restore(
@@ -128,15 +131,7 @@ def restore(
     root = Path(dest)
     chosen = _select(tier, step, file, "restore")
     for manifest in chosen:
-        done = 0
-
-        def count(nbytes: int, manifest: Manifest = manifest) -> None:
-            nonlocal done
-            done += nbytes
-            report(
-                MigrationEvent(manifest.step, manifest.file, Phase.RESTORE, done, manifest.nbytes)
-            )
-
+        count = _counter(report, manifest, Phase.RESTORE)
         pump = Pump(chunk, on_bytes=count)
         count(0)
         for entry in manifest.entries:
