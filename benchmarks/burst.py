@@ -197,6 +197,7 @@ class Method:
     suffix: str = ""
     ranks: int = 0  # MPI ranks; 0 runs a plain process
     io_ranks: int = 0
+    env: tuple[tuple[str, str], ...] = ()  # NEARLINE_* settings for this row
 
 
 def _direct(name: str, label: str, writer, suffix: str, tuned: bool) -> Method:
@@ -225,16 +226,25 @@ DIRECT = [
 ]
 
 
-def burst_method(io_ranks: int) -> Method:
+BURST_VARIANTS = {
+    "": ("", ()),
+    "message": (", blocks sent as MPI messages", (("NEARLINE_BURST_TRANSPORT", "message"),)),
+    "write-behind": (", write-behind", (("NEARLINE_BURST_WRITE_BEHIND", "1"),)),
+}
+
+
+def burst_method(io_ranks: int, variant: str = "") -> Method:
     """nearline burst with ``io_ranks`` I/O ranks and as many compute ranks."""
     plural = "s" if io_ranks > 1 else ""
+    suffix, env = BURST_VARIANTS[variant]
     return Method(
-        f"burst-{io_ranks}",
-        f"nearline burst, {io_ranks} compute + {io_ranks} I/O rank{plural}",
+        f"burst-{io_ranks}" + (f"-{variant}" if variant else ""),
+        f"nearline burst, {io_ranks} compute + {io_ranks} I/O rank{plural}{suffix}",
         "burst",
         "burst",
         ranks=2 * io_ranks,
         io_ranks=io_ranks,
+        env=env,
     )
 
 
@@ -488,7 +498,7 @@ def launch(method: Method, args: argparse.Namespace, scratch: Path) -> Result:
         # compute rank's copy threads (and the direct methods' peers) off the other core.
         command = [str(mpiexec), "-n", str(method.ranks), "--bind-to", "none", *command]
     path = os.pathsep.join(p for p in (str(PROJECT / "src"), os.environ.get("PYTHONPATH")) if p)
-    env = {**MPI_ENV, **os.environ, "PYTHONPATH": path}
+    env = {**MPI_ENV, **os.environ, "PYTHONPATH": path, **dict(method.env)}
     started = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
@@ -681,6 +691,11 @@ def report(
         "files are placed by crc32(name) mod k, which is 1 for both names. Sink: netCDF "
         f"(contiguous, no fill); memory={args.burst_memory} per I/O rank; warm-up = one full "
         "burst at step 0.",
+        "- Variants of the 1 + 1 row: 'blocks sent as MPI messages' "
+        "(`NEARLINE_BURST_TRANSPORT=message`) takes the path burst uses for compute ranks on "
+        "another node, compared with the MPI Send/Recv limit; 'write-behind' "
+        "(`NEARLINE_BURST_WRITE_BEHIND=1`) lets the idle I/O rank write queued blocks into the "
+        "temporary file before `flush`, so less is left to write when the model flushes.",
         "- Limits: np.copyto on one thread is the reference for '% of numpy copy' (burst's "
         "copier splits large blocks over the cores per compute rank, like the threaded row); "
         f"MPI: blocking Send/Recv of each array between 2 ranks{mpi}; "
@@ -742,7 +757,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_worker(args)
     command = command_line()
     io_ranks = [int(k) for k in args.burst_io_ranks.split(",") if k.strip()]
-    methods = LIMITS + DIRECT + [burst_method(k) for k in io_ranks]
+    variants = [burst_method(1, "message"), burst_method(1, "write-behind")]
+    methods = LIMITS + DIRECT + [burst_method(k) for k in io_ranks] + variants
     wanted = {name.strip() for name in args.methods.split(",") if name.strip()}
     if wanted - {m.name for m in methods}:
         known = ", ".join(m.name for m in methods)

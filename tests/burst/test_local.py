@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -184,3 +186,29 @@ def test_closed_client_refuses_writes(tmp_path):
         io.write("f", "x", np.ones(2), step=0)
     with pytest.raises(BurstError, match="closed"):
         io.write("f", "x", np.ones(2), step=1)
+
+
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_write_behind_writes_before_flush_but_publishes_at_flush(tmp_path, monkeypatch, how):
+    settings = {"write_behind": True} if how == "argument" else {}
+    if how == "environment":
+        monkeypatch.setenv("NEARLINE_BURST_WRITE_BEHIND", "1")
+    with burst.open(tmp_path, memory="1MiB", **settings) as io:
+        io.write("out", "a", np.arange(1000.0), step=0)
+        deadline = time.monotonic() + 30
+        while io.stats().bytes_written < 8000 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert io.stats().bytes_written == 8000  # written into the temporary file already
+        assert io.stats().bytes_queued == 0
+        assert not nc(tmp_path, 0, "out", 0).exists()  # but not published before flush
+        io.flush()
+        io.wait()
+        assert nc(tmp_path, 0, "out", 0).exists()
+    with xr.open_dataset(nc(tmp_path, 0, "out", 0)) as ds:
+        np.testing.assert_array_equal(ds["a"].values, np.arange(1000.0))
+
+
+def test_bad_write_behind_setting_is_a_config_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEARLINE_BURST_WRITE_BEHIND", "sometimes")
+    with pytest.raises(ConfigError, match="NEARLINE_BURST_WRITE_BEHIND must be 1 or 0"):
+        burst.open(tmp_path).__enter__()

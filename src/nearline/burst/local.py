@@ -98,12 +98,16 @@ def open(
     autoflush: AutoFlush | dict | None = None,
     fanout: int | None = None,
     steps: int | None = None,
+    write_behind: bool | None = None,
 ) -> Iterator[Client]:
     """Serve a client with I/O threads in this process; everything is durable on exit.
 
     ``memory`` bounds the bytes each I/O thread holds; ``overflow`` says what a write does when
     it is full ("block", "spill" or "sync"); ``sink`` is a format name or ``fn(path, vars)``.
     ``fanout``/``steps`` shape the output tree (see :class:`nearline.layout.Layout`).
+    ``write_behind`` (default: ``NEARLINE_BURST_WRITE_BEHIND``, else off) lets idle I/O threads
+    write queued blocks into their temporary files before ``flush``, which then only finishes
+    them; files still take their final names at flush.
     """
     if isinstance(io_threads, bool) or not isinstance(io_threads, int) or io_threads < 1:
         raise ConfigError(f"io_threads must be an int >= 1, got {io_threads!r}")
@@ -113,6 +117,7 @@ def open(
         overflow=overflow,
         spill_dir=spill_dir,
         autoflush=autoflush,
+        write_behind=write_behind,
         layout=Layout.for_run(ranks=1, fanout=fanout, steps=steps),
     )
     group = ThreadGroup(io_threads)

@@ -165,7 +165,7 @@ def _serve(session: Session, sink: Sink, settings: BurstSettings) -> None:
                 transport.complete(source, wait=True)  # its data was sent before this message
             server.handle(message)
             progressed = True
-        if progressed:
+        if progressed or transport.incoming:  # a large message needs the receiver's progress
             backoff.busy()
             continue
         if not server.alive and not server.finished.is_set():
@@ -196,6 +196,7 @@ def run(
     autoflush: AutoFlush | dict | None = None,
     fanout: int | None = None,
     steps: int | None = None,
+    write_behind: bool | None = None,
 ) -> Any:
     """Under mpiexec: serve I/O on the last ``io_ranks`` ranks, run ``main(io, comm)`` on the rest.
 
@@ -203,6 +204,8 @@ def run(
     on I/O ranks, once all data is durable and each closed (step, file) set is marked
     ``.complete`` for the migrator. ``fanout`` (default: the number of compute ranks, at least
     1024) and ``steps`` shape the output tree (see :class:`nearline.layout.Layout`).
+    ``write_behind`` (default: ``NEARLINE_BURST_WRITE_BEHIND``, else off) lets idle I/O ranks
+    write queued blocks into their temporary files before ``flush``; they are published at flush.
 
     If ``main`` raises (a :class:`BurstError` included), the error is printed and the job is
     aborted with exit code 1, as MPI programs must.
@@ -216,6 +219,7 @@ def run(
         overflow=overflow,
         spill_dir=spill_dir,
         autoflush=autoflush,
+        write_behind=write_behind,
         layout=Layout.for_run(
             ranks=max(1, MPI.COMM_WORLD.size - io_ranks) if isinstance(io_ranks, int) else 1,
             fanout=fanout,

@@ -199,7 +199,7 @@ class IOServer:
 
     def _on_ready(self, piece: Piece) -> None:
         self.queued.setdefault(key_of(piece.request), []).append(piece)
-        if self.pending:
+        if self.pending or self.settings.write_behind:
             self._schedule_drain()
 
     def _on_flush(self, message: Message) -> None:
@@ -246,12 +246,13 @@ class IOServer:
                 path.rmdir()
 
     def _job_drain(self) -> None:
-        """Write the oldest queued blocks to their (still temporary) files to make room."""
+        """Write the oldest queued blocks to their (still temporary) files: to make room for
+        a waiting write, or, with write-behind, whenever the writer is idle."""
         with self._lock:
             self._drain_scheduled = False
         while True:
             with self._lock:
-                if not self.pending:
+                if not (self.pending or self.settings.write_behind):
                     return
                 piece = self._oldest_in_memory()
                 if piece is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -65,6 +66,7 @@ class BurstSettings:
     spill_dir: Path
     autoflush: AutoFlush | None = None
     layout: Layout = field(default_factory=Layout)
+    write_behind: bool = False
 
     @classmethod
     def parse(
@@ -76,6 +78,7 @@ class BurstSettings:
         spill_dir: str | Path | None = None,
         autoflush: AutoFlush | dict[str, Any] | None = None,
         layout: Layout | None = None,
+        write_behind: bool | None = None,
     ) -> BurstSettings:
         size = parse_size(memory, what="memory")
         if size < 4096:
@@ -90,4 +93,17 @@ class BurstSettings:
             spill_dir=Path(spill_dir) if spill_dir is not None else root / ".spill",
             autoflush=autoflush,
             layout=layout or Layout(),
+            write_behind=_flag("NEARLINE_BURST_WRITE_BEHIND")
+            if write_behind is None
+            else write_behind,
         )
+
+
+def _flag(name: str) -> bool:
+    """A yes/no NEARLINE_* setting: 1/0, true/false, yes/no; unset is no."""
+    value = os.environ.get(name, "0").strip().lower()
+    if value in ("1", "true", "yes"):
+        return True
+    if value in ("0", "false", "no", ""):
+        return False
+    raise ConfigError(f"{name} must be 1 or 0 (true/false, yes/no), got {value!r}")
