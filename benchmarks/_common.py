@@ -22,6 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from nearline import durable
+from nearline.durable import fsync_tree
+
 GB = 1e9
 MB = 1e6
 
@@ -59,13 +62,8 @@ def median(values: Sequence[float | None]) -> float | None:
 
 def fsync_path(path: Path) -> None:
     """Make ``path`` durable: fsync it (every file below it, for a folder) and its parent."""
-    targets = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for target in [*targets, *([path] if path.is_dir() else []), path.parent]:
-        fd = os.open(target, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    fsync_tree(path)
+    durable.fsync_path(path.parent)
 
 
 def remove_path(path: Path) -> None:
