@@ -20,6 +20,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -355,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="run-", dir=args.out))  # only this is removed after
     cold = not args.no_drop_caches and drop_caches()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still clean up when stopped
     try:  # migration first, and nothing deleted until the end (see Tree.bury)
         progress("migration")
         migration = run_migration(args, root / "migrate", cold)
