@@ -12,8 +12,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from nearline.cli_migrate import add_migrate_parser, add_restore_parser
 from nearline.errors import NearlineError
-from nearline.layout.cli_commands import add_migrate_parser, add_restore_parser
 
 
 def _demo(args: argparse.Namespace) -> int:
