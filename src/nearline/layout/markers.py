@@ -137,15 +137,25 @@ def closed_sets(root: str | Path) -> Iterator[FileSet]:
     """Every marked set below ``root``, oldest step first, without listing the file folders."""
     root = Path(root)
     for step_dir in step_folders(root):
-        for marker in sorted(step_dir.glob(f"*/{MARKER}")):
-            yield read_marker(marker, root=root)
+        try:  # a migrator may remove a step folder while we look
+            markers = sorted(step_dir.glob(f"*/{MARKER}"))
+        except FileNotFoundError:
+            continue
+        for marker in markers:
+            try:
+                yield read_marker(marker, root=root)
+            except LayoutError:
+                if marker.exists():
+                    raise
 
 
 def step_folders(root: Path) -> Iterator[Path]:
     """Step folders below ``root`` in step order, looking through step-block folders."""
-    if not root.is_dir():
+    try:
+        entries = sorted(p for p in root.iterdir() if p.is_dir() and p.name.isdigit())
+    except (FileNotFoundError, NotADirectoryError):
         return
-    for entry in sorted(p for p in root.iterdir() if p.is_dir() and p.name.isdigit()):
+    for entry in entries:
         if len(entry.name) == STEP_WIDTH:
             yield entry
         else:
