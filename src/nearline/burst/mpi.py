@@ -23,7 +23,7 @@ from nearline.burst.arena import PAGE
 from nearline.burst.base import Sink
 from nearline.burst.client import Client
 from nearline.burst.group import MPIGroup
-from nearline.burst.mpi_session import LIVENESS_SECONDS, Backoff, Session, alive
+from nearline.burst.mpi_session import LIVENESS_SECONDS, Backoff, Session, alive, compute_ranks
 from nearline.burst.protocol import (
     TAG_CONTROL,
     TAG_DATA,
@@ -221,9 +221,7 @@ def run(
         autoflush=autoflush,
         write_behind=write_behind,
         layout=Layout.for_run(
-            ranks=max(1, MPI.COMM_WORLD.size - io_ranks) if isinstance(io_ranks, int) else 1,
-            fanout=fanout,
-            steps=steps,
+            ranks=compute_ranks(io_ranks, MPI.COMM_WORLD.size), fanout=fanout, steps=steps
         ),
     )
     chosen = get_sink(sink)

@@ -59,20 +59,25 @@ class Backoff:
         self.delay = POLL_MIN
 
 
+def compute_ranks(io_ranks: int, world_size: int) -> int:
+    """How many compute ranks ``io_ranks`` I/O ranks leave; refuse a count that leaves none."""
+    if isinstance(io_ranks, bool) or not isinstance(io_ranks, int) or io_ranks < 1:
+        raise ConfigError(f"io_ranks must be an int >= 1, got {io_ranks!r}")
+    if io_ranks >= world_size:
+        raise ConfigError(
+            f"io_ranks={io_ranks} leaves no compute rank among {world_size} ranks; "
+            f"start more ranks (mpiexec -n {io_ranks + 1} or more) or lower io_ranks"
+        )
+    return world_size - io_ranks
+
+
 class Session:
     """The communicators, the shared window and who is where; built collectively."""
 
     def __init__(self, MPI, io_ranks: int, memory: int) -> None:
         world = MPI.COMM_WORLD
-        if isinstance(io_ranks, bool) or not isinstance(io_ranks, int) or io_ranks < 1:
-            raise ConfigError(f"io_ranks must be an int >= 1, got {io_ranks!r}")
-        if io_ranks >= world.size:
-            raise ConfigError(
-                f"io_ranks={io_ranks} leaves no compute rank among {world.size} ranks; "
-                f"start more ranks (mpiexec -n {io_ranks + 1} or more) or lower io_ranks"
-            )
         self.MPI = MPI
-        self.compute_size = world.size - io_ranks
+        self.compute_size = compute_ranks(io_ranks, world.size)
         self.io_ranks = io_ranks
         self.is_io = world.rank >= self.compute_size
         self.compute = world.Split(1 if self.is_io else 0, world.rank)
