@@ -36,3 +36,19 @@ class MigrationError(LayoutError):
 
 class ArchiveError(MigrationError):
     """The archive tier failed (full, unreachable) or holds a bundle its manifest disowns."""
+
+
+class SwathError(NearlineError):
+    """Satellite swath input cannot be read or made."""
+
+
+class GranuleError(SwathError, ValueError):
+    """A granule file is truncated, corrupt or of a format no reader knows (names the file)."""
+
+
+class GridError(NearlineError, ValueError):
+    """A target grid name or its parameters are unknown or inconsistent."""
+
+
+class CompositeError(NearlineError):
+    """The compositing run failed; no output that looks complete is left behind."""
