@@ -1,0 +1,39 @@
+"""Finding the reader for a granule by sniffing it; readers come from entry points."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from nearline.errors import GranuleError
+from nearline.swath.base import Granule, Reader
+
+GROUP = "nearline.readers"
+
+
+def available_readers() -> list[str]:
+    """Names of the installed readers (entry points of the ``nearline.readers`` group)."""
+    return sorted(point.name for point in entry_points(group=GROUP))
+
+
+def get_reader(name: str) -> type[Reader]:
+    """The reader class called ``name``, imported only now."""
+    for point in entry_points(group=GROUP):
+        if point.name == name:
+            return point.load()
+    raise GranuleError(f"no granule reader called {name!r}; installed: {available_readers()}")
+
+
+def open_granule(path: str | Path) -> Granule:
+    """Open ``path`` with the first reader that recognises its bytes."""
+    path = Path(path)
+    if not path.is_file():
+        raise GranuleError(f"granule {path} does not exist or is not a file")
+    # nearline's own format first: its sniff is cheapest and it is the common case
+    for name in sorted(available_readers(), key=lambda n: n != "nearline-avhrr"):
+        reader = get_reader(name)
+        if reader.can_open(path):
+            return reader().open(path)
+    raise GranuleError(
+        f"granule {path}: no reader recognises this file (tried {', '.join(available_readers())})"
+    )

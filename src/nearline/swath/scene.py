@@ -1,0 +1,108 @@
+"""A plausible Earth for synthetic granules: land and sea, vegetation by latitude and season,
+surface temperatures, and moving clouds, as an AVHRR would see them.
+
+Values are physical (reflectance factors, brightness temperatures); :mod:`synth` turns them
+into raw counts with pygac's calibration run backwards. The scene is smooth and
+deterministic (a seed picks the cloud field), so tests can rely on it:
+
+- land NDVI: 0.75 in the wet tropics, 0.1-0.2 in the subtropical desert belts, mid-latitude
+  vegetation following the season (peak in local summer), 0.05-0.15 in polar winter;
+- sea: reflectance 4 % (red) and 2.5 % (near infrared), so NDVI is about -0.23;
+- clouds cover about a third of the globe: bright (55 %) and cold (215-255 K) with a
+  thin-cirrus fringe where channels 4 and 5 differ by several kelvin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Scene:
+    """Per-pixel truth for a block of lines; all (n, 409) float32."""
+
+    red: np.ndarray  # channel 1 reflectance factor (0-1)
+    nir: np.ndarray  # channel 2 reflectance factor (0-1)
+    bt3: np.ndarray  # K
+    bt4: np.ndarray
+    bt5: np.ndarray
+    cloudy: np.ndarray  # bool
+
+
+def _unit_vectors(lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, ...]:
+    lam, phi = np.radians(lon), np.radians(lat)
+    return np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)
+
+
+def cloud_field(lon: np.ndarray, lat: np.ndarray, hours: np.ndarray, seed: int) -> np.ndarray:
+    """A smooth field in about [-1, 1] on the sphere that drifts with time (hours)."""
+    rng = np.random.default_rng(seed)
+    x, y, z = _unit_vectors(lon, lat)
+    field = np.zeros(np.shape(lon), np.float32)
+    for scale in (3.0, 5.0, 9.0, 17.0):
+        for _ in range(3):
+            direction = rng.normal(size=3)
+            direction /= np.linalg.norm(direction)
+            phase, speed = rng.uniform(0, 2 * np.pi), rng.uniform(-0.05, 0.05)
+            field += np.sin(
+                scale * (direction[0] * x + direction[1] * y + direction[2] * z)
+                + phase
+                + speed * hours
+            ).astype(np.float32) / np.sqrt(scale)
+    return field / 1.2
+
+
+def vegetation(lon: np.ndarray, lat: np.ndarray, day_of_year: int) -> np.ndarray:
+    """NDVI of clear land."""
+    season = np.cos(2 * np.pi * (day_of_year - 196) / 365.25)  # +1 in northern summer
+    local = np.where(lat >= 0, season, -season)
+    tropics = 0.62 * np.exp(-((lat / 13.0) ** 2))
+    desert = 0.55 * np.exp(-(((np.abs(lat) - 23.0) / 6.5) ** 2))
+    temperate = (0.28 + 0.22 * local) * np.exp(-(((np.abs(lat) - 48.0) / 11.0) ** 2))
+    texture = 0.08 * np.sin(np.radians(lon) * 7.0) * np.cos(np.radians(lat) * 5.0 + 1.0)
+    return np.clip(0.13 + tropics + temperate - desert * 0.25 + texture, 0.04, 0.86)
+
+
+def scene(
+    lon: np.ndarray,
+    lat: np.ndarray,
+    land: np.ndarray,
+    sun_zenith: np.ndarray,
+    hours: np.ndarray,
+    day_of_year: int,
+    seed: int,
+) -> Scene:
+    """The truth at every pixel of a block (``hours`` since the day's start, per pixel)."""
+    ndvi = vegetation(lon, lat, day_of_year)
+    red_land = 0.11 - 0.085 * ndvi
+    nir_land = red_land * (1 + ndvi) / (1 - ndvi)
+    red = np.where(land, red_land, 0.04).astype(np.float32)
+    nir = np.where(land, nir_land, 0.025).astype(np.float32)
+    day = sun_zenith < 85
+    abslat = np.abs(lat)
+    sst = np.maximum(302.0 - 0.42 * abslat, 271.5)
+    land_t = 303.0 - 0.55 * abslat + np.where(day, 7.0, -6.0)
+    bt4 = np.where(land, land_t, sst).astype(np.float32)
+    bt5 = bt4 - (0.4 + 2.2 * np.exp(-((lat / 25.0) ** 2)))
+    bt3 = np.where(day, bt4 + 4.0 + 30.0 * red, bt4 - 1.2)
+
+    field = cloud_field(lon, lat, hours, seed)
+    cloudy = field > 0.28
+    fringe = (field > 0.18) & ~cloudy  # thin cirrus around the thick clouds
+    top = 250.0 - 35.0 * np.clip(field, 0, 1)
+    cloud_reflectance = 0.45 + 0.25 * np.clip(field, 0, 1)
+    red = np.where(cloudy, cloud_reflectance, red)
+    nir = np.where(cloudy, cloud_reflectance * 0.98, nir)
+    bt4 = np.where(cloudy, top, bt4)
+    bt5 = np.where(cloudy, top - 0.6, np.where(fringe, bt5 - 4.5, bt5))
+    bt3 = np.where(cloudy, np.where(day, top + 28.0, top - 2.5), bt3)
+    return Scene(
+        red.astype(np.float32),
+        nir.astype(np.float32),
+        bt3.astype(np.float32),
+        bt4.astype(np.float32),
+        bt5.astype(np.float32),
+        cloudy,
+    )

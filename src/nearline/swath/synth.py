@@ -1,0 +1,202 @@
+"""Synthetic AVHRR GAC days: real orbital geometry, a plausible scene, raw counts.
+
+Each orbit granule has the shape of a real one: 2 scan lines a second, 409 pixels, tie-point
+geolocation and angles from pyorbital and a fixed NOAA-19 element set, calibration telemetry,
+and 10-bit counts made by running pygac's own calibration for the platform backwards (a
+table of all 1024 counts, inverted), so that calibrating them gives back the scene.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from nearline.durable import publish, temporary_path
+from nearline.errors import ConfigError
+from nearline.swath import orbit
+from nearline.swath.base import N_PIXELS, TIE_COLUMNS, SwathBlock, interpolate_tiepoints, lonlat
+from nearline.swath.maps import land_mask
+from nearline.swath.netcdf_granule import write_granule
+from nearline.swath.scene import scene
+
+CHUNK_LINES = 2048
+PRT_COUNT = 260.0  # about 290 K with NOAA-19's PRT coefficients
+ICT_COUNTS = (780.0, 480.0, 500.0)  # blackbody counts of channels 3b, 4, 5
+SPACE_COUNTS = (990.0, 992.0, 991.0)
+PLATFORM_CODES = {"noaa19": "NP", "noaa18": "NN", "noaa17": "NM", "noaa16": "NL", "noaa15": "NK"}
+
+
+def calibrator(platform: str):
+    """pygac's calibration coefficients for ``platform`` (its PROVISIONAL warning is muted)."""
+    from pygac.calibration.noaa import Calibrator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return Calibrator(platform)
+
+
+def telemetry(n_lines: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """PRT, blackbody and space counts per line, as the KLM format carries them."""
+    prt = PRT_COUNT + rng.normal(0, 0.3, n_lines)
+    prt[np.arange(n_lines) % 5 == 0] = 0.0  # every fifth line marks a complete PRT set
+    ict = np.array(ICT_COUNTS) + rng.normal(0, 0.3, (n_lines, 3))
+    space = np.array(SPACE_COUNTS) + rng.normal(0, 0.3, (n_lines, 3))
+    return {"prt_counts": prt, "ict_counts": ict, "space_counts": space}
+
+
+def count_tables(platform: str, moment: datetime) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For each channel, (physical value, count) pairs sorted by value, from pygac."""
+    from pygac.calibration.noaa import calibrate_solar, calibrate_thermal
+
+    with warnings.catch_warnings():  # counts beyond the physical range give NaN, on purpose
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _count_tables(calibrate_solar, calibrate_thermal, platform, moment)
+
+
+def _count_tables(calibrate_solar, calibrate_thermal, platform, moment):
+    cal = calibrator(platform)
+    counts = np.arange(1024, dtype=np.float64)
+    jday = moment.timetuple().tm_yday
+    tables = []
+    for channel in (0, 1):
+        values = calibrate_solar(counts.copy(), channel, moment.year, jday, cal)
+        tables.append(values)
+    lines = 60
+    ramp = np.tile(counts, (lines, 1))
+    prt = np.where(np.arange(lines) % 5 == 0, 0.0, PRT_COUNT)
+    for index, channel in enumerate((3, 4, 5)):
+        bt = calibrate_thermal(
+            ramp.copy(),
+            prt.copy(),
+            np.full(lines, ICT_COUNTS[index]),
+            np.full(lines, SPACE_COUNTS[index]),
+            np.arange(lines),
+            channel,
+            cal,
+        )
+        tables.append(np.asarray(bt)[lines // 2])
+    result = []
+    for values in tables:
+        valid = np.isfinite(values) & (values > 0)
+        order = np.argsort(values[valid])
+        result.append((values[valid][order], counts[valid][order]))
+    return result
+
+
+def to_counts(values: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """The count whose calibrated value is nearest each value (the table inverted)."""
+    physical, counts = table
+    return np.rint(np.interp(values, physical, counts)).astype(np.uint16)
+
+
+def granule_name(platform: str, start: datetime, end: datetime) -> str:
+    """A NOAA CLASS-style name: NSS.GHRR.<sat>.D<yyddd>.S<hhmm>.E<hhmm>.nc."""
+    code = PLATFORM_CODES.get(platform, platform.upper())
+    return f"NSS.GHRR.{code}.D{start:%y%j}.S{start:%H%M}.E{end:%H%M}.nc"
+
+
+def synthesize_orbit(
+    start: datetime, n_lines: int, out_dir: Path, *, platform: str, seed: int, land=None
+) -> Path:
+    """Write one orbit granule starting at ``start`` (UTC)."""
+    rng = np.random.default_rng(seed)
+    land = land or land_mask()
+    offsets = np.arange(n_lines) * orbit.GAC_LINE_SECONDS
+    tie_lon, tie_lat = orbit.scan_lonlat(
+        orbit.NOAA19_TLE,
+        start,
+        offsets,
+        orbit.gac_scan_angles(TIE_COLUMNS),
+        TIE_COLUMNS * orbit.GAC_PIXEL_SECONDS,
+    )
+    times = np.datetime64(start.replace(tzinfo=None), "ms") + (offsets * 1000).astype(
+        "timedelta64[ms]"
+    )
+    sat_zenith, sun_zenith, relative = orbit.view_angles(orbit.NOAA19_TLE, times, tie_lon, tie_lat)
+    tables = count_tables(platform, start)
+    counts = np.empty((5, n_lines, N_PIXELS), np.uint16)
+    day_start = datetime(start.year, start.month, start.day)
+    base_hours = (start.replace(tzinfo=None) - day_start).total_seconds() / 3600
+    block = SwathBlock(
+        granule="",
+        platform=platform,
+        first_line=0,
+        times=times,
+        counts=counts,
+        tie_lat=tie_lat.astype(np.float32),
+        tie_lon=tie_lon.astype(np.float32),
+        tie_sat_zenith=sat_zenith.astype(np.float32),
+        tie_sun_zenith=sun_zenith.astype(np.float32),
+        tie_rel_azimuth=relative.astype(np.float32),
+        **telemetry(n_lines, rng),
+    )
+    for first in range(0, n_lines, CHUNK_LINES):
+        part = block.slice(first, min(first + CHUNK_LINES, n_lines))
+        lon, lat = lonlat(part)
+        sun = interpolate_tiepoints(part.tie_sun_zenith)
+        hours = base_hours + (first + np.arange(part.n_lines))[:, None] / 7200.0
+        truth = scene(lon, lat, land.sample(lon, lat), sun, hours, start.timetuple().tm_yday, seed)
+        lit = np.cos(np.radians(np.minimum(sun, 90.0)))
+        visible = (truth.red * lit * 100.0, truth.nir * lit * 100.0)
+        physical = (*visible, truth.bt3, truth.bt4, truth.bt5)
+        for channel, values in enumerate(physical):
+            part.counts[channel] = to_counts(values, tables[channel])
+    end = start + timedelta(seconds=float(offsets[-1]))
+    path = out_dir / granule_name(platform, start, end)
+    temporary = temporary_path(path)
+    write_granule(
+        temporary,
+        block,
+        {"tle_line1": orbit.NOAA19_TLE[0], "tle_line2": orbit.NOAA19_TLE[1], "synthetic": 1},
+    )
+    publish(temporary, path)
+    return path
+
+
+def synthesize_day(
+    day: str | date,
+    orbits: int,
+    out_dir: str | Path,
+    *,
+    satellite: str = "noaa19",
+    lines_per_orbit: int = 13000,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Path]:
+    """Write ``orbits`` consecutive orbit granules of ``day`` into ``out_dir``.
+
+    Orbits start one orbital period (about 102 minutes for NOAA-19) apart from 00:00 UTC;
+    13,000 lines (108 minutes) is slightly more than an orbit, as real GAC files are.
+    """
+    if isinstance(day, str):
+        try:
+            day = date.fromisoformat(day)
+        except ValueError:
+            raise ConfigError(f"--date: expected YYYY-MM-DD, got {day!r}") from None
+    if satellite not in PLATFORM_CODES:
+        raise ConfigError(
+            f"--satellite: expected one of {', '.join(PLATFORM_CODES)}, got {satellite!r}"
+        )
+    if orbits < 1 or lines_per_orbit < 60:
+        raise ConfigError("need at least 1 orbit of at least 60 lines")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    mean_motion = float(orbit.NOAA19_TLE[1][52:63])  # revolutions a day
+    period = timedelta(days=1 / mean_motion)
+    land = land_mask()
+    paths = []
+    midnight = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    for index in range(orbits):
+        start = midnight + index * period
+        paths.append(
+            synthesize_orbit(
+                start, lines_per_orbit, out, platform=satellite, seed=seed + index, land=land
+            )
+        )
+        if progress is not None:
+            progress(index + 1, orbits)
+    return paths
