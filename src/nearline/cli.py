@@ -7,60 +7,14 @@ Errors nearline raises print as one line (``nearline: error: ...``) and exit wit
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import sys
 from pathlib import Path
 
+from nearline.cli_composite import add_composite_parser
+from nearline.cli_demo import add_demo_parser
 from nearline.cli_migrate import add_migrate_parser, add_restore_parser
+from nearline.cli_synth import add_synth_parser
 from nearline.errors import NearlineError
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    from nearline.mpirun import run_module
-
-    console = Console()
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise NearlineError(f"--out {out} is a file; name a folder for the demo's output")
-    if out.exists():
-        shutil.rmtree(out)
-    ranks = args.compute_ranks + 1
-    with console.status(f"running the burst demo model on {ranks} MPI ranks..."):
-        result = run_module(ranks, "nearline.burst.demo", str(out))
-    lines = [line for line in result.stdout.splitlines() if line.startswith("NEARLINE-DEMO ")]
-    if result.returncode != 0 or not lines:
-        reasons = [line for line in result.stderr.splitlines() if "Error" in line]
-        reason = reasons[-1].strip() if reasons else f"exit status {result.returncode}"
-        raise NearlineError(f"the demo model failed: {reason}")
-    summary = json.loads(lines[0].split(" ", 1)[1])
-    table = Table(title="burst demo: how long the compute ranks paused for output")
-    for column in ("step", "MB written", "through burst (s)", "written directly (s)", "speed-up"):
-        table.add_column(column, justify="right")
-    megabytes = summary["bytes_per_step"] / 1e6
-    for step, (b, d) in enumerate(
-        zip(summary["burst_pause"], summary["direct_pause"], strict=True)
-    ):
-        table.add_row(str(step), f"{megabytes:.0f}", f"{b:.3f}", f"{d:.3f}", f"{d / b:.1f}x")
-    burst_total, direct_total = sum(summary["burst_pause"]), sum(summary["direct_pause"])
-    table.add_row(
-        "all",
-        f"{megabytes * len(summary['burst_pause']):.0f}",
-        f"{burst_total:.3f}",
-        f"{direct_total:.3f}",
-        f"{direct_total / burst_total:.1f}x",
-        style="bold",
-    )
-    console.print(table)
-    grid = "x".join(map(str, summary["grid"]))
-    console.print(
-        f"{summary['ranks']} compute ranks + 1 I/O rank, {summary['variables']} float32 fields "
-        f"of {grid} per step. Burst output (netCDF, readable with xarray): {out / 'burst'}"
-    )
-    return 0
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -116,27 +70,15 @@ def _sinks(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nearline", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    demo = commands.add_parser("demo", help="run the main job on embedded defaults")
-    demo.add_argument("--out", default="demo-output", help="output folder (default: %(default)s)")
-    demo.add_argument(
-        "--compute-ranks", type=_positive, default=4, help="MPI compute ranks (default: 4)"
-    )
-    demo.set_defaults(func=_demo)
+    add_demo_parser(commands)
 
     bench = commands.add_parser("bench", help="run a benchmark (from a source checkout)")
-    bench.add_argument("name", choices=["burst", "layout"])
+    bench.add_argument("name", choices=["burst", "layout", "composite"])
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     bench.set_defaults(func=_bench)
 
@@ -148,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_migrate_parser(commands)
     add_restore_parser(commands)
+    add_synth_parser(commands)
+    add_composite_parser(commands)
 
     sinks = commands.add_parser("sinks", help="list the output formats burst can write")
     sinks.set_defaults(func=_sinks)

@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nearline.errors import BurstError
+
 
 @dataclass(frozen=True)
 class VariableSpec:
@@ -26,6 +28,8 @@ class VariableSpec:
 
     ``shape`` is the global shape (the whole variable); ``dims`` has one name per axis;
     ``attrs`` are the user's attributes (``units``, ``long_name``...), values str/int/float.
+    ``encoding`` holds storage hints a format may honour and others ignore: ``chunksizes``
+    (one per axis), ``compression`` ("zlib"), ``complevel`` and ``shuffle``.
     """
 
     name: str
@@ -33,6 +37,7 @@ class VariableSpec:
     shape: tuple[int, ...]
     dims: tuple[str, ...]
     attrs: Mapping[str, Any] = field(default_factory=dict)
+    encoding: Mapping[str, Any] = field(default_factory=dict)
 
 
 class SinkFile(ABC):
@@ -61,6 +66,10 @@ class SinkFile(ABC):
     @abstractmethod
     def close(self) -> None:
         """Finish the file."""
+
+    def set_attributes(self, attrs: Mapping[str, Any]) -> None:
+        """Attach file-wide attributes (title, provenance); formats without them refuse."""
+        raise BurstError(f"the {type(self).__name__} format keeps no file-wide attributes")
 
     def abort(self) -> None:
         """Release resources after a failure; by default the same as :meth:`close`."""

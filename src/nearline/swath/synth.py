@@ -21,7 +21,7 @@ from nearline.swath import orbit
 from nearline.swath.base import N_PIXELS, TIE_COLUMNS, SwathBlock, interpolate_tiepoints, lonlat
 from nearline.swath.maps import land_mask
 from nearline.swath.netcdf_granule import write_granule
-from nearline.swath.scene import scene
+from nearline.swath.scene import OZONE_DEPTH, scene
 
 CHUNK_LINES = 2048
 PRT_COUNT = 260.0  # about 290 K with NOAA-19's PRT coefficients
@@ -141,7 +141,11 @@ def synthesize_orbit(
         hours = base_hours + (first + np.arange(part.n_lines))[:, None] / 7200.0
         truth = scene(lon, lat, land.sample(lon, lat), sun, hours, start.timetuple().tm_yday, seed)
         lit = np.cos(np.radians(np.minimum(sun, 90.0)))
-        visible = (truth.red * lit * 100.0, truth.nir * lit * 100.0)
+        slant = 1 / np.maximum(lit, 0.05) + 1 / np.cos(
+            np.radians(interpolate_tiepoints(part.tie_sat_zenith))
+        )
+        ozone = np.exp(-OZONE_DEPTH * slant)  # channel 1 loses light to ozone
+        visible = (truth.red * lit * ozone * 100.0, truth.nir * lit * 100.0)
         physical = (*visible, truth.bt3, truth.bt4, truth.bt5)
         for channel, values in enumerate(physical):
             part.counts[channel] = to_counts(values, tables[channel])

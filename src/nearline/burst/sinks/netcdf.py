@@ -1,6 +1,7 @@
 """netCDF-4 files following CF: what most Earth-science tools open without being told how.
 
-Written uncompressed and contiguous for speed; no fill pass (every byte gets written by the
+Written uncompressed and contiguous for speed, unless a variable's encoding asks for chunks
+and compression; no fill pass (every byte gets written by the
 blocks) and no mask/scale conversions, so values round-trip bit for bit. The output step is a
 scalar ``step`` coordinate that every data variable names in its ``coordinates`` attribute.
 """
@@ -8,6 +9,7 @@ scalar ``step`` coordinate that every data variable names in its ``coordinates``
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,21 @@ STEP = "step"
 # netCDF-C is not thread-safe and netCDF4-python releases the GIL inside it, so the I/O
 # threads of one process (burst.open with io_threads > 1) take turns in the library.
 _LIBRARY_LOCK = threading.Lock()
+
+
+def _storage(spec: VariableSpec, dataset: Any) -> dict[str, Any]:
+    """createVariable's storage keywords: contiguous unless the spec asks for chunks."""
+    encoding = dict(spec.encoding)
+    chunks = encoding.get("chunksizes")
+    if chunks is None:
+        contiguous = not any(dataset.dimensions[dim].isunlimited() for dim in spec.dims)
+        return {"contiguous": contiguous}
+    storage: dict[str, Any] = {"chunksizes": tuple(int(c) for c in chunks)}
+    if encoding.get("compression"):
+        storage["compression"] = encoding["compression"]
+        storage["complevel"] = int(encoding.get("complevel", 1))
+        storage["shuffle"] = bool(encoding.get("shuffle", True))
+    return storage
 
 
 class NetCDFSink(Sink):
@@ -73,13 +90,9 @@ class _NetCDFFile(SinkFile):
                 )
         attrs = dict(spec.attrs)
         fill = attrs.pop("_FillValue", False)  # netCDF only accepts it at creation
-        contiguous = not any(dataset.dimensions[dim].isunlimited() for dim in spec.dims)
+        storage = _storage(spec, dataset)
         variable = dataset.createVariable(
-            spec.name,
-            np.dtype(spec.dtype),
-            spec.dims,
-            contiguous=contiguous,
-            fill_value=fill,
+            spec.name, np.dtype(spec.dtype), spec.dims, fill_value=fill, **storage
         )
         variable.set_auto_maskandscale(False)
         coordinates = attrs.pop("coordinates", "")
@@ -93,6 +106,10 @@ class _NetCDFFile(SinkFile):
                     "netCDF; use a string, a number or a list of them"
                 ) from None
         self._variables[spec.name] = variable
+
+    def set_attributes(self, attrs: Mapping[str, Any]) -> None:
+        with _LIBRARY_LOCK:
+            self._dataset.setncatts(dict(attrs))
 
     def write(self, name: str, data: np.ndarray, *, start: tuple[int, ...]) -> None:
         if data.size == 0:

@@ -1,0 +1,123 @@
+"""``nearline composite``: a thin sub-command over :func:`nearline.composite.run`.
+
+Under mpiexec every rank runs this command; rank 0 shows the progress and the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from nearline.errors import ConfigError
+from nearline.units import format_size
+
+
+def add_composite_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``composite INPUTS... --out FILE`` to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "composite",
+        help="composite AVHRR orbits (or daily composites) into one global image",
+        description="Calibrate, cloud-mask, terrain-correct and register every pixel of the "
+        "input granules and keep, per grid cell, the clear observation with the highest NDVI "
+        "(or another reducer). Daily composite files as inputs make 10-day or monthly "
+        "composites. Under mpiexec the ranks share the work.",
+    )
+    parser.add_argument("inputs", nargs="+", help="granule files, or folders holding them")
+    parser.add_argument("--out", required=True, help="the netCDF file to write")
+    parser.add_argument("--grid", default="igh-8km", help="target grid (default: %(default)s)")
+    parser.add_argument(
+        "--period",
+        default="day",
+        choices=["day", "10day", "month"],
+        help="time one composite covers (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--reducer",
+        default="max-ndvi",
+        help="max-ndvi, mean, min, max or count (default: %(default)s)",
+    )
+    parser.add_argument("--workers", type=int, default=None, help="band owners (default: cores)")
+    parser.add_argument(
+        "--readers", type=int, default=1, help="input data servers (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--memory", default="2GiB", help="bound on the bands' memory (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--on-error",
+        default="fail",
+        choices=["skip", "fail"],
+        help="what a corrupt or truncated granule does (default: %(default)s)",
+    )
+    parser.add_argument("--png", default=None, help="also write an NDVI quicklook PNG here")
+    parser.set_defaults(func=run_composite)
+    return parser
+
+
+def expand_inputs(inputs: list[str]) -> list[Path]:
+    """Files as given; a folder stands for the files directly inside it, sorted."""
+    paths: list[Path] = []
+    for name in inputs:
+        path = Path(name)
+        if path.is_dir():
+            paths += sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        elif path.exists():
+            paths.append(path)
+        else:
+            raise ConfigError(f"input {path} does not exist")
+    if not paths:
+        raise ConfigError(f"no input files in {', '.join(inputs)}")
+    return paths
+
+
+def run_composite(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from nearline.composite import run
+    from nearline.composite.mpi_run import world
+
+    comm = world()
+    show = comm is None or comm.Get_rank() == 0
+    console = Console()
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, disable=not show, transient=False) as bars:
+        tasks: dict[str, Any] = {}
+        labels = {
+            "plan": "sampling granules",
+            "composite": "scan lines",
+            "write": "bands written",
+            "climate": "row blocks",
+        }
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bars.add_task(labels.get(phase, phase), total=total)
+            bars.update(tasks[phase], completed=done, total=total)
+
+        result = run(
+            expand_inputs(args.inputs),
+            out=args.out,
+            grid=args.grid,
+            period=args.period,
+            reducer=args.reducer,
+            workers=args.workers,
+            readers=args.readers,
+            memory=args.memory,
+            on_error=args.on_error,
+            png=args.png,
+            progress=progress,
+        )
+    if result is None or not show:
+        return 0
+    for path, reason in result.skipped:
+        console.print(f"[yellow]skipped {path}: {reason}[/yellow]")
+    console.print(
+        f"{len(result.granules)} granules, {result.pixels / 1e6:.1f} M pixels in "
+        f"{result.wall_seconds:.1f} s ({result.pixels_per_second / 1e6:.2f} M pixels/s), "
+        f"{result.bands} bands in {result.passes} pass(es), peak RSS "
+        f"{format_size(result.peak_rss_bytes)}"
+    )
+    console.print(f"wrote {result.out}" + (f" and {result.png}" if result.png else ""))
+    return 0

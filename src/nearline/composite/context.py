@@ -1,0 +1,171 @@
+"""Everything a run's processes share, made once before they start: the opened inputs, the
+plan, each granule's calibration tables, the ancillary maps and the reducer.
+
+``prepare`` opens every granule once to sample it (tie-point latitudes for the plan, the
+calibration telemetry for the per-line calibration, which pygac smooths over 51 lines and so
+must see the whole granule); a granule that cannot be read is skipped or fails the run, as
+``on_error`` says, before any worker starts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from nearline.composite.base import Reducer
+from nearline.composite.reducers import get_reducer
+
+from nearline.composite.ancillary import Ancillary
+from nearline.composite.calibration import LineCalibration, line_calibration
+from nearline.composite.observe import observe
+from nearline.composite.periods import period_label, period_window
+from nearline.composite.plan import GranuleInfo, Plan, make_plan
+from nearline.composite.settings import CompositeSettings, OnError
+from nearline.errors import CompositeError, ConfigError, GranuleError
+from nearline.grid import get_grid
+from nearline.swath import Granule, open_granule
+
+log = logging.getLogger(__name__)
+
+# Memory a worker needs besides its band: received blocks, observations of a 1024-line
+# block, cell indices, numba and netCDF libraries.
+WORKER_OVERHEAD = 192 * 1024**2
+
+
+@dataclass
+class RunContext:
+    """The shared, read-only state of one run."""
+
+    settings: CompositeSettings
+    plan: Plan
+    reducer: Reducer
+    calibrations: list[LineCalibration]
+    ancillary: Ancillary
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+    progress: Callable[[str, int, int], None] | None = None
+    lines_done: int = 0
+    lines_total: int = 0
+
+    def granule_names(self) -> list[tuple[str, str]]:
+        return [(info.path.name, info.platform) for info in self.plan.granules]
+
+    def open_granule(self, index: int) -> Granule:
+        return open_granule(self.plan.granules[index].path)
+
+    def observe(self, granule: int, block: Any) -> Any:
+        """Calibrated, masked, terrain-corrected observations of one delivered block."""
+        first = block.first_line
+        calibration = self.calibrations[granule].slice(first, first + block.n_lines)
+        return observe(block, calibration, self.ancillary)
+
+    def advance(self, lines: int) -> None:
+        self.lines_done += lines
+        if self.progress is not None:
+            self.progress("composite", self.lines_done, self.lines_total)
+
+    def attributes(self) -> dict[str, Any]:
+        """Global attributes of the output file: what, when, from what."""
+        starts = [info.start_time for info in self.plan.granules]
+        window = period_window(min(starts).date(), self.settings.period)
+        return {
+            "title": f"AVHRR {self.settings.reducer} composite, {period_label(window)}",
+            "source": "AVHRR GAC level 1b, composited by nearline",
+            "period": self.settings.period.value,
+            "reducer": self.settings.reducer,
+            "time_coverage_start": window[0].isoformat(),
+            "time_coverage_end": window[1].isoformat(),
+            "input_granules": " ".join(info.path.name for info in self.plan.granules),
+            "skipped_granules": " ".join(path.name for path, _ in self.skipped),
+        }
+
+
+def prepare(
+    paths: list[Path],
+    settings: CompositeSettings,
+    *,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> RunContext:
+    """Open and sample every input, plan the bands, load the ancillary maps."""
+    grid = get_grid(settings.grid)
+    reducer = get_reducer(settings.reducer)
+    infos: list[GranuleInfo] = []
+    latitudes: list[np.ndarray] = []
+    calibrations: list[LineCalibration] = []
+    skipped: list[tuple[Path, str]] = []
+    for done, path in enumerate(paths, start=1):
+        try:
+            with open_granule(path) as granule:
+                tie_latitudes = granule.read_tie_latitudes()
+                calibration = line_calibration(granule.read_telemetry(), granule.platform)
+                info = GranuleInfo(
+                    len(infos), path, granule.platform, granule.n_lines, granule.start_time
+                )
+        except GranuleError as error:
+            if settings.on_error is OnError.FAIL:
+                raise
+            log.warning("skipping %s: %s", path, error)
+            skipped.append((path, str(error)))
+            continue
+        finally:
+            if progress is not None:
+                progress("plan", done, len(paths))
+        infos.append(info)
+        latitudes.append(tie_latitudes)
+        calibrations.append(calibration)
+    if not infos:
+        raise CompositeError(
+            f"none of the {len(paths)} inputs could be read; the first said: {skipped[0][1]}"
+        )
+    _check_period(infos, settings)
+    state_bytes = sum(a.itemsize for a in reducer.new_state(1).values())
+    budget = settings.memory // settings.workers - WORKER_OVERHEAD
+    plan = make_plan(
+        grid,
+        infos,
+        latitudes,
+        workers=settings.workers,
+        state_bytes_per_cell=state_bytes,
+        memory_per_worker=max(budget, 0),
+    )
+    context = RunContext(settings, plan, reducer, calibrations, Ancillary.load(), skipped, progress)
+    context.lines_total = sum(
+        stop - start
+        for pass_index in range(plan.passes)
+        for server in range(settings.readers)
+        for task in plan.tasks(pass_index, server, settings.readers)
+        for start, stop in _merged(task)
+    )
+    return context
+
+
+def _merged(task: Any) -> list[tuple[int, int]]:
+    from nearline.swath.servers import merge_runs
+
+    return merge_runs([run for runs in task.runs.values() for run in runs])
+
+
+def _check_period(infos: list[GranuleInfo], settings: CompositeSettings) -> None:
+    """Every granule must start inside the period of the first one."""
+    first = min(infos, key=lambda info: info.start_time)
+    window = period_window(first.start_time.date(), settings.period)
+    for info in infos:
+        day = (
+            info.start_time.astimezone(UTC).date()
+            if info.start_time.tzinfo
+            else info.start_time.date()
+        )
+        if not window[0] <= day <= window[1]:
+            raise ConfigError(
+                f"{info.path.name} starts on {day}, outside the {settings.period.value} "
+                f"{window[0]}..{window[1]} of {first.path.name}; composite each period "
+                "separately or choose a longer --period"
+            )
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

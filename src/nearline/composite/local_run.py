@@ -1,0 +1,135 @@
+"""Running the servers and band owners as local processes (the embedded default).
+
+The driver (this process) forks ``readers`` input data servers and ``workers`` band owners
+after the plan, the calibration tables and the ancillary maps are ready, so every child
+inherits them without a copy, and after the numba kernels are compiled. Lines travel through
+shared-memory slots; finished bands come back through local disk, and the driver writes each
+into the output file as soon as it is finished. A child that fails or dies stops the run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from nearline.composite.context import RunContext
+from nearline.composite.worker import band_file, read_band, work
+from nearline.errors import CompositeError
+from nearline.swath.servers import ServerStats, serve_pass
+from nearline.swath.shm import SharedSlots
+from nearline.swath.wire import block_nbytes
+
+SLOTS_PER_SERVER = 4
+_POLL_SECONDS = 0.2
+
+
+def _child(results: Any, role: str, index: int, body: Callable[[], Any]) -> None:
+    try:
+        stats = body()
+        results.put(("stats", role, index, asdict(stats)))
+    except BaseException as error:  # report, then let the driver stop everyone
+        detail = traceback.format_exc(limit=4)
+        results.put(("error", role, index, f"{error}", detail))
+        raise SystemExit(1) from None
+    finally:
+        results.close()
+        results.join_thread()
+
+
+def run_local(context: RunContext, scratch: Path, write_band: Callable[[int, dict], None]) -> dict:
+    """Serve, composite and collect every band; return the children's stats by role."""
+    plan, settings = context.plan, context.settings
+    servers, workers = settings.readers, settings.workers
+    ctx = mp.get_context("fork")
+    shared = SharedSlots(
+        servers=servers,
+        workers=workers,
+        slots_per_server=SLOTS_PER_SERVER,
+        slot_bytes=block_nbytes(settings.max_lines),
+        context=ctx,
+    )
+    barrier = ctx.Barrier(servers + workers)
+    results = ctx.Queue()
+    names = context.granule_names()
+
+    def server_body(server: int) -> ServerStats:
+        stats = ServerStats()
+        outbox = shared.outbox(server)
+        for pass_index in range(plan.passes):
+            barrier.wait()
+            serve_pass(
+                plan.tasks(pass_index, server, servers),
+                context.open_granule,
+                outbox,
+                max_lines=settings.max_lines,
+                stats=stats,
+                on_block=lambda lines: results.put(("lines", "server", server, lines)),
+            )
+        return stats
+
+    def worker_body(worker: int) -> Any:
+        return work(
+            worker,
+            plan,
+            shared.inbox(worker, names),
+            reducer=context.reducer,
+            observe=context.observe,
+            scratch=scratch,
+            barrier=barrier.wait,
+            band_done=lambda band: results.put(("band", "worker", worker, band)),
+        )
+
+    children = [
+        ctx.Process(target=_child, args=(results, "server", i, lambda i=i: server_body(i)))
+        for i in range(servers)
+    ] + [
+        ctx.Process(target=_child, args=(results, "worker", i, lambda i=i: worker_body(i)))
+        for i in range(workers)
+    ]
+    for child in children:
+        child.start()
+    stats: dict[str, list[dict]] = {"server": [], "worker": []}
+    try:
+        while len(stats["server"]) + len(stats["worker"]) < len(children):
+            try:
+                message = results.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                _check_alive(children)
+                continue
+            kind, role, index, payload, *rest = message
+            if kind == "error":
+                raise CompositeError(f"{role} {index} failed: {payload}\n{rest[0]}".strip())
+            if kind == "lines":
+                context.advance(payload)
+            elif kind == "band":
+                band = plan.bands[payload]
+                path = band_file(scratch, band.index)
+                n_cells = (band.rows[1] - band.rows[0]) * plan.grid.width
+                write_band(band.index, read_band(path, context.reducer.variables(), n_cells))
+                path.unlink()
+            elif kind == "stats":
+                stats[role].append(payload)
+    except BaseException:
+        for child in children:
+            child.terminate()
+        raise
+    finally:
+        deadline = time.monotonic() + 10
+        for child in children:
+            child.join(timeout=max(0.1, deadline - time.monotonic()))
+    return stats
+
+
+def _check_alive(children: list[Any]) -> None:
+    for child in children:
+        if child.exitcode not in (None, 0):
+            raise CompositeError(
+                f"a compositing process ({child.name}) died with exit code {child.exitcode}; "
+                "see the log above for its last words"
+            )

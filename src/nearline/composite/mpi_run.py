@@ -1,0 +1,97 @@
+"""Running the servers and band owners as MPI ranks (started under mpiexec).
+
+Ranks ``0 .. readers-1`` are input data servers, the rest own bands. Rank 0 also plans (and
+broadcasts the plan) and writes the output file: after it has served a pass it collects that
+pass's finished bands from local disk, as the local driver does. Lines travel as MPI messages
+received in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from nearline.composite.context import RunContext
+from nearline.composite.worker import band_file, read_band, work
+from nearline.errors import ConfigError
+from nearline.swath.mpi_transport import MPIInbox, MPIOutbox
+from nearline.swath.servers import ServerStats, serve_pass
+
+TAG_BAND_DONE = 7402
+TAG_LINES_DONE = 7403
+
+
+def world() -> Any | None:
+    """COMM_WORLD when this process is one of several MPI ranks, else None."""
+    import os
+
+    if not any(key in os.environ for key in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK")):
+        return None
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD if MPI.COMM_WORLD.Get_size() > 1 else None
+
+
+def roles(comm: Any, readers: int) -> tuple[int, int]:
+    """(servers, workers) for this world; at least one of each."""
+    size = comm.Get_size()
+    if readers >= size:
+        raise ConfigError(
+            f"--readers {readers} leaves no worker among {size} MPI ranks; "
+            f"start more ranks or use --readers {size - 1}"
+        )
+    return readers, size - readers
+
+
+def run_mpi(
+    comm: Any, context: RunContext, scratch: Path, write_band: Callable[[int, dict], None]
+) -> dict | None:
+    """Serve or composite on this rank; on rank 0 return every rank's stats by role."""
+    plan, settings = context.plan, context.settings
+    servers = settings.readers
+    rank = comm.Get_rank()
+    names = context.granule_names()
+    worker_ranks = list(range(servers, comm.Get_size()))
+    if rank < servers:
+        stats: Any = ServerStats()
+        outbox = MPIOutbox(comm, worker_ranks, max_lines=settings.max_lines)
+        for pass_index in range(plan.passes):
+            comm.Barrier()
+            serve_pass(
+                plan.tasks(pass_index, rank, servers),
+                context.open_granule,
+                outbox,
+                max_lines=settings.max_lines,
+                stats=stats,
+                on_block=context.advance if rank == 0 else None,
+            )
+            if rank == 0:
+                for _ in range(plan.workers):
+                    index = comm.recv(tag=TAG_BAND_DONE)
+                    band = plan.bands[index]
+                    n_cells = (band.rows[1] - band.rows[0]) * plan.grid.width
+                    path = band_file(scratch, index)
+                    write_band(index, read_band(path, context.reducer.variables(), n_cells))
+                    path.unlink()
+        role = "server"
+    else:
+        stats = work(
+            rank - servers,
+            plan,
+            MPIInbox(comm, servers, names, max_lines=settings.max_lines),
+            reducer=context.reducer,
+            observe=context.observe,
+            scratch=scratch,
+            barrier=comm.Barrier,
+            band_done=lambda index: comm.send(index, dest=0, tag=TAG_BAND_DONE),
+        )
+        role = "worker"
+    gathered = comm.gather((role, asdict(stats)), root=0)
+    if rank != 0:
+        return None
+    by_role: dict[str, list[dict]] = {"server": [], "worker": []}
+    for name, values in gathered:
+        by_role[name].append(values)
+    return by_role
