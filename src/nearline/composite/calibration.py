@@ -1,0 +1,217 @@
+"""Calibration with drift: raw counts to reflectance and brightness temperature.
+
+The equations and coefficients are pygac's (``pygac.calibration.noaa``; PATMOS-x
+coefficients per platform), split in two so the per-pixel part runs in one compiled pass:
+
+- **Visible (channels 1, 2)** — Heidinger et al. (2010): the calibration slope drifts with
+  time since launch, ``S(t) = S0 (100 + S1 t + S2 t^2) / 100``; AVHRR/3's dual gain makes
+  the count-to-radiance line bend at the gain switch count. Result: scaled radiance in
+  percent (pygac's unit), NaN below the dark count.
+- **Thermal (3b, 4, 5)** — NOAA KLM User's Guide 7.1.2.4: the blackbody temperature from the
+  four PRTs, the blackbody and space counts, each smoothed over 51 lines (Trishchenko 2002)
+  give a per-line linear radiance; the Walton et al. (1998) quadratic corrects the
+  non-linearity of channels 4 and 5; the Planck function with the channel's centroid
+  wavenumber and band correction gives the brightness temperature (K), NaN outside
+  170-350 K.
+
+:func:`line_calibration` does the per-line part once per granule (the smoothing needs the
+whole granule); :func:`calibrate` applies it to a block's counts.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+import numba
+import numpy as np
+
+from nearline.swath import Telemetry
+
+C1 = 1.1910427e-5  # mW/m^2/sr/cm^-4
+C2 = 1.4387752  # cm K
+SMOOTHING_LINES = 51
+PRT_THRESHOLD = 50
+ICT_THRESHOLD = 100
+SPACE_THRESHOLD = 100
+
+
+def coefficients(platform: str) -> Any:
+    """pygac's calibration coefficients for ``platform`` (PROVISIONAL warnings muted)."""
+    from pygac.calibration.noaa import Calibrator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return Calibrator(platform)
+
+
+@dataclass(frozen=True)
+class LineCalibration:
+    """Everything per line that turns counts into physical values.
+
+    Visible: ``slope_low``/``slope_high`` (2,), ``dark`` (2,), ``gain_switch`` (2,; NaN for a
+    single-gain instrument). Thermal, per line (n, 3): ``space_counts``, ``bb_counts``,
+    ``bb_radiance``; per channel (3,): ``space_radiance``, ``nonlinear`` (3, 3: b0 b1 b2),
+    ``wavenumber``, ``band_a``, ``band_b``.
+    """
+
+    slope_low: np.ndarray
+    slope_high: np.ndarray
+    dark: np.ndarray
+    gain_switch: np.ndarray
+    space_counts: np.ndarray
+    bb_counts: np.ndarray
+    bb_radiance: np.ndarray
+    space_radiance: np.ndarray
+    nonlinear: np.ndarray
+    wavenumber: np.ndarray
+    band_a: np.ndarray
+    band_b: np.ndarray
+
+    def slice(self, start: int, stop: int) -> LineCalibration:
+        """The calibration of lines ``[start, stop)``."""
+        return replace(
+            self,
+            space_counts=self.space_counts[start:stop],
+            bb_counts=self.bb_counts[start:stop],
+            bb_radiance=self.bb_radiance[start:stop],
+        )
+
+
+def visible_slopes(cal: Any, moment: datetime) -> tuple[np.ndarray, np.ndarray]:
+    """Low- and high-gain slopes of channels 1, 2 at ``moment`` (Heidinger et al. 2010)."""
+    from pygac.calibration.noaa import Calibrator
+
+    jday = moment.timetuple().tm_yday
+    t = (moment.year + jday / 365.0) - Calibrator.date2float(cal.date_of_launch)
+    single_gain = bool(np.isnan(cal.gain_switch).all())
+    glow = np.ones(3) if single_gain else np.array([0.5, 0.5, 0.25])
+    ghigh = np.ones(3) if single_gain else np.array([1.5, 1.5, 1.75])
+    low = np.round(glow * cal.s0, 3) * (100.0 + cal.s1 * t + cal.s2 * t * t) / 100.0
+    high = np.round(ghigh * cal.s0, 3) * (100.0 + cal.s1 * t + cal.s2 * t * t) / 100.0
+    return low[:2], high[:2]
+
+
+def _fill_gaps(values: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+    """Replace ``values[gaps]`` by interpolation between the good lines."""
+    if gaps.any() and (~gaps).any():
+        values = values.copy()
+        values[gaps] = np.interp(np.flatnonzero(gaps), np.flatnonzero(~gaps), values[~gaps])
+    return values
+
+
+def _smooth(values: np.ndarray) -> np.ndarray:
+    """pygac's moving average: 51 lines (3 for short granules), ends held flat."""
+    window = SMOOTHING_LINES if values.size > SMOOTHING_LINES else 3
+    smooth = np.convolve(values, np.ones(window) / window, "same")
+    half = (window - 1) // 2
+    smooth[:half] = smooth[half]
+    smooth[-half:] = smooth[-(window + 1) // 2]
+    return smooth
+
+
+def blackbody_temperature(prt: np.ndarray, cal: Any) -> np.ndarray:
+    """Smoothed internal blackbody temperature per line from the PRT readings (KLM 7.1.2.4-1)."""
+    prt = np.asarray(prt, dtype=np.float64).copy()
+    lines = np.arange(prt.size)
+    for offset in range(5):
+        if np.median(prt[lines % 5 == offset]) < PRT_THRESHOLD:
+            break
+    else:
+        raise ValueError("no PRT reset line found in the telemetry")
+    iprt = (lines + 5 - offset) % 5
+    for which in range(1, 5):
+        gaps = (iprt == which) & (prt < PRT_THRESHOLD)
+        if gaps.any():
+            good = np.flatnonzero((iprt == which) & (prt > PRT_THRESHOLD))
+            prt[gaps] = np.interp(np.flatnonzero(gaps), good, prt[good])
+    tprt = np.polynomial.polynomial.polyval(prt, cal.d[:, iprt], tensor=False)
+    tprt = _fill_gaps(tprt, iprt == 0)
+    return _smooth(tprt)
+
+
+def line_calibration(telemetry: Telemetry, platform: str) -> LineCalibration:
+    """Calibration tables for every line of a granule."""
+    cal = coefficients(platform)
+    first = telemetry.times[0].astype("datetime64[ms]").astype(datetime)
+    low, high = visible_slopes(cal, first)
+    tbb = blackbody_temperature(telemetry.prt_counts, cal)
+    space, bb, radiance = [], [], []
+    for chan in range(3):
+        ict = np.asarray(telemetry.ict_counts[:, chan], dtype=np.float64)
+        cold = np.asarray(telemetry.space_counts[:, chan], dtype=np.float64)
+        if chan == 0:  # pygac fills channel 3b's dropouts
+            if not (ict >= ICT_THRESHOLD).any():  # 3a was on all granule: no 3b at all
+                ict = np.full_like(ict, np.nan)
+            ict = _fill_gaps(ict, ict < ICT_THRESHOLD)
+            cold = _fill_gaps(cold, cold < SPACE_THRESHOLD)
+        space.append(_smooth(cold))
+        bb.append(_smooth(ict))
+        nu = cal.centroid_wavenumber[chan]
+        effective = cal.to_eff_blackbody_intercept[chan] + cal.to_eff_blackbody_slope[chan] * tbb
+        radiance.append(C1 * nu**3 / (np.exp(C2 * nu / effective) - 1.0))
+    return LineCalibration(
+        slope_low=np.asarray(low, np.float64),
+        slope_high=np.asarray(high, np.float64),
+        dark=np.asarray(cal.dark_count[:2], np.float64),
+        gain_switch=np.asarray(cal.gain_switch[:2], np.float64),
+        space_counts=np.stack(space, axis=1),
+        bb_counts=np.stack(bb, axis=1),
+        bb_radiance=np.stack(radiance, axis=1),
+        space_radiance=np.asarray(cal.space_radiance, np.float64),
+        nonlinear=np.asarray(cal.b[:, 0:3], np.float64),
+        wavenumber=np.asarray(cal.centroid_wavenumber, np.float64),
+        band_a=np.asarray(cal.to_eff_blackbody_intercept, np.float64),
+        band_b=np.asarray(cal.to_eff_blackbody_slope, np.float64),
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _calibrate(
+    counts, slope_low, slope_high, dark, gain_switch, space_counts, bb_counts, bb_radiance,
+    space_radiance, nonlinear, wavenumber, band_a, band_b, out,
+):  # fmt: skip
+    n_lines, n_pixels = counts.shape[1], counts.shape[2]
+    dual = not (math.isnan(gain_switch[0]) and math.isnan(gain_switch[1]))
+    for i in range(n_lines):
+        for j in range(n_pixels):
+            for c in range(2):
+                count = float(counts[c, i, j])
+                if dual and count > gain_switch[c]:
+                    value = (gain_switch[c] - dark[c]) * slope_low[c] + (
+                        count - gain_switch[c]
+                    ) * slope_high[c]
+                else:
+                    value = (count - dark[c]) * slope_low[c]
+                out[c, i, j] = value if value >= 0 else np.nan
+            for t in range(3):
+                count = float(counts[2 + t, i, j])
+                cs = space_counts[i, t]
+                ns = space_radiance[t]
+                linear = ns + (bb_radiance[i, t] - ns) * (cs - count) / (cs - bb_counts[i, t])
+                b = nonlinear[t]
+                radiance = linear + b[0] + b[1] * linear + b[2] * linear * linear
+                nu = wavenumber[t]
+                if t == 0 and count - cs >= 0:
+                    bt = 0.0
+                elif radiance <= 0:
+                    bt = np.nan
+                else:
+                    bt = (C2 * nu / math.log(1.0 + C1 * nu**3 / radiance) - band_a[t]) / band_b[t]
+                out[2 + t, i, j] = bt if 170.0 <= bt <= 350.0 else np.nan
+
+
+def calibrate(
+    counts: np.ndarray, cal: LineCalibration, out: np.ndarray | None = None
+) -> np.ndarray:
+    """(5, n, 409) float32: channel 1 and 2 scaled radiance (%), 3b, 4, 5 temperature (K)."""
+    result = np.empty(counts.shape, np.float32) if out is None else out
+    _calibrate(
+        counts, cal.slope_low, cal.slope_high, cal.dark, cal.gain_switch, cal.space_counts,
+        cal.bb_counts, cal.bb_radiance, cal.space_radiance, cal.nonlinear, cal.wavenumber,
+        cal.band_a, cal.band_b, result,
+    )  # fmt: skip
+    return result
