@@ -1,0 +1,194 @@
+"""Reducers against numpy references on random observations; order independence; merge."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nearline.composite.base import INT16_FILL
+from nearline.composite.observe import BAD_CALIBRATION, Observations
+from nearline.composite.reducers import get_reducer
+from nearline.errors import ConfigError
+
+LINES, WIDTH, CELLS = 40, 409, 300
+FLOATS = ("ndvi", "scan_angle", "sun_zenith", "rel_azimuth", "refl1", "refl2", "bt3", "bt4", "bt5")
+PACKING = {  # name: (scale, offset), as base.py declares
+    "ndvi": (1e-4, 0.0), "scan_angle": (0.01, 0.0), "sun_zenith": (0.01, 0.0),
+    "rel_azimuth": (0.01, 0.0), "refl1": (0.01, 0.0), "refl2": (0.01, 0.0),
+    "bt3": (0.01, 200.0), "bt4": (0.01, 200.0), "bt5": (0.01, 200.0),
+}  # fmt: skip
+
+
+def observations(seed: int) -> Observations:
+    rng = np.random.default_rng(seed)
+    shape = (LINES, WIDTH)
+    values = {
+        "ndvi": rng.uniform(-0.3, 0.9, shape),
+        "scan_angle": rng.uniform(-55, 55, shape),
+        "sun_zenith": rng.uniform(10, 84, shape),
+        "rel_azimuth": rng.uniform(0, 180, shape),
+        "refl1": rng.uniform(2, 60, shape),
+        "refl2": rng.uniform(2, 60, shape),
+        "bt3": rng.uniform(220, 330, shape),
+        "bt4": rng.uniform(220, 320, shape),
+        "bt5": rng.uniform(220, 320, shape),
+    }
+    values = {k: v.astype(np.float32) for k, v in values.items()}
+    values["ndvi"][rng.random(shape) < 0.1] = np.nan  # night or bad
+    values["ndvi"][:, :5] = 0.5  # exact ties, broken by time and column
+    cloud = np.where(rng.random(shape) < 0.4, 1 << rng.integers(0, 6, shape), 0).astype(np.uint8)
+    qc = np.where(rng.random(shape) < 0.05, BAD_CALIBRATION, 0).astype(np.uint8)
+    time_ms = 1_355_285_761_575 + seed * 10**8 + np.arange(LINES, dtype=np.int64) * 500
+    day = np.full(shape, 347 + seed % 3, np.int16)
+    lonlat = np.zeros(shape, np.float32)
+    return Observations(lon=lonlat, lat=lonlat, cloud=cloud, qc=qc, day=day, time_ms=time_ms,
+                        **values)  # fmt: skip
+
+
+def cells_for(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed + 100)
+    cells = rng.integers(0, CELLS, LINES * WIDTH).astype(np.int64)
+    cells[rng.random(cells.size) < 0.2] = -1
+    return cells
+
+
+def pack(name: str, value: float) -> int:
+    scale, offset = PACKING[name]
+    return (
+        INT16_FILL
+        if np.isnan(value)
+        else int(np.clip(np.round((value - offset) / scale), -32767, 32767))
+    )
+
+
+def test_max_ndvi_keeps_all_twelve_bands_of_the_winner():
+    obs, cells = observations(1), cells_for(1)
+    reducer = get_reducer("max-ndvi")
+    state = reducer.new_state(CELLS)
+    ndvi = obs.ndvi.ravel()
+    used = reducer.update(state, cells, obs)
+    assert used == ((cells >= 0) & np.isfinite(ndvi)).sum()
+    out = reducer.finish(state)
+    assert list(out) == [v.name for v in reducer.variables()]
+    assert len(out) == 12
+    clear = (obs.cloud.ravel() == 0) & ((obs.qc.ravel() & BAD_CALIBRATION) == 0)
+    line, column = np.divmod(np.arange(cells.size), WIDTH)
+    for cell in range(CELLS):
+        mine = np.flatnonzero((cells == cell) & np.isfinite(ndvi))
+        if mine.size == 0:
+            assert out["ndvi"][cell] == INT16_FILL
+            assert out["cloud"][cell] == 255
+            continue
+        keys = [(clear[k], pack("ndvi", ndvi[k]), obs.time_ms[line[k]], column[k]) for k in mine]
+        k = mine[max(range(mine.size), key=lambda i: keys[i])]
+        for name in FLOATS:
+            assert out[name][cell] == pack(name, getattr(obs, name).ravel()[k]), name
+        assert out["cloud"][cell] == obs.cloud.ravel()[k]
+        assert out["qc"][cell] == obs.qc.ravel()[k]
+        assert out["day"][cell] == obs.day.ravel()[k]
+
+
+def test_clear_observations_win_over_brighter_cloudy_ones():
+    obs = observations(2)
+    obs.cloud[...] = 0
+    obs.cloud[0, 0] = 1
+    obs.ndvi[...] = 0.2
+    obs.ndvi[0, 0] = 0.9  # cloudy, higher NDVI
+    cells = np.full(LINES * WIDTH, -1, np.int64)
+    cells[[0, 1]] = 7
+    reducer = get_reducer("max-ndvi")
+    state = reducer.new_state(10)
+    reducer.update(state, cells, obs)
+    assert state["ndvi"][7] == 2000
+    assert state["cloud"][7] == 0
+
+
+@pytest.mark.parametrize("name", ["max-ndvi", "mean", "min", "max", "count"])
+def test_order_and_merge_do_not_change_the_result(name):
+    reducer = get_reducer(name)
+    blocks = [(observations(s), cells_for(s)) for s in (1, 2, 3)]
+    forward, backward = reducer.new_state(CELLS), reducer.new_state(CELLS)
+    for obs, cells in blocks:
+        reducer.update(forward, cells, obs)
+    for obs, cells in reversed(blocks):
+        reducer.update(backward, cells, obs)
+    parts = []
+    for obs, cells in blocks:
+        part = reducer.new_state(CELLS)
+        reducer.update(part, cells, obs)
+        parts.append(part)
+    merged = reducer.new_state(CELLS)
+    for part in reversed(parts):
+        reducer.merge(merged, part)
+    want = reducer.finish(forward)
+    for other in (backward, merged):
+        got = reducer.finish(other)
+        for variable in want:
+            np.testing.assert_array_equal(got[variable], want[variable], err_msg=variable)
+
+
+@pytest.mark.parametrize("name", ["mean", "min", "max"])
+def test_statistics_equal_numpy_over_clear_daytime_observations(name):
+    obs, cells = observations(4), cells_for(4)
+    reducer = get_reducer(name)
+    state = reducer.new_state(CELLS)
+    reducer.update(state, cells, obs)
+    out = reducer.finish(state)
+    usable = (
+        (cells >= 0)
+        & (obs.cloud.ravel() == 0)
+        & np.isfinite(obs.ndvi.ravel())
+        & ((obs.qc.ravel() & BAD_CALIBRATION) == 0)
+    )
+    np.testing.assert_array_equal(out["count"], np.bincount(cells[usable], minlength=CELLS))
+    for band in ("ndvi", "refl1", "refl2", "bt3", "bt4", "bt5"):
+        scale, offset = PACKING[band]
+        packed = np.round((getattr(obs, band).ravel().astype(np.float64) - offset) / scale)
+        for cell in range(0, CELLS, 7):
+            values = packed[usable & (cells == cell)]
+            if values.size == 0:
+                assert out[band][cell] == INT16_FILL
+                continue
+            want = {"mean": np.round(values.sum() / values.size), "min": values.min(),
+                    "max": values.max()}[name]  # fmt: skip
+            assert out[band][cell] == want, (band, cell)
+
+
+def test_count_counts_clear_daytime_observations():
+    obs, cells = observations(5), cells_for(5)
+    reducer = get_reducer("count")
+    state = reducer.new_state(CELLS)
+    used = reducer.update(state, cells, obs)
+    out = reducer.finish(state)
+    assert list(out) == ["count"]
+    assert out["count"].sum() == used > 0
+
+
+@pytest.mark.parametrize("name", ["max-ndvi", "min", "max", "count"])
+def test_restoring_a_finished_state_finishes_the_same(name):
+    reducer = get_reducer(name)
+    state = reducer.new_state(CELLS)
+    reducer.update(state, cells_for(6), observations(6))
+    out = reducer.finish(state)
+    again = reducer.finish(reducer.restore({k: v.copy() for k, v in out.items()}))
+    for variable in out:
+        np.testing.assert_array_equal(again[variable], out[variable], err_msg=variable)
+
+
+def test_a_restored_mean_is_the_count_weighted_mean():
+    reducer = get_reducer("mean")
+    day1 = {"count": np.array([2, 0, 1], np.uint16)}
+    day2 = {"count": np.array([1, 3, 0], np.uint16)}
+    for band in ("ndvi", "refl1", "refl2", "bt3", "bt4", "bt5"):
+        day1[band] = np.array([1000, INT16_FILL, 40], np.int16)
+        day2[band] = np.array([4000, 500, INT16_FILL], np.int16)
+    state = reducer.restore(day1)
+    reducer.merge(state, reducer.restore(day2))
+    out = reducer.finish(state)
+    np.testing.assert_array_equal(out["ndvi"], [2000, 500, 40])
+    np.testing.assert_array_equal(out["count"], [3, 3, 1])
+
+
+def test_an_unknown_reducer_names_the_known_ones():
+    with pytest.raises(ConfigError, match="max-ndvi"):
+        get_reducer("median")
