@@ -10,21 +10,22 @@ must see the whole granule); a granule that cannot be read is skipped or fails t
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from nearline.composite.base import Reducer
-from nearline.composite.reducers import get_reducer
 
 from nearline.composite.ancillary import Ancillary
+from nearline.composite.base import Reducer
 from nearline.composite.calibration import LineCalibration, line_calibration
 from nearline.composite.observe import observe
 from nearline.composite.periods import period_label, period_window
 from nearline.composite.plan import GranuleInfo, Plan, make_plan
+from nearline.composite.reducers import get_reducer
 from nearline.composite.settings import CompositeSettings, OnError
 from nearline.errors import CompositeError, ConfigError, GranuleError
 from nearline.grid import get_grid
@@ -50,6 +51,7 @@ class RunContext:
     progress: Callable[[str, int, int], None] | None = None
     lines_done: int = 0
     lines_total: int = 0
+    sample_seconds: float = 0.0  # reading tie latitudes and telemetry
 
     def granule_names(self) -> list[tuple[str, str]]:
         return [(info.path.name, info.platform) for info in self.plan.granules]
@@ -62,6 +64,17 @@ class RunContext:
         first = block.first_line
         calibration = self.calibrations[granule].slice(first, first + block.n_lines)
         return observe(block, calibration, self.ancillary)
+
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) every kernel once, here, before the workers
+        fork: each would otherwise pay for it again."""
+        with self.open_granule(0) as granule:
+            block = granule.read(0, min(2, granule.n_lines))
+        observations = self.observe(0, block)
+        cells = self.plan.grid.cell_index(observations.lon, observations.lat, rows=(0, 1))
+        state = self.reducer.new_state(self.plan.grid.width)
+        self.reducer.update(state, cells.ravel(), observations)
+        self.reducer.finish(state)
 
     def advance(self, lines: int) -> None:
         self.lines_done += lines
@@ -97,11 +110,15 @@ def prepare(
     latitudes: list[np.ndarray] = []
     calibrations: list[LineCalibration] = []
     skipped: list[tuple[Path, str]] = []
+    sample_seconds = 0.0
     for done, path in enumerate(paths, start=1):
         try:
+            began = time.perf_counter()
             with open_granule(path) as granule:
                 tie_latitudes = granule.read_tie_latitudes()
-                calibration = line_calibration(granule.read_telemetry(), granule.platform)
+                telemetry = granule.read_telemetry()
+                sample_seconds += time.perf_counter() - began
+                calibration = line_calibration(telemetry, granule.platform)
                 info = GranuleInfo(
                     len(infos), path, granule.platform, granule.n_lines, granule.start_time
                 )
@@ -165,7 +182,3 @@ def _check_period(infos: list[GranuleInfo], settings: CompositeSettings) -> None
                 f"{window[0]}..{window[1]} of {first.path.name}; composite each period "
                 "separately or choose a longer --period"
             )
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)

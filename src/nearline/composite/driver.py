@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nearline.composite.chunks import remove_chunks
 from nearline.composite.context import prepare
 from nearline.composite.local_run import run_local
 from nearline.composite.mpi_run import roles, run_mpi, world
 from nearline.composite.output import CompositeFile
 from nearline.composite.quicklook import write_quicklook
 from nearline.composite.settings import CompositeSettings, check_output
+from nearline.composite.worker import band_file
 
 log = logging.getLogger(__name__)
 
@@ -89,16 +91,20 @@ def run(
     out = check_output(Path(out))
     rank0 = comm is None or comm.Get_rank() == 0
     context = prepare([Path(p) for p in inputs], settings, progress=progress if rank0 else None)
+    sample_seconds = context.sample_seconds
+    context.warm_up()
     plan_seconds = time.perf_counter() - started
     scratch = out.parent / f".{out.name}.bands"
     output: CompositeFile | None = None
     written = 0
 
-    def write_band(index: int, arrays: dict) -> None:
+    def write_band(index: int) -> None:
         nonlocal written
         begun = time.perf_counter()
         assert output is not None
-        output.write_band(context.plan.bands[index], arrays)
+        path = band_file(scratch, index)
+        output.write_band(path)
+        remove_chunks(path)
         write_seconds[0] += time.perf_counter() - begun
         written += 1
         if progress is not None:
@@ -146,6 +152,7 @@ def run(
         passes=context.plan.passes,
     )
     _account(result, stats, plan_seconds, composite_seconds, write_seconds[0], close_seconds)
+    result.timings["plan_read"] = sample_seconds
     result.wall_seconds = time.perf_counter() - started
     return result
 
@@ -167,6 +174,7 @@ def _account(
         "composite": composite_seconds,
         "worker_compute_mean": sum(s["compute_seconds"] for s in workers) / n,
         "worker_wait_mean": sum(s["wait_seconds"] for s in workers) / n,
+        "worker_tail_mean": sum(s["tail_seconds"] for s in workers) / n,
         "worker_scratch_mean": sum(s["scratch_seconds"] for s in workers) / n,
         "server_read_total": sum(s["read_seconds"] for s in servers),
         "server_wait_total": sum(s["wait_seconds"] for s in servers),

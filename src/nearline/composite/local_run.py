@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from nearline.composite.context import RunContext
-from nearline.composite.worker import band_file, read_band, work
+from nearline.composite.worker import work
 from nearline.errors import CompositeError
 from nearline.swath.servers import ServerStats, serve_pass
 from nearline.swath.shm import SharedSlots
@@ -42,7 +42,7 @@ def _child(results: Any, role: str, index: int, body: Callable[[], Any]) -> None
         results.join_thread()
 
 
-def run_local(context: RunContext, scratch: Path, write_band: Callable[[int, dict], None]) -> dict:
+def run_local(context: RunContext, scratch: Path, write_band: Callable[[int], None]) -> dict:
     """Serve, composite and collect every band; return the children's stats by role."""
     plan, settings = context.plan, context.settings
     servers, workers = settings.readers, settings.workers
@@ -108,11 +108,7 @@ def run_local(context: RunContext, scratch: Path, write_band: Callable[[int, dic
             if kind == "lines":
                 context.advance(payload)
             elif kind == "band":
-                band = plan.bands[payload]
-                path = band_file(scratch, band.index)
-                n_cells = (band.rows[1] - band.rows[0]) * plan.grid.width
-                write_band(band.index, read_band(path, context.reducer.variables(), n_cells))
-                path.unlink()
+                write_band(payload)
             elif kind == "stats":
                 stats[role].append(payload)
     except BaseException:

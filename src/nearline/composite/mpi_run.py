@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from nearline.composite.context import RunContext
-from nearline.composite.worker import band_file, read_band, work
+from nearline.composite.worker import work
 from nearline.errors import ConfigError
 from nearline.swath.mpi_transport import MPIInbox, MPIOutbox
 from nearline.swath.servers import ServerStats, serve_pass
@@ -46,7 +46,7 @@ def roles(comm: Any, readers: int) -> tuple[int, int]:
 
 
 def run_mpi(
-    comm: Any, context: RunContext, scratch: Path, write_band: Callable[[int, dict], None]
+    comm: Any, context: RunContext, scratch: Path, write_band: Callable[[int], None]
 ) -> dict | None:
     """Serve or composite on this rank; on rank 0 return every rank's stats by role."""
     plan, settings = context.plan, context.settings
@@ -69,12 +69,7 @@ def run_mpi(
             )
             if rank == 0:
                 for _ in range(plan.workers):
-                    index = comm.recv(tag=TAG_BAND_DONE)
-                    band = plan.bands[index]
-                    n_cells = (band.rows[1] - band.rows[0]) * plan.grid.width
-                    path = band_file(scratch, index)
-                    write_band(index, read_band(path, context.reducer.variables(), n_cells))
-                    path.unlink()
+                    write_band(comm.recv(tag=TAG_BAND_DONE))
         role = "server"
     else:
         stats = work(

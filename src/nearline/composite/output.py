@@ -1,9 +1,11 @@
-"""The composite as one CF netCDF-4 file, written through burst's netCDF sink.
+"""The composite as one CF netCDF-4 file, defined through burst's netCDF sink.
 
-Bands arrive as they finish, in any order, and are written as whole chunk rows (bands are
-aligned to the chunk height), chunked and zlib-compressed so that a 1 km world of mostly
-fill stays small. The file is written under a hidden temporary name and published by
-rename only when every band is in: a failed run leaves nothing that looks complete.
+burst's netCDF sink lays the file out (dimensions, coordinates, the ``crs`` variable, every
+band chunked 128 x 1024 and deflate-compressed, CF attributes). The bands' data then arrive
+as chunks the band owners already compressed (:mod:`nearline.composite.chunks`), in any
+order, and go into the file with HDF5's direct chunk write. The file is written under a
+hidden temporary name and published by rename only when every band is in: a failed run
+leaves nothing that looks complete.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ from typing import Any
 import numpy as np
 
 from nearline.burst import VariableSpec, get_sink
-from nearline.composite.plan import CHUNK_ROWS
+from nearline.composite.chunks import chunk_shape, read_chunks
 from nearline.durable import discard, publish, temporary_path
-from nearline.grid import Band, Grid
+from nearline.grid import Grid
 
-CHUNK_COLUMNS = 1024
 PRODUCT = "nearline-composite"
 
 
@@ -36,8 +37,13 @@ class CompositeFile:
         path.parent.mkdir(parents=True, exist_ok=True)
         discard(self._temporary)
         self._file = get_sink("netcdf").create(self._temporary, step=0)
+        self._hdf5: Any = None
         try:
             self._define(attrs)
+            self._file.close()
+            import h5py
+
+            self._hdf5 = h5py.File(self._temporary, "r+")
         except BaseException:
             self.abort()
             raise
@@ -56,7 +62,7 @@ class CompositeFile:
             sink.write(name, values, start=(0,))
         sink.define(VariableSpec("crs", np.dtype(np.int32), (), (), dict(crs_attrs)))
         sink.write("crs", np.array(0, dtype=np.int32), start=())
-        chunks = (min(grid.height, CHUNK_ROWS), min(grid.width, CHUNK_COLUMNS))
+        chunks = chunk_shape(grid.height, grid.width)
         encoding = {"chunksizes": chunks, "compression": "zlib", "complevel": 1, "shuffle": True}
         for variable in self._variables:
             variable_attrs = {**variable.attrs, "grid_mapping": "crs"}
@@ -73,19 +79,20 @@ class CompositeFile:
                 )
             )
 
-    def write_band(self, band: Band, arrays: Mapping[str, np.ndarray]) -> None:
-        """Write every variable of one finished band."""
-        rows = band.rows[1] - band.rows[0]
-        for variable in self._variables:
-            block = arrays[variable.name].reshape(rows, self._grid.width)
-            self._file.write(variable.name, block, start=(band.rows[0], 0))
+    def write_band(self, band_path: Path) -> None:
+        """Copy one band's compressed chunks (a band owner's file) into the output."""
+        datasets = [self._hdf5[variable.name] for variable in self._variables]
+        for number, origin, data in read_chunks(band_path):
+            datasets[number].id.write_direct_chunk(origin, data)
 
     def close(self) -> None:
         """Finish the file and publish it under its final name."""
-        self._file.close()
+        self._hdf5.close()
         publish(self._temporary, self.path)
 
     def abort(self) -> None:
         """Drop the temporary file after a failure."""
+        if self._hdf5 is not None:
+            self._hdf5.close()
         self._file.abort()
         discard(self._temporary)

@@ -108,7 +108,7 @@ def row_weights(grid: Grid, rows: Sequence[np.ndarray]) -> np.ndarray:
         share = 409.0 / (pairs[:, 1] - pairs[:, 0] + 1)
         np.add.at(diff, pairs[:, 0], share)
         np.add.at(diff, pairs[:, 1] + 1, -share)
-    return np.cumsum(diff[:-1])
+    return np.maximum(np.cumsum(diff[:-1]), 0.0)  # round-off must not make work negative
 
 
 def make_plan(

@@ -8,14 +8,13 @@ reason for partitioning the output by latitude.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from nearline.composite.base import Reducer
-
+from nearline.composite.chunks import write_chunks
 from nearline.composite.plan import Plan
 from nearline.swath.servers import Inbox
 
@@ -26,31 +25,14 @@ class WorkerStats:
 
     compute_seconds: float = 0.0  # calibrate, mask, correct, register, composite
     wait_seconds: float = 0.0  # waiting for the servers to deliver lines
-    scratch_seconds: float = 0.0  # writing finished bands to local disk
+    tail_seconds: float = 0.0  # of which after the last block of a pass (others still busy)
+    scratch_seconds: float = 0.0  # compressing finished bands' chunks onto local disk
     pixels: int = 0
     pixels_used: int = 0
 
 
 def band_file(scratch: Path, band_index: int) -> Path:
     return scratch / f"band-{band_index:05d}.bin"
-
-
-def write_band(path: Path, outputs: Mapping[str, np.ndarray]) -> None:
-    """One large sequential write of every output variable of a band, in order."""
-    with open(path, "wb") as handle:
-        for array in outputs.values():
-            handle.write(memoryview(np.ascontiguousarray(array)).cast("B"))
-
-
-def read_band(path: Path, variables: list[Any], n_cells: int) -> dict[str, np.ndarray]:
-    """The arrays :func:`write_band` wrote, as views of one read."""
-    raw = np.fromfile(path, dtype=np.uint8)
-    arrays, offset = {}, 0
-    for variable in variables:
-        size = np.dtype(variable.dtype).itemsize * n_cells
-        arrays[variable.name] = raw[offset : offset + size].view(variable.dtype)
-        offset += size
-    return arrays
 
 
 def work(
@@ -80,6 +62,7 @@ def work(
             started = time.perf_counter()
             stats.wait_seconds += started - waited
             if delivery is None:
+                stats.tail_seconds += started - waited
                 break
             observations = observe(delivery.granule, delivery.block)
             inbox.release(delivery)
@@ -91,7 +74,15 @@ def work(
         outputs = reducer.finish(state)
         stats.compute_seconds += time.perf_counter() - started
         started = time.perf_counter()
-        write_band(band_file(scratch, band.index), outputs)
+        write_chunks(
+            band_file(scratch, band.index),
+            outputs,
+            reducer.variables(),
+            first_row=band.rows[0],
+            rows=band.rows[1] - band.rows[0],
+            height=grid.height,
+            width=grid.width,
+        )
         stats.scratch_seconds += time.perf_counter() - started
         band_done(band.index)
     return stats
