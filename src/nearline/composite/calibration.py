@@ -170,37 +170,50 @@ def line_calibration(telemetry: Telemetry, platform: str) -> LineCalibration:
 
 
 @numba.njit(cache=True, nogil=True)
+def _visible_table(slope_low, slope_high, dark, gain_switch, table):
+    """Scaled radiance (%) of every 10-bit count of channels 1, 2 (NaN below the dark count)."""
+    dual = not (math.isnan(gain_switch[0]) and math.isnan(gain_switch[1]))
+    for c in range(2):
+        for count in range(table.shape[1]):
+            if dual and count > gain_switch[c]:
+                value = (gain_switch[c] - dark[c]) * slope_low[c] + (
+                    count - gain_switch[c]
+                ) * slope_high[c]
+            else:
+                value = (count - dark[c]) * slope_low[c]
+            table[c, count] = value if value >= 0 else np.nan
+
+
+@numba.njit(cache=True, nogil=True)
 def _calibrate(
-    counts, slope_low, slope_high, dark, gain_switch, space_counts, bb_counts, bb_radiance,
-    space_radiance, nonlinear, wavenumber, band_a, band_b, out,
+    counts, table, space_counts, bb_counts, bb_radiance, space_radiance, nonlinear, wavenumber,
+    band_a, band_b, out,
 ):  # fmt: skip
     n_lines, n_pixels = counts.shape[1], counts.shape[2]
-    dual = not (math.isnan(gain_switch[0]) and math.isnan(gain_switch[1]))
     for i in range(n_lines):
-        for j in range(n_pixels):
-            for c in range(2):
-                count = float(counts[c, i, j])
-                if dual and count > gain_switch[c]:
-                    value = (gain_switch[c] - dark[c]) * slope_low[c] + (
-                        count - gain_switch[c]
-                    ) * slope_high[c]
-                else:
-                    value = (count - dark[c]) * slope_low[c]
-                out[c, i, j] = value if value >= 0 else np.nan
-            for t in range(3):
+        for c in range(2):
+            for j in range(n_pixels):
+                out[c, i, j] = table[c, min(counts[c, i, j], 1023)]
+        for t in range(3):
+            # N_lin = N_S + (N_BB - N_S)(C_S - C_E)/(C_S - C_BB) = offset + gain * C_E
+            cs = space_counts[i, t]
+            ns = space_radiance[t]
+            gain = -(bb_radiance[i, t] - ns) / (cs - bb_counts[i, t])
+            offset = ns - gain * cs
+            b0, b1, b2 = nonlinear[t, 0], nonlinear[t, 1], nonlinear[t, 2]
+            c1nu3 = C1 * wavenumber[t] ** 3
+            c2nu = C2 * wavenumber[t]
+            a, b = band_a[t], band_b[t]
+            for j in range(n_pixels):
                 count = float(counts[2 + t, i, j])
-                cs = space_counts[i, t]
-                ns = space_radiance[t]
-                linear = ns + (bb_radiance[i, t] - ns) * (cs - count) / (cs - bb_counts[i, t])
-                b = nonlinear[t]
-                radiance = linear + b[0] + b[1] * linear + b[2] * linear * linear
-                nu = wavenumber[t]
+                linear = offset + gain * count
+                radiance = linear + b0 + b1 * linear + b2 * linear * linear
                 if t == 0 and count - cs >= 0:
                     bt = 0.0
                 elif radiance <= 0:
                     bt = np.nan
                 else:
-                    bt = (C2 * nu / math.log(1.0 + C1 * nu**3 / radiance) - band_a[t]) / band_b[t]
+                    bt = (c2nu / math.log(1.0 + c1nu3 / radiance) - a) / b
                 out[2 + t, i, j] = bt if 170.0 <= bt <= 350.0 else np.nan
 
 
@@ -209,9 +222,10 @@ def calibrate(
 ) -> np.ndarray:
     """(5, n, 409) float32: channel 1 and 2 scaled radiance (%), 3b, 4, 5 temperature (K)."""
     result = np.empty(counts.shape, np.float32) if out is None else out
+    table = np.empty((2, 1024), np.float64)  # 8 KiB, per call: cheaper than a cache
+    _visible_table(cal.slope_low, cal.slope_high, cal.dark, cal.gain_switch, table)
     _calibrate(
-        counts, cal.slope_low, cal.slope_high, cal.dark, cal.gain_switch, cal.space_counts,
-        cal.bb_counts, cal.bb_radiance, cal.space_radiance, cal.nonlinear, cal.wavenumber,
-        cal.band_a, cal.band_b, result,
+        counts, table, cal.space_counts, cal.bb_counts, cal.bb_radiance, cal.space_radiance,
+        cal.nonlinear, cal.wavenumber, cal.band_a, cal.band_b, result,
     )  # fmt: skip
     return result
