@@ -30,7 +30,9 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+import contextlib
+
+from _common import (
     command_line,
     machine_summary,
     markdown_table,
@@ -65,10 +67,8 @@ class TreeMemory:
         while not self._stop.is_set():
             total = 0
             for process in [me, *me.children(recursive=True)]:
-                try:
+                with contextlib.suppress(psutil.Error):
                     total += process.memory_info().rss
-                except psutil.Error:
-                    pass
             self.peak = max(self.peak, total)
             self._stop.wait(self._interval)
 
@@ -121,21 +121,30 @@ def read_limit(paths: list[Path]) -> dict[str, float]:
     return {"bytes": total, "read_seconds": read_seconds, "copy_seconds": copy_seconds}
 
 
-def end_to_end(paths: list[Path], out: Path, *, grid: str, workers: int, readers: int,
-               memory: str, repeats: int) -> dict[str, Any]:
+def end_to_end(
+    paths: list[Path],
+    out: Path,
+    *,
+    grid: str,
+    workers: int,
+    readers: int,
+    memory: str,
+    repeats: int,
+) -> dict[str, Any]:
     from nearline.composite import run
 
     samples = []
     for _ in range(repeats):
         with TreeMemory() as tree:
-            result = run(paths, out=out, grid=grid, workers=workers, readers=readers,
-                         memory=memory)
+            result = run(paths, out=out, grid=grid, workers=workers, readers=readers, memory=memory)
         samples.append((result, tree.peak))
-        progress(f"  {grid} W={workers} R={readers}: {result.wall_seconds:.2f} s, "
-                 f"tree peak {tree.peak / 2**30:.2f} GiB")
+        progress(
+            f"  {grid} W={workers} R={readers}: {result.wall_seconds:.2f} s, "
+            f"tree peak {tree.peak / 2**30:.2f} GiB"
+        )
     walls = [r.wall_seconds for r, _ in samples]
     middle = sorted(samples, key=lambda s: s[0].wall_seconds)[len(samples) // 2]
-    result, peak = middle
+    result, _peak = middle
     return {
         "wall": statistics.median(walls),
         "walls": walls,
@@ -157,8 +166,13 @@ def io_seconds(row: dict[str, Any]) -> float:
     last band came in.
     """
     t = row["timings"]
-    return (t["plan"] + t["worker_wait_mean"] + t["worker_scratch_mean"] + t["output_close"]
-            + t["output_write"])
+    return (
+        t["plan"]
+        + t["worker_wait_mean"]
+        + t["worker_scratch_mean"]
+        + t["output_close"]
+        + t["output_write"]
+    )
 
 
 def stage_points(paths: list[Path], n_points: int) -> dict[str, np.ndarray]:
@@ -246,8 +260,14 @@ def stage(points: dict[str, Any], repeats: int) -> dict[str, float]:
     return rates
 
 
-def report(args: argparse.Namespace, limit: dict, rows: list[dict], stage_rates: dict,
-           one_km: dict | None, synth_seconds: float | None) -> str:
+def report(
+    args: argparse.Namespace,
+    limit: dict,
+    rows: list[dict],
+    stage_rates: dict,
+    one_km: dict | None,
+    synth_seconds: float | None,
+) -> str:
     lines = [
         "## composite: a day of AVHRR orbits to a global composite",
         "",
@@ -259,23 +279,34 @@ def report(args: argparse.Namespace, limit: dict, rows: list[dict], stage_rates:
         f"({limit['bytes'] / 1e9:.2f} GB of granule files, page cache warm).",
         "",
     ]
-    headers = ["workers + readers", "wall (s)", "I/O (s)", "I/O share", "worker compute (s)",
-               "worker wait (s)", "output (s)", "M pixels/s", "tree peak RSS (GiB)"]
+    headers = [
+        "workers + readers",
+        "wall (s)",
+        "I/O (s)",
+        "I/O share",
+        "worker compute (s)",
+        "worker wait (s)",
+        "output (s)",
+        "M pixels/s",
+        "tree peak RSS (GiB)",
+    ]
     table = []
     for row in rows:
         io = io_seconds(row)
         t = row["timings"]
-        table.append([
-            f"{row['workers']} + {row['readers']}",
-            f"{row['wall']:.2f}",
-            f"{io:.2f}",
-            f"{100 * io / row['wall']:.1f}%",
-            f"{t['worker_compute_mean']:.2f}",
-            f"{t['worker_wait_mean']:.2f}",
-            f"{t['output_write'] + t['output_close']:.2f}",
-            f"{row['pixels'] / row['wall'] / 1e6:.2f}",
-            f"{row['tree_peak'] / 2**30:.2f}",
-        ])
+        table.append(
+            [
+                f"{row['workers']} + {row['readers']}",
+                f"{row['wall']:.2f}",
+                f"{io:.2f}",
+                f"{100 * io / row['wall']:.1f}%",
+                f"{t['worker_compute_mean']:.2f}",
+                f"{t['worker_wait_mean']:.2f}",
+                f"{t['output_write'] + t['output_close']:.2f}",
+                f"{row['pixels'] / row['wall'] / 1e6:.2f}",
+                f"{row['tree_peak'] / 2**30:.2f}",
+            ]
+        )
     lines += [markdown_table(headers, table), ""]
     lines += [
         f"Limits in the same run: reading every granule byte {limit['bytes'] / limit['read_seconds'] / 1e9:.2f} GB/s "
@@ -286,16 +317,21 @@ def report(args: argparse.Namespace, limit: dict, rows: list[dict], stage_rates:
         f"{args.grid} (median of {args.repeats}):",
         "",
     ]
-    stage_rows = [[name, f"{rate / 1e6:.2f}"] for name, rate in stage_rates.items() if name != "points"]
+    stage_rows = [
+        [name, f"{rate / 1e6:.2f}"] for name, rate in stage_rates.items() if name != "points"
+    ]
     lines += [markdown_table(["method", "M points/s"], stage_rows), ""]
     ours = stage_rates["nearline register + max-NDVI composite"]
     peer = stage_rates["pyresample BucketResampler max"]
     lines.append(f"nearline's stage is {ours / peer:.1f}x pyresample's BucketResampler max.")
     if one_km is not None:
-        lines += ["", f"igh-1km (out of core, `--memory {args.memory_1km}`): wall {one_km['wall']:.1f} s, "
-                  f"{one_km['bands']} bands in {one_km['passes']} passes, peak RSS of the whole "
-                  f"process tree {one_km['tree_peak'] / 2**30:.2f} GiB, largest single process "
-                  f"{one_km['process_peak'] / 2**30:.2f} GiB, output {one_km['out_bytes'] / 1e6:.0f} MB."]
+        lines += [
+            "",
+            f"igh-1km (out of core, `--memory {args.memory_1km}`): wall {one_km['wall']:.1f} s, "
+            f"{one_km['bands']} bands in {one_km['passes']} passes, peak RSS of the whole "
+            f"process tree {one_km['tree_peak'] / 2**30:.2f} GiB, largest single process "
+            f"{one_km['process_peak'] / 2**30:.2f} GiB, output {one_km['out_bytes'] / 1e6:.0f} MB.",
+        ]
     if synth_seconds is not None:
         lines += ["", f"Synthesizing the day took {synth_seconds:.1f} s."]
     return "\n".join(lines)
@@ -331,8 +367,15 @@ def main(argv: list[str] | None = None) -> int:
     for pair in args.configs.split(","):
         workers, readers = (int(v) for v in pair.split("+"))
         progress(f"end to end, {workers} workers + {readers} readers")
-        row = end_to_end(paths, out / "day.nc", grid=args.grid, workers=workers,
-                         readers=readers, memory="2GiB", repeats=args.repeats)
+        row = end_to_end(
+            paths,
+            out / "day.nc",
+            grid=args.grid,
+            workers=workers,
+            readers=readers,
+            memory="2GiB",
+            repeats=args.repeats,
+        )
         row.update(workers=workers, readers=readers)
         rows.append(row)
     progress("registration + compositing stage against pyresample")
@@ -340,8 +383,15 @@ def main(argv: list[str] | None = None) -> int:
     one_km = None
     if not args.skip_1km:
         progress(f"igh-1km out of core, --memory {args.memory_1km}")
-        one_km = end_to_end(paths, out / "day-1km.nc", grid="igh-1km", workers=2, readers=1,
-                            memory=args.memory_1km, repeats=1)
+        one_km = end_to_end(
+            paths,
+            out / "day-1km.nc",
+            grid="igh-1km",
+            workers=2,
+            readers=1,
+            memory=args.memory_1km,
+            repeats=1,
+        )
         (out / "day-1km.nc").unlink()
     text = report(args, limit, rows, stage_rates, one_km, synth_seconds)
     print(text)

@@ -35,7 +35,8 @@ def read(path: Path) -> dict[str, np.ndarray]:
 def in_memory(day, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("in-memory") / "day.nc"
     result = run(day, out=out, grid="igh-8km", workers=2, readers=1, memory="2GiB")
-    assert result.passes == 1 and result.bands == 2
+    assert result.passes == 1
+    assert result.bands == 2
     return out
 
 
@@ -47,7 +48,8 @@ def test_the_composite_is_a_cf_file_with_twelve_bands_of_plausible_values(in_mem
         ndvi = dataset["ndvi"].values
         seen = np.isfinite(ndvi)
         assert 0.005 < seen.mean() < 0.6
-        assert -1 <= np.nanmin(ndvi) and np.nanmax(ndvi) <= 1
+        assert np.nanmin(ndvi) >= -1
+        assert np.nanmax(ndvi) <= 1
         assert dataset.attrs["input_granules"].split() == [p.name for p in day]
         assert dataset["x"].values[0] == pytest.approx(-20016000 + 4000)
     assert not list(in_memory.parent.glob(".*"))  # no temporary or scratch left
@@ -95,10 +97,28 @@ def test_granules_outside_the_period_are_refused(day, tmp_path):
 def test_an_mpi_run_gives_the_same_composite_as_a_local_run(in_memory, day, tmp_path):
     out = tmp_path / "mpi.nc"
     launcher = Path(sys.executable).parent / "mpiexec"
-    command = [str(launcher), "-n", "3", sys.executable, "-m", "nearline", "composite",
-               *map(str, day), "--out", str(out), "--readers", "1"]
-    done = subprocess.run(command, env={**os.environ, **MPI_ENV}, capture_output=True,
-                          text=True, timeout=220, check=False)
+    command = [
+        str(launcher),
+        "-n",
+        "3",
+        sys.executable,
+        "-m",
+        "nearline",
+        "composite",
+        *map(str, day),
+        "--out",
+        str(out),
+        "--readers",
+        "1",
+    ]
+    done = subprocess.run(
+        command,
+        env={**os.environ, **MPI_ENV},
+        capture_output=True,
+        text=True,
+        timeout=220,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     want, got = read(in_memory), read(out)
     for name in want:

@@ -38,8 +38,17 @@ def make_block(first_line: int, n: int, *, granule: str = "g.nc") -> SwathBlock:
 def assert_same_block(got: SwathBlock, want: SwathBlock) -> None:
     assert got.first_line == want.first_line
     assert got.n_lines == want.n_lines
-    for name in ("counts", "tie_lat", "tie_lon", "tie_sat_zenith", "tie_sun_zenith",
-                 "tie_rel_azimuth", "prt_counts", "ict_counts", "space_counts"):
+    for name in (
+        "counts",
+        "tie_lat",
+        "tie_lon",
+        "tie_sat_zenith",
+        "tie_sun_zenith",
+        "tie_rel_azimuth",
+        "prt_counts",
+        "ict_counts",
+        "space_counts",
+    ):
         np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
     np.testing.assert_array_equal(
         got.times.astype("datetime64[ms]"), want.times.astype("datetime64[ms]")
@@ -96,16 +105,20 @@ def test_a_server_merges_runs_reads_in_large_pieces_and_ships_each_worker_its_li
     serve_pass([task], lambda index: granule, outbox, max_lines=1024, stats=stats)
     # one merged run 0-2600 read in 1024-line pieces, then the separate run 4000-4100
     assert granule.requests == [(0, 1024), (1024, 2048), (2048, 2600), (4000, 4100)]
-    assert granule.closed and outbox.ended == 1
+    assert granule.closed
+    assert outbox.ended == 1
     got: dict[int, list[int]] = {0: [], 1: []}
     for worker, header, block in outbox.shipped:
-        assert block.first_line == header.first_line and block.n_lines == header.n_lines
-        np.testing.assert_array_equal(block.prt_counts, np.arange(header.first_line,
-                                                                   header.first_line + header.n_lines))
+        assert block.first_line == header.first_line
+        assert block.n_lines == header.n_lines
+        np.testing.assert_array_equal(
+            block.prt_counts, np.arange(header.first_line, header.first_line + header.n_lines)
+        )
         got[worker] += list(range(header.first_line, header.first_line + header.n_lines))
     assert got[0] == list(range(0, 1500))
     assert got[1] == list(range(1200, 2600)) + list(range(4000, 4100))
-    assert stats.lines_read == 2700 and stats.lines_shipped == 1500 + 1400 + 100
+    assert stats.lines_read == 2700
+    assert stats.lines_shipped == 1500 + 1400 + 100
     assert stats.requests == 4
 
 
@@ -114,7 +127,9 @@ def _worker(shared: SharedSlots, worker: int, results) -> None:
     lines = []
     while (delivery := inbox.get()) is not None:
         block = delivery.block
-        assert np.all(block.prt_counts == np.arange(block.first_line, block.first_line + block.n_lines))
+        assert np.all(
+            block.prt_counts == np.arange(block.first_line, block.first_line + block.n_lines)
+        )
         lines += list(range(block.first_line, block.first_line + block.n_lines))
         inbox.release(delivery)
     results.put((worker, lines))
@@ -123,16 +138,16 @@ def _worker(shared: SharedSlots, worker: int, results) -> None:
 @pytest.mark.timeout(60)
 def test_shared_memory_slots_deliver_every_line_once_to_its_worker_process():
     ctx = mp.get_context("fork")
-    shared = SharedSlots(servers=1, workers=2, slots_per_server=2,
-                         slot_bytes=block_nbytes(256), context=ctx)
+    shared = SharedSlots(
+        servers=1, workers=2, slots_per_server=2, slot_bytes=block_nbytes(256), context=ctx
+    )
     results = ctx.SimpleQueue()
     workers = [ctx.Process(target=_worker, args=(shared, w, results)) for w in range(2)]
     for process in workers:
         process.start()
     granule = FakeGranule(3000)
     task = ReadTask(0, {0: [(0, 1000)], 1: [(900, 3000)]})
-    serve_pass([task], lambda index: granule, shared.outbox(0), max_lines=256,
-               stats=ServerStats())
+    serve_pass([task], lambda index: granule, shared.outbox(0), max_lines=256, stats=ServerStats())
     got = dict(results.get() for _ in range(2))
     for process in workers:
         process.join(timeout=20)

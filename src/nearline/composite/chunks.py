@@ -25,8 +25,9 @@ DEFLATE_LEVEL = 1
 _INDEX_FIELDS = 5
 
 
-def chunk_shape(height: int, width: int) -> tuple[int, int]:
-    return min(height, CHUNK_ROWS), min(width, CHUNK_COLUMNS)
+def chunk_shape(height: int, width: int, rows: int = CHUNK_ROWS) -> tuple[int, int]:
+    """Output chunk shape of a grid: ``rows`` x 1024 columns, or the grid if smaller."""
+    return min(height, rows), min(width, CHUNK_COLUMNS)
 
 
 def encode(block: np.ndarray, shape: tuple[int, int], fill: Any) -> bytes:
@@ -50,9 +51,10 @@ def write_chunks(
     rows: int,
     height: int,
     width: int,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> None:
     """Compress a band's outputs (flat, ``rows`` x ``width``) into ``path`` and its index."""
-    shape = chunk_shape(height, width)
+    shape = chunk_shape(height, width, chunk_rows)
     index = []
     with open(path, "wb") as handle:
         offset = 0

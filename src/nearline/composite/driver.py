@@ -23,7 +23,7 @@ from nearline.composite.chunks import remove_chunks
 from nearline.composite.context import prepare
 from nearline.composite.local_run import run_local
 from nearline.composite.mpi_run import roles, run_mpi, world
-from nearline.composite.output import CompositeFile
+from nearline.composite.output import CompositeFile, is_composite_file
 from nearline.composite.quicklook import write_quicklook
 from nearline.composite.settings import CompositeSettings, check_output
 from nearline.composite.worker import band_file
@@ -76,6 +76,9 @@ def run(
     (granules sampled), "composite" (scan lines read) and "write" (bands written).
     """
     started = time.perf_counter()
+    paths = [Path(p) for p in inputs]
+    if paths and all(is_composite_file(path) for path in paths):
+        return _climate(paths, Path(out), period, png, progress, started)
     comm = world()
     settings = CompositeSettings.parse(
         grid=grid,
@@ -116,7 +119,11 @@ def run(
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir(parents=True)
             output = CompositeFile(
-                out, context.plan.grid, context.reducer.variables(), attrs=context.attributes()
+                out,
+                context.plan.grid,
+                context.reducer.variables(),
+                attrs=context.attributes(),
+                chunk_rows=context.plan.chunk_rows,
             )
         if comm is not None:
             comm.Barrier()
@@ -153,6 +160,27 @@ def run(
     )
     _account(result, stats, plan_seconds, composite_seconds, write_seconds[0], close_seconds)
     result.timings["plan_read"] = sample_seconds
+    result.wall_seconds = time.perf_counter() - started
+    return result
+
+
+def _climate(
+    paths: list[Path],
+    out: Path,
+    period: str,
+    png: str | Path | None,
+    progress: Progress | None,
+    started: float,
+) -> CompositeResult:
+    """Daily composites in: the Climate step (10-day or monthly maximum-value composites)."""
+    from nearline.composite.climate import temporal_composite
+
+    settings = CompositeSettings.parse(period=period, workers=1)
+    temporal_composite(paths, check_output(out), period=settings.period, progress=progress)
+    quicklook = write_quicklook(out, Path(png)) if png is not None else None
+    result = CompositeResult(
+        out=out, png=quicklook, granules=paths, skipped=[], settings=settings, bands=0, passes=1
+    )
     result.wall_seconds = time.perf_counter() - started
     return result
 

@@ -28,9 +28,16 @@ class CompositeFile:
     """One output file being written; ``variables`` are the reducer's output variables."""
 
     def __init__(
-        self, path: Path, grid: Grid, variables: list[Any], *, attrs: Mapping[str, Any]
+        self,
+        path: Path,
+        grid: Grid,
+        variables: list[Any],
+        *,
+        attrs: Mapping[str, Any],
+        chunk_rows: int,
     ) -> None:
         self.path = path
+        self._chunks = chunk_shape(grid.height, grid.width, chunk_rows)
         self._grid = grid
         self._variables = variables
         self._temporary = temporary_path(path)
@@ -62,8 +69,12 @@ class CompositeFile:
             sink.write(name, values, start=(0,))
         sink.define(VariableSpec("crs", np.dtype(np.int32), (), (), dict(crs_attrs)))
         sink.write("crs", np.array(0, dtype=np.int32), start=())
-        chunks = chunk_shape(grid.height, grid.width)
-        encoding = {"chunksizes": chunks, "compression": "zlib", "complevel": 1, "shuffle": True}
+        encoding = {
+            "chunksizes": self._chunks,
+            "compression": "zlib",
+            "complevel": 1,
+            "shuffle": True,
+        }
         for variable in self._variables:
             variable_attrs = {**variable.attrs, "grid_mapping": "crs"}
             if variable.fill is not None:
@@ -96,3 +107,17 @@ class CompositeFile:
             self._hdf5.close()
         self._file.abort()
         discard(self._temporary)
+
+
+def is_composite_file(path: Path) -> bool:
+    """True if ``path`` is a composite nearline wrote (a daily input to Climate)."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(8) != b"\x89HDF\r\n\x1a\n":
+                return False
+        import netCDF4
+
+        with netCDF4.Dataset(path) as dataset:
+            return getattr(dataset, "product", None) == PRODUCT
+    except OSError:
+        return False

@@ -19,14 +19,15 @@ from pathlib import Path
 
 import numpy as np
 
+from nearline.composite.chunks import CHUNK_ROWS
 from nearline.errors import CompositeError
 from nearline.grid import Band, Grid, row_of_latitude, split_rows
-from nearline.swath.servers import ReadTask, Runs
+from nearline.swath.servers import ReadTask, Runs, merge_runs
 
-# Pixels lie up to ~0.05 deg beyond the outermost tie points, and the terrain correction
-# moves them by at most h * tan(68 deg) ~ 22 km ~ 0.2 deg: 0.3 deg keeps every pixel inside.
+# Beyond the extrapolated scan ends, the terrain correction moves pixels by at most
+# h * tan(68 deg) ~ 22 km ~ 0.2 deg, and interpolation on the sphere near the poles bends
+# lines a little: 0.3 deg keeps every pixel inside.
 LATITUDE_MARGIN = 0.3
-CHUNK_ROWS = 128
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Plan:
     line_rows: list[np.ndarray]  # per granule: (n_lines, 2) first and last grid row, inclusive
     bands: list[Band]
     workers: int
+    chunk_rows: int = CHUNK_ROWS  # height of an output chunk; every band starts on one
 
     @property
     def passes(self) -> int:
@@ -66,7 +68,13 @@ class Plan:
         rows = self.line_rows[granule]
         touches = (rows[:, 0] < band.rows[1]) & (rows[:, 1] >= band.rows[0])
         edges = np.flatnonzero(np.diff(np.concatenate(([0], touches.view(np.int8), [0]))))
-        return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+        # runs start and end on even lines, so the 2x2 cloud test sees whole line pairs
+        n_lines = rows.shape[0]
+        runs = [
+            (int(a) - int(a) % 2, min(int(b) + int(b) % 2, n_lines))
+            for a, b in zip(edges[::2], edges[1::2], strict=True)
+        ]
+        return merge_runs(runs)
 
     def tasks(self, pass_index: int, server: int, servers: int) -> list[ReadTask]:
         """The reads of one server in one pass: granules are dealt round-robin."""
@@ -93,7 +101,11 @@ class Plan:
 
 def line_rows(grid: Grid, tie_latitudes: np.ndarray) -> np.ndarray:
     """First and last grid row each scan line can touch, from its tie-point latitudes."""
-    finite = np.where(np.isfinite(tie_latitudes), tie_latitudes, np.nan)
+    tie = np.asarray(tie_latitudes, dtype=np.float64)
+    # pixels 0-3 and 405-408 lie beyond the outer tie points: extrapolate half an interval
+    first_pixel = tie[:, 0] - 0.5 * (tie[:, 1] - tie[:, 0])
+    last_pixel = tie[:, -1] + 0.5 * (tie[:, -1] - tie[:, -2])
+    finite = np.column_stack([tie, first_pixel, last_pixel])
     north = np.clip(np.nanmax(finite, axis=1) + LATITUDE_MARGIN, -90.0, 90.0)
     south = np.clip(np.nanmin(finite, axis=1) - LATITUDE_MARGIN, -90.0, 90.0)
     first = row_of_latitude(grid, north)
@@ -130,14 +142,30 @@ def make_plan(
             f"{grid.name} needs ({state_bytes_per_cell * grid.width} bytes); raise --memory "
             "or use fewer workers"
         )
-    align = CHUNK_ROWS if max_rows >= CHUNK_ROWS else 1
-    n_bands = workers * max(1, math.ceil(grid.height / max_rows / workers))
-    while True:
-        bands = split_rows(grid, n_bands, align=align, weights=weights)
-        if len(bands) == n_bands and max(b.rows[1] - b.rows[0] for b in bands) <= max_rows:
-            return Plan(grid, granules, rows, bands, workers)
-        if n_bands >= grid.height:
+    # bands start on output chunk rows (128, or less when the memory allows fewer rows)
+    align = min(CHUNK_ROWS, 1 << (max_rows.bit_length() - 1))
+    passes = max(1, math.ceil(grid.height / max_rows / workers))
+    balanced = split_rows(grid, workers * passes, align=align, weights=weights)
+    edges = _fit([band.rows for band in balanced], max_rows=max_rows // align * align, align=align)
+    while len(edges) % workers:  # every pass gives each worker one band
+        tallest = max(range(len(edges)), key=lambda i: edges[i][1] - edges[i][0])
+        a, b = edges[tallest]
+        middle = a + max(align, (b - a) // 2 // align * align)
+        if not a < middle < b:
             raise CompositeError(
-                f"cannot split {grid.name} into bands of at most {max_rows} rows; raise --memory"
+                f"{grid.name} has too few rows to give {workers} workers a band each; "
+                "use fewer workers"
             )
-        n_bands += workers
+        edges[tallest : tallest + 1] = [(a, middle), (middle, b)]
+    bands = [Band(index, rows) for index, rows in enumerate(edges)]
+    return Plan(grid, granules, rows, bands, workers, chunk_rows=align)
+
+
+def _fit(edges: list[tuple[int, int]], *, max_rows: int, align: int) -> list[tuple[int, int]]:
+    """Cut every band taller than ``max_rows`` into aligned pieces that fit."""
+    fitted = []
+    for a, b in edges:
+        pieces = math.ceil((b - a) / max_rows)
+        step = -(-(b - a) // pieces // align) * align
+        fitted += [(start, min(start + step, b)) for start in range(a, b, step)]
+    return fitted

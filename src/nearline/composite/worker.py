@@ -82,6 +82,7 @@ def work(
             rows=band.rows[1] - band.rows[0],
             height=grid.height,
             width=grid.width,
+            chunk_rows=plan.chunk_rows,
         )
         stats.scratch_seconds += time.perf_counter() - started
         band_done(band.index)

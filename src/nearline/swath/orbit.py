@@ -5,6 +5,11 @@ fields of view 25 microseconds apart, 6 lines a second. GAC keeps every third li
 second) and averages four of every five fields of view, so GAC pixel ``i`` is centred on
 LAC field of view ``5 i + 2.5`` (scan angle ``(i / 204 - 1) * 55.37 * 1020 / 1023.5``
 degrees, pyorbital's ``avhrr_gac_from_times``). Positions are on the WGS84 ellipsoid.
+
+pyorbital's geometry conventions are chosen explicitly as "legacy" (its default, which it
+now warns about): those are the conventions of its published reference values (scan line 2,
+column 500 of the NOAA-19 test pass at lon -34.69996894, lat 56.69799502), which nearline's
+tests reproduce. Its "geocentric" nadir moves points by about 200 m.
 """
 
 from __future__ import annotations
@@ -56,7 +61,9 @@ def scan_lonlat(
     offsets = np.asarray(line_offsets, dtype=float)[:, None] + np.asarray(pixel_offsets)[None, :]
     geometry = ScanGeometry(fovs, offsets)
     times = geometry.times(np.datetime64(start.replace(tzinfo=None), "ns"))
-    position = compute_pixels(tle, geometry, times)
+    position = compute_pixels(
+        tle, geometry, times, nadir_convention="legacy", rotation_order="legacy"
+    )
     lon, lat, _ = get_lonlatalt(position, times)
     return np.asarray(lon).reshape(n, m), np.asarray(lat).reshape(n, m)
 

@@ -1,0 +1,28 @@
+"""composite: the AVHRR Pathfinder chain — calibrate, cloud-mask, terrain-correct, register
+and composite a period of orbits into one global image, partitioned into latitude bands, out
+of core when needed, fed by input data servers; and Climate's 10-day and monthly composites.
+
+``run(inputs, out=..., grid="igh-8km")`` does it all; the pieces are importable for use on
+their own.
+"""
+
+from __future__ import annotations
+
+from nearline.composite.base import OutputVariable, Reducer
+from nearline.composite.climate import temporal_composite
+from nearline.composite.driver import CompositeResult, run
+from nearline.composite.reducers import REDUCERS, get_reducer
+from nearline.composite.settings import CompositeSettings, OnError, Period
+
+__all__ = [
+    "REDUCERS",
+    "CompositeResult",
+    "CompositeSettings",
+    "OnError",
+    "OutputVariable",
+    "Period",
+    "Reducer",
+    "get_reducer",
+    "run",
+    "temporal_composite",
+]
