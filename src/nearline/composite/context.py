@@ -150,6 +150,7 @@ def prepare(
         memory_per_worker=max(budget, 0),
     )
     context = RunContext(settings, plan, reducer, calibrations, Ancillary.load(), skipped, progress)
+    context.sample_seconds = sample_seconds
     context.lines_total = sum(
         stop - start
         for pass_index in range(plan.passes)

@@ -25,7 +25,7 @@ from nearline.swath.servers import ServerStats, serve_pass
 from nearline.swath.shm import SharedSlots
 from nearline.swath.wire import block_nbytes
 
-SLOTS_PER_SERVER = 4
+SLOTS_PER_WORKER = 3
 _POLL_SECONDS = 0.2
 
 
@@ -50,7 +50,7 @@ def run_local(context: RunContext, scratch: Path, write_band: Callable[[int], No
     shared = SharedSlots(
         servers=servers,
         workers=workers,
-        slots_per_server=SLOTS_PER_SERVER,
+        slots_per_server=SLOTS_PER_WORKER * workers,
         slot_bytes=block_nbytes(settings.max_lines),
         context=ctx,
     )

@@ -110,6 +110,18 @@ class Granule(ABC):
     def read(self, start: int, stop: int) -> SwathBlock:
         """Lines ``[start, stop)``."""
 
+    def read_into(self, start: int, stop: int, buffer: np.ndarray) -> int:
+        """Lines ``[start, stop)`` packed into ``buffer`` in the wire layout; bytes used.
+
+        Formats stored contiguously override this to read straight into the buffer.
+        """
+        from nearline.swath.wire import pack_block
+
+        return pack_block(self.read(start, stop), buffer)
+
+    def prefetch(self, start: int, stop: int) -> None:  # noqa: B027 - a hint; may do nothing
+        """Hint that lines ``[start, stop)`` will be read soon (read-ahead)."""
+
     def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release the file."""
 

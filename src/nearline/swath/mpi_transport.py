@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from nearline.swath.servers import Delivery, Inbox, Outbox
-from nearline.swath.wire import BlockHeader, block_nbytes, pack_block, unpack_block
+from nearline.swath.wire import BlockHeader, block_nbytes, unpack_block
 
 TAG_LINES = 7401
 _HEADER = 64
@@ -30,6 +30,7 @@ class MPIOutbox(Outbox):
         self._buffers = [np.zeros(size, dtype=np.uint8) for _ in range(buffers)]
         self._requests: list[Any] = [None] * buffers
         self._next = 0
+        self._current = 0
 
     def _buffer(self) -> tuple[int, np.ndarray]:
         index = self._next
@@ -44,16 +45,19 @@ class MPIOutbox(Outbox):
         request = self._comm.Isend(buffer[:nbytes], dest=self._workers[worker], tag=TAG_LINES)
         self._requests[index] = request
 
-    def ship(self, worker: int, header: BlockHeader, block: Any) -> None:
-        index, buffer = self._buffer()
-        buffer[:_HEADER].view(np.int64)[:4] = (
+    def buffer(self, worker: int) -> np.ndarray:
+        self._current, buffer = self._buffer()
+        return buffer[_HEADER:]
+
+    def send(self, worker: int, header: BlockHeader, buffer: np.ndarray) -> None:
+        whole = self._buffers[self._current]
+        whole[:_HEADER].view(np.int64)[:4] = (
             _BLOCK,
             header.granule,
             header.first_line,
             header.n_lines,
         )
-        used = pack_block(block, buffer[_HEADER:])
-        self._send(worker, index, _HEADER + used)
+        self._send(worker, self._current, _HEADER + block_nbytes(header.n_lines))
 
     def end_pass(self) -> None:
         for worker in range(len(self._workers)):

@@ -2,23 +2,24 @@
 each worker the scan lines it owns.
 
 A server is given, per pass, the line runs every worker needs from each of its granules. It
-merges them, reads each merged run in blocks of at most ``max_lines`` lines (one request of
-about 2 MiB per variable at 1024 lines, never a few bytes at a time), reads the next block
-in a background thread while it ships the current one (read-ahead), and hands every worker
-the part of the block inside that worker's runs through an :class:`Outbox`. How bytes travel
-(shared memory between local processes, MPI messages between ranks) is the outbox's business.
+reads them in blocks of at most ``max_lines`` lines with large contiguous requests (818 KiB per
+channel at 1024 lines, never a few bytes at a time), straight into the buffer that will carry
+them, the workers taking turns, while the kernel is told to read the next block ahead. How
+buffers travel (shared memory between local processes, MPI messages between ranks) is the
+:class:`Outbox`'s business.
 """
 
 from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from nearline.swath.base import Granule, SwathBlock
-from nearline.swath.wire import BlockHeader
+from nearline.swath.wire import BlockHeader, pack_block
 
 Runs = list[tuple[int, int]]
 
@@ -35,11 +36,10 @@ class ReadTask:
 class ServerStats:
     """Where an input data server's time went."""
 
-    read_seconds: float = 0.0  # inside granule reads (in the read-ahead thread)
-    wait_seconds: float = 0.0  # waiting for a read the read-ahead had not finished
-    ship_seconds: float = 0.0  # waiting for workers to free a buffer, and copying into it
+    read_seconds: float = 0.0  # reading lines into shipping buffers
+    wait_seconds: float = 0.0  # waiting for workers to free a buffer (back-pressure)
+    ship_seconds: float = 0.0  # handing filled buffers over
     bytes_read: int = 0
-    lines_read: int = 0
     lines_shipped: int = 0
     requests: int = 0
 
@@ -54,15 +54,25 @@ class Delivery:
 
 
 class Outbox(ABC):
-    """A server's way of handing lines to workers."""
+    """A server's way of handing lines to workers: fill a buffer, then send it."""
 
     @abstractmethod
-    def ship(self, worker: int, header: BlockHeader, block: SwathBlock) -> None:
-        """Give ``block`` (lines of granule ``header.granule``) to ``worker``; may wait."""
+    def buffer(self, worker: int) -> np.ndarray:
+        """A free uint8 buffer for a block to ``worker`` (may wait until one is freed)."""
+
+    @abstractmethod
+    def send(self, worker: int, header: BlockHeader, buffer: np.ndarray) -> None:
+        """Hand the filled ``buffer`` to ``worker``."""
 
     @abstractmethod
     def end_pass(self) -> None:
         """Tell every worker this server has shipped everything for the current pass."""
+
+    def ship(self, worker: int, header: BlockHeader, block: SwathBlock) -> None:
+        """Copy a block already in memory into a buffer and send it."""
+        buffer = self.buffer(worker)
+        pack_block(block, buffer)
+        self.send(worker, header, buffer)
 
 
 class Inbox(ABC):
@@ -88,10 +98,24 @@ def merge_runs(runs: Sequence[tuple[int, int]]) -> Runs:
     return merged
 
 
-def _pieces(runs: Runs, max_lines: int) -> Iterator[tuple[int, int]]:
-    for start, stop in runs:
-        for first in range(start, stop, max_lines):
-            yield first, min(first + max_lines, stop)
+def _requests(tasks: Sequence[ReadTask], max_lines: int) -> list[tuple[int, int, int, int]]:
+    """(worker, granule, first, stop) reads of at most ``max_lines``, the workers interleaved.
+
+    Each worker's lines come in granule and line order; the workers take turns, so an orbit
+    that stays in one worker's band for a while does not leave the others waiting.
+    """
+    queues: dict[int, list[tuple[int, int, int, int]]] = {}
+    for task in tasks:
+        for worker, runs in task.runs.items():
+            for start, stop in runs:
+                for first in range(start, stop, max_lines):
+                    queues.setdefault(worker, []).append(
+                        (worker, task.granule, first, min(first + max_lines, stop))
+                    )
+    order = []
+    for turn in range(max((len(q) for q in queues.values()), default=0)):
+        order += [queue[turn] for queue in queues.values() if turn < len(queue)]
+    return order
 
 
 def serve_pass(
@@ -103,49 +127,38 @@ def serve_pass(
     stats: ServerStats,
     on_block: Callable[[int], None] | None = None,
 ) -> None:
-    """Read and ship every task of one pass, then end the pass on the outbox."""
-    pieces = [
-        (task, first, stop)
-        for task in tasks
-        for first, stop in _pieces(
-            merge_runs([r for rs in task.runs.values() for r in rs]), max_lines
-        )
-    ]
+    """Read and ship every task of one pass, then end the pass on the outbox.
+
+    Each read goes straight into the buffer that carries it to its worker
+    (``Granule.read_into``), and the kernel is told about the next read before this one
+    is shipped (read-ahead).
+    """
+    requests = _requests(tasks, max_lines)
     granules: dict[int, Granule] = {}
 
-    def read(task: ReadTask, first: int, stop: int) -> SwathBlock:
-        started = time.perf_counter()
-        granule = granules.get(task.granule)
-        if granule is None:
-            granule = granules[task.granule] = open_granule(task.granule)
-        block = granule.read(first, stop)
-        stats.read_seconds += time.perf_counter() - started
-        stats.bytes_read += block.counts.nbytes
-        stats.lines_read += stop - first
-        stats.requests += 1
-        return block
+    def granule_of(index: int) -> Granule:
+        if index not in granules:
+            granules[index] = open_granule(index)
+        return granules[index]
 
     try:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="nearline-readahead") as pool:
-            pending: Future[SwathBlock] | None = None
-            for index, (task, first, stop) in enumerate(pieces):
-                if pending is None:
-                    pending = pool.submit(read, task, first, stop)
-                started = time.perf_counter()
-                block = pending.result()
-                stats.wait_seconds += time.perf_counter() - started
-                pending = pool.submit(read, *pieces[index + 1]) if index + 1 < len(pieces) else None
-                started = time.perf_counter()
-                for worker, runs in task.runs.items():
-                    for run_start, run_stop in runs:
-                        lo, hi = max(run_start, first), min(run_stop, stop)
-                        if lo < hi:
-                            part = block.slice(lo - first, hi - first)
-                            outbox.ship(worker, BlockHeader(task.granule, lo, hi - lo), part)
-                            stats.lines_shipped += hi - lo
-                stats.ship_seconds += time.perf_counter() - started
-                if on_block is not None:
-                    on_block(stop - first)
+        for number, (worker, granule, first, stop) in enumerate(requests):
+            if number + 1 < len(requests):
+                _, upcoming, next_first, next_stop = requests[number + 1]
+                granule_of(upcoming).prefetch(next_first, next_stop)
+            began = time.perf_counter()
+            buffer = outbox.buffer(worker)
+            read = time.perf_counter()
+            stats.bytes_read += granule_of(granule).read_into(first, stop, buffer)
+            sent = time.perf_counter()
+            outbox.send(worker, BlockHeader(granule, first, stop - first), buffer)
+            stats.wait_seconds += read - began
+            stats.read_seconds += sent - read
+            stats.ship_seconds += time.perf_counter() - sent
+            stats.lines_shipped += stop - first
+            stats.requests += 1
+            if on_block is not None:
+                on_block(stop - first)
     finally:
         for granule in granules.values():
             granule.close()

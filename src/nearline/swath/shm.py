@@ -2,10 +2,10 @@
 
 Each input data server owns a few fixed slots of anonymous shared memory, made before the
 processes fork and touched once by their server (first touches are slow on these VMs; slots
-are reused for the whole run). Shipping a block copies it into a free slot and puts a short
-message on the worker's queue; the worker reads the block in place and hands the slot back
-on the server's return queue. A server waits only when all its slots are still in use: that
-wait is the back-pressure that bounds memory.
+are reused for the whole run). A server reads granule bytes straight into a free slot and
+puts a short message on the worker's queue; the worker reads the block in place and hands
+the slot back on the server's return queue. A server waits only when all its slots are
+still in use: that wait is the back-pressure that bounds memory.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from nearline.swath.servers import Delivery, Inbox, Outbox
-from nearline.swath.wire import BlockHeader, pack_block, unpack_block
+from nearline.swath.wire import BlockHeader, unpack_block
 
 _BLOCK, _END = 0, 1
 
@@ -63,24 +63,38 @@ class SharedOutbox(Outbox):
 
     def __init__(self, shared: SharedSlots, server: int) -> None:
         self._shared, self._server = shared, server
-        self._free = list(range(shared.slots_per_server))
-        for index in self._free:  # touch every page once, here, not on the hot path
+        # each worker has its own slots, so a slow worker never holds up the others
+        per_worker = max(1, shared.slots_per_server // shared.workers)
+        self._free = {
+            worker: list(range(worker * per_worker, (worker + 1) * per_worker))
+            for worker in range(shared.workers)
+        }
+        self._owner = {slot: worker for worker, slots in self._free.items() for slot in slots}
+        self._current = -1
+        for index in self._owner:  # touch every page once, here, not on the hot path
             shared.slot(server, index).fill(0)
 
-    def ship(self, worker: int, header: BlockHeader, block: Any) -> None:
-        while not self._free:
-            self._free.append(self._shared.to_server[self._server].get())
-        index = self._free.pop()
-        pack_block(block, self._shared.slot(self._server, index))
-        message = (_BLOCK, self._server, index, header.granule, header.first_line, header.n_lines)
+    def buffer(self, worker: int) -> np.ndarray:
+        while not self._free[worker]:
+            returned = self._shared.to_server[self._server].get()
+            self._free[self._owner[returned]].append(returned)
+        self._current = self._free[worker].pop()
+        return self._shared.slot(self._server, self._current)
+
+    def send(self, worker: int, header: BlockHeader, buffer: np.ndarray) -> None:
+        message = (
+            _BLOCK, self._server, self._current, header.granule, header.first_line,
+            header.n_lines,
+        )  # fmt: skip
         self._shared.to_worker[worker].put(message)
 
     def end_pass(self) -> None:
         for queue in self._shared.to_worker:
             queue.put((_END, self._server, -1, -1, -1, -1))
         # Take back every slot, so the next pass starts with all of them free.
-        while len(self._free) < self._shared.slots_per_server:
-            self._free.append(self._shared.to_server[self._server].get())
+        while sum(map(len, self._free.values())) < len(self._owner):
+            returned = self._shared.to_server[self._server].get()
+            self._free[self._owner[returned]].append(returned)
 
 
 class SharedInbox(Inbox):

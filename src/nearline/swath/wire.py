@@ -23,6 +23,20 @@ def _aligned(size: int) -> int:
     return -(-size // _ALIGN) * _ALIGN
 
 
+def layout(n: int) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
+    """(field, dtype, shape) of each array of an ``n``-line block, in buffer order."""
+    return _layout(n)
+
+
+def field_offsets(n: int) -> dict[str, int]:
+    """Byte offset of each field in the buffer of an ``n``-line block."""
+    offsets, offset = {}, 0
+    for name, dtype, shape in _layout(n):
+        offsets[name] = offset
+        offset += _aligned(dtype.itemsize * int(np.prod(shape)))
+    return offsets
+
+
 def _layout(n: int) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
     fields: list[tuple[str, np.dtype, tuple[int, ...]]] = [
         ("counts", np.dtype(np.uint16), (5, n, N_PIXELS))
