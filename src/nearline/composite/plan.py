@@ -102,9 +102,10 @@ class Plan:
 def line_rows(grid: Grid, tie_latitudes: np.ndarray) -> np.ndarray:
     """First and last grid row each scan line can touch, from its tie-point latitudes."""
     tie = np.asarray(tie_latitudes, dtype=np.float64)
-    # pixels 0-3 and 405-408 lie beyond the outer tie points: extrapolate half an interval
-    first_pixel = tie[:, 0] - 0.5 * (tie[:, 1] - tie[:, 0])
-    last_pixel = tie[:, -1] + 0.5 * (tie[:, -1] - tie[:, -2])
+    # pixels 0-3 and 405-408 lie beyond the outer tie points, on the parabola the reader
+    # extrapolates along (half a tie interval out)
+    first_pixel = 1.875 * tie[:, 0] - 1.25 * tie[:, 1] + 0.375 * tie[:, 2]
+    last_pixel = 1.875 * tie[:, -1] - 1.25 * tie[:, -2] + 0.375 * tie[:, -3]
     finite = np.column_stack([tie, first_pixel, last_pixel])
     north = np.clip(np.nanmax(finite, axis=1) + LATITUDE_MARGIN, -90.0, 90.0)
     south = np.clip(np.nanmin(finite, axis=1) - LATITUDE_MARGIN, -90.0, 90.0)

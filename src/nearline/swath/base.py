@@ -147,43 +147,56 @@ class Reader(ABC):
         """Open ``path``; raise GranuleError naming it if it is truncated or corrupt."""
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _wrap(d):
+    if d > 180.0:
+        return d - 360.0
+    if d < -180.0:
+        return d + 360.0
+    return d
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _quadratic(a, b, c, t):
+    """The parabola through (0, a), (1, b), (2, c) at ``t``."""
+    return a * (t - 1) * (t - 2) / 2 - b * t * (t - 2) + c * t * (t - 1) / 2
+
+
 @numba.njit(cache=True, nogil=True)
 def _interpolate_line(tie_lon, tie_lat, columns, out_lon, out_lat):
     n_tie = tie_lon.size
+    step = columns[1] - columns[0]
     polar = False
     for k in range(n_tie):
         if abs(tie_lat[k]) > 75.0:
             polar = True
+    deg = np.pi / 180.0
     for j in range(out_lon.size):
-        # the tie interval holding column j (extrapolate from the outer intervals)
-        k = min(max((j - columns[0]) // (columns[1] - columns[0]), 0), n_tie - 2)
-        w = (j - columns[k]) / (columns[k + 1] - columns[k])
-        if polar:  # interpolate on the unit sphere: longitudes swing fast near a pole
-            deg = np.pi / 180.0
-            x0 = np.cos(tie_lat[k] * deg) * np.cos(tie_lon[k] * deg)
-            y0 = np.cos(tie_lat[k] * deg) * np.sin(tie_lon[k] * deg)
-            z0 = np.sin(tie_lat[k] * deg)
-            x1 = np.cos(tie_lat[k + 1] * deg) * np.cos(tie_lon[k + 1] * deg)
-            y1 = np.cos(tie_lat[k + 1] * deg) * np.sin(tie_lon[k + 1] * deg)
-            z1 = np.sin(tie_lat[k + 1] * deg)
-            x = x0 + w * (x1 - x0)
-            y = y0 + w * (y1 - y0)
-            z = z0 + w * (z1 - z0)
-            out_lon[j] = np.arctan2(y, x) / deg
-            out_lat[j] = np.arctan2(z, np.sqrt(x * x + y * y)) / deg
-        else:
-            d = tie_lon[k + 1] - tie_lon[k]
-            if d > 180.0:
-                d -= 360.0
-            elif d < -180.0:
-                d += 360.0
-            lon = tie_lon[k] + w * d
-            if lon > 180.0:
-                lon -= 360.0
-            elif lon < -180.0:
-                lon += 360.0
-            out_lon[j] = lon
-            out_lat[j] = tie_lat[k] + w * (tie_lat[k + 1] - tie_lat[k])
+        if not polar:
+            # on a parabola through the three nearest tie points: pixels spread faster
+            # toward the scan edges, and a straight line between tie points misses by km
+            k = min(max(round((j - columns[0]) / step) - 1, 0), n_tie - 3)
+            t = (j - columns[k]) / step
+            base = tie_lon[k + 1]
+            lon = base + _quadratic(_wrap(tie_lon[k] - base), 0.0, _wrap(tie_lon[k + 2] - base), t)
+            out_lon[j] = _wrap(lon)
+            lat = _quadratic(tie_lat[k], tie_lat[k + 1], tie_lat[k + 2], t)
+            out_lat[j] = min(90.0, max(-90.0, lat))
+            continue
+        # near a pole, on the unit sphere: longitudes swing fast there
+        k = min(max((j - columns[0]) // step, 0), n_tie - 2)
+        w = (j - columns[k]) / step
+        x0 = np.cos(tie_lat[k] * deg) * np.cos(tie_lon[k] * deg)
+        y0 = np.cos(tie_lat[k] * deg) * np.sin(tie_lon[k] * deg)
+        z0 = np.sin(tie_lat[k] * deg)
+        x1 = np.cos(tie_lat[k + 1] * deg) * np.cos(tie_lon[k + 1] * deg)
+        y1 = np.cos(tie_lat[k + 1] * deg) * np.sin(tie_lon[k + 1] * deg)
+        z1 = np.sin(tie_lat[k + 1] * deg)
+        x = x0 + w * (x1 - x0)
+        y = y0 + w * (y1 - y0)
+        z = z0 + w * (z1 - z0)
+        out_lon[j] = np.arctan2(y, x) / deg
+        out_lat[j] = np.arctan2(z, np.sqrt(x * x + y * y)) / deg
 
 
 @numba.njit(cache=True, nogil=True)
@@ -205,9 +218,9 @@ def _interpolate_plain(tie, columns, out):
 def lonlat(block: SwathBlock) -> tuple[np.ndarray, np.ndarray]:
     """Longitude and latitude of every pixel, (n, 409) float32, from the tie points.
 
-    Linear along the scan line between tie points (extrapolated beyond the outer ones), with
-    longitudes unwrapped across the date line; on the unit sphere for lines reaching beyond
-    75 degrees latitude.
+    On a parabola through the three nearest tie points along the scan line, longitudes
+    unwrapped across the date line; for lines reaching beyond 75 degrees latitude, linearly
+    on the unit sphere.
     """
     shape = (block.n_lines, N_PIXELS)
     lon, lat = np.empty(shape, np.float32), np.empty(shape, np.float32)
