@@ -30,6 +30,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/burst.py --update-docs
 	$(BIN)/python benchmarks/layout.py --update-docs
+	$(BIN)/python benchmarks/composite.py --update-docs
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks

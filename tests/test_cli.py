@@ -21,7 +21,9 @@ def nearline(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_demo_compares_burst_with_direct_writes_and_leaves_readable_output(tmp_path):
-    result = nearline("demo", "--out", "out", "--compute-ranks", "2", cwd=tmp_path)
+    result = nearline(
+        "demo", "--only", "burst", "--out", "out", "--compute-ranks", "2", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if line.strip().startswith("│")]
     assert len(rows) == 5  # four steps and the total
@@ -33,6 +35,48 @@ def test_demo_compares_burst_with_direct_writes_and_leaves_readable_output(tmp_p
         assert ds["t"].shape == GRID
         assert ds["t"].attrs["units"] == "K"
         assert int(ds["step"]) == 3
+
+
+def test_demo_composites_a_small_synthetic_day_into_a_netcdf_and_a_png(tmp_path):
+    from PIL import Image
+
+    result = nearline(
+        "demo", "--only", "composite", "--out", "out", "--orbits", "3", "--lines", "600",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "composite demo: 3 orbits, 0.7 M pixels to igh-8km" in result.stdout
+    folder = tmp_path / "out" / "composite"
+    assert len(list((folder / "granules").glob("NSS.GHRR.NP.D12347.*.nc"))) == 3
+    with xr.open_dataset(folder / "composite-igh-8km.nc") as ds:
+        assert ds["ndvi"].shape == (2168, 5004)
+        assert int(ds["ndvi"].count()) > 10_000
+    with Image.open(folder / "ndvi.png") as image:
+        assert image.size == (2502, 1084)
+
+
+def test_composite_names_a_missing_input_in_one_line(tmp_path):
+    result = nearline("composite", "nowhere.nc", "--out", "x.nc", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == ["nearline: error: input nowhere.nc does not exist"]
+
+
+def test_synth_and_composite_from_the_command_line(tmp_path):
+    made = nearline(
+        "synth", "avhrr", "--date", "2012-12-12", "--orbits", "1", "--lines", "400",
+        "--out", "day", cwd=tmp_path,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert "wrote 1 granules" in made.stdout
+    done = nearline(
+        "composite", "day", "--grid", "latlon-0.25", "--reducer", "count", "--out", "c.nc",
+        "--workers", "1", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with xr.open_dataset(tmp_path / "c.nc") as ds:
+        assert ds["count"].shape == (720, 1440)
+        assert int(ds["count"].sum()) > 1000
+    assert not list(tmp_path.glob(".c.nc*"))
 
 
 def test_errors_print_one_line_without_a_traceback(tmp_path):

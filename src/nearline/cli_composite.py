@@ -12,6 +12,13 @@ from typing import Any
 from nearline.errors import ConfigError
 from nearline.units import format_size
 
+PHASES = {  # progress phases of composite.run, as the bars name them
+    "plan": "sampling granules",
+    "composite": "scan lines served",
+    "write": "bands written",
+    "climate": "row blocks",
+}
+
 
 def add_composite_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``composite INPUTS... --out FILE`` to ``subparsers``."""
@@ -84,16 +91,10 @@ def run_composite(args: argparse.Namespace) -> int:
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, disable=not show, transient=False) as bars:
         tasks: dict[str, Any] = {}
-        labels = {
-            "plan": "sampling granules",
-            "composite": "scan lines",
-            "write": "bands written",
-            "climate": "row blocks",
-        }
 
         def progress(phase: str, done: int, total: int) -> None:
             if phase not in tasks:
-                tasks[phase] = bars.add_task(labels.get(phase, phase), total=total)
+                tasks[phase] = bars.add_task(PHASES.get(phase, phase), total=total)
             bars.update(tasks[phase], completed=done, total=total)
 
         result = run(

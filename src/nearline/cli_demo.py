@@ -104,6 +104,7 @@ def _burst_demo(args: argparse.Namespace, out: Path, console: Any) -> None:
 def _composite_demo(args: argparse.Namespace, out: Path, console: Any) -> None:
     from rich.progress import Progress
 
+    from nearline.cli_composite import PHASES
     from nearline.composite import run
     from nearline.swath import synthesize_day
 
@@ -122,7 +123,7 @@ def _composite_demo(args: argparse.Namespace, out: Path, console: Any) -> None:
 
         def progress(phase: str, done: int, total: int) -> None:
             if phase not in phases:
-                phases[phase] = bars.add_task(phase, total=total)
+                phases[phase] = bars.add_task(PHASES.get(phase, phase), total=total)
             bars.update(phases[phase], completed=done, total=total)
 
         result = run(

@@ -130,7 +130,8 @@ def test_the_quicklook_is_a_png_of_the_grid_shape_with_vegetation_green(day, tmp
 
     out, png = tmp_path / "day.nc", tmp_path / "ndvi.png"
     run(day[:2], out=out, workers=1, png=png)
-    image = np.asarray(Image.open(png))
+    with Image.open(png) as opened:
+        image = np.asarray(opened)
     assert image.shape == (1084, 2502, 3)
     grey = (image == (225, 225, 225)).all(axis=2)
     assert 0.3 < grey.mean() < 0.999

@@ -27,6 +27,7 @@ from nearline.composite.output import CompositeFile, is_composite_file
 from nearline.composite.quicklook import write_quicklook
 from nearline.composite.settings import CompositeSettings, check_output
 from nearline.composite.worker import band_file
+from nearline.swath import N_PIXELS
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,8 @@ class CompositeResult:
     settings: CompositeSettings
     bands: int
     passes: int
-    pixels: int = 0
-    pixels_used: int = 0
+    pixels: int = 0  # swath pixels of the inputs
+    pixels_used: int = 0  # of which daytime pixels composited into a cell
     wall_seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     peak_rss_bytes: int = 0
@@ -158,7 +159,15 @@ def run(
         bands=len(context.plan.bands),
         passes=context.plan.passes,
     )
-    _account(result, stats, plan_seconds, composite_seconds, write_seconds[0], close_seconds)
+    _account(
+        result,
+        context.plan.granules,
+        stats,
+        plan_seconds,
+        composite_seconds,
+        write_seconds[0],
+        close_seconds,
+    )
     result.timings["plan_read"] = sample_seconds
     result.wall_seconds = time.perf_counter() - started
     return result
@@ -187,6 +196,7 @@ def _climate(
 
 def _account(
     result: CompositeResult,
+    granules: list,
     stats: Any,
     plan_seconds: float,
     composite_seconds: float,
@@ -194,7 +204,7 @@ def _account(
     close_seconds: float,
 ) -> None:
     workers, servers = stats["worker"], stats["server"]
-    result.pixels = sum(s["pixels"] for s in workers)
+    result.pixels = sum(info.n_lines for info in granules) * N_PIXELS
     result.pixels_used = sum(s["pixels_used"] for s in workers)
     n = max(1, len(workers))
     result.timings = {
