@@ -5,6 +5,19 @@ from __future__ import annotations
 
 from nearline.grid.bands import Band, row_of_latitude, split_rows
 from nearline.grid.base import Grid, Kind
-from nearline.grid.registry import available_grids, get_grid
+from nearline.grid.igh import EARTH_RADIUS
+from nearline.grid.registry import IGH_CRS, available_grids, get_grid, igh_grid, latlon_grid
 
-__all__ = ["Band", "Grid", "Kind", "available_grids", "get_grid", "row_of_latitude", "split_rows"]
+__all__ = [
+    "EARTH_RADIUS",
+    "IGH_CRS",
+    "Band",
+    "Grid",
+    "Kind",
+    "available_grids",
+    "get_grid",
+    "igh_grid",
+    "latlon_grid",
+    "row_of_latitude",
+    "split_rows",
+]

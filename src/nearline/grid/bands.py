@@ -14,7 +14,6 @@ import numpy as np
 
 from nearline.errors import GridError
 from nearline.grid.base import Grid
-from nearline.grid.kernels import northing
 
 
 @dataclass(frozen=True)
@@ -28,13 +27,20 @@ class Band:
     def height(self) -> int:
         return self.rows[1] - self.rows[0]
 
+    def latitudes(self, grid: Grid) -> tuple[float, float]:
+        """(south, north) latitude in degrees the band spans on ``grid``."""
+        return grid.latitude_range(self.rows)
 
-def row_of_latitude(grid: Grid, lat: np.ndarray) -> np.ndarray:
-    """The row each latitude (degrees) falls in, clipped to the grid."""
-    _, _, _, ymax = grid.extent
+
+def row_of_latitude(grid: Grid, lat: np.ndarray | float) -> np.ndarray:
+    """The row (int64, the shape of ``lat``) each latitude in degrees falls in, as
+    ``cell_index`` would place a point there, but clipped to the grid: latitudes north of
+    the grid give row 0, south of it the last row. NaN gives -1."""
     _, dy = grid.cell_size
-    rows = np.floor((ymax - northing(grid, lat)) / dy)
-    return np.clip(rows, 0, grid.height - 1).astype(np.int64)
+    y = grid.northing(lat)
+    rows = np.floor((grid.extent[3] - np.nan_to_num(y)) / dy)
+    rows = np.clip(rows, 0, grid.height - 1).astype(np.int64)
+    return np.where(np.isnan(y), -1, rows)
 
 
 def split_rows(

@@ -1,8 +1,9 @@
 """A target grid: a projection, a cell size and an extent; row 0 is the northern edge.
 
-``cell_index`` is the hot path of registration: it maps millions of swath pixels a second to
-the flat index of the cell holding each (relative to the first row of a latitude band), so
-a band owner can update its band directly.
+Cell (row, col) covers x in [xmin + col dx, xmin + (col + 1) dx) and y in
+(ymax - (row + 1) dy, ymax - row dy]. ``cell_index`` is the hot path of registration: it
+maps tens of millions of swath pixels a second to the flat index of the cell holding each
+(relative to the first row of a latitude band), so a band owner updates its band directly.
 """
 
 from __future__ import annotations
@@ -14,18 +15,34 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GridError
+from nearline.grid import igh, latlon
 
 
 class Kind(StrEnum):
     """How lon/lat become x/y: a projection nearline computes itself."""
 
-    IGH = "igh"  # Interrupted Goode Homolosine, x/y in metres
+    IGH = "igh"  # Interrupted Goode Homolosine on the sphere R = 6370997 m, x/y in metres
     LATLON = "latlon"  # plate carree, x/y are longitude/latitude in degrees
+
+
+_LATLON_PROJ4 = "+proj=longlat +datum=WGS84 +no_defs"  # EPSG:4326 without its axis order
+
+
+def _degrees(values: Any) -> np.ndarray:
+    """A flat contiguous float32/float64 view (or copy) of lon or lat, for the kernels."""
+    array = np.asarray(values)
+    if array.dtype not in (np.float32, np.float64):
+        array = array.astype(np.float64)
+    return np.ascontiguousarray(array).ravel()
 
 
 @dataclass(frozen=True)
 class Grid:
-    """A regular grid of ``width`` x ``height`` cells covering ``extent`` in ``crs`` units."""
+    """A regular grid of ``width`` x ``height`` cells covering ``extent`` in ``crs`` units.
+
+    ``crs`` is a PROJ string pyproj understands; ``kind`` says which of nearline's own
+    kernels projects onto it.
+    """
 
     name: str
     kind: Kind
@@ -36,7 +53,7 @@ class Grid:
 
     def __post_init__(self) -> None:
         xmin, ymin, xmax, ymax = self.extent
-        if self.width < 1 or self.height < 1 or xmax <= xmin or ymax <= ymin:
+        if self.width < 1 or self.height < 1 or not (xmin < xmax and ymin < ymax):
             raise GridError(
                 f"grid {self.name!r}: needs width, height >= 1 and xmin < xmax, ymin < ymax; "
                 f"got {self.width}x{self.height} over {self.extent}"
@@ -44,42 +61,133 @@ class Grid:
 
     @property
     def cell_size(self) -> tuple[float, float]:
+        """(dx, dy) in CRS units, both positive."""
         xmin, ymin, xmax, ymax = self.extent
         return (xmax - xmin) / self.width, (ymax - ymin) / self.height
+
+    @property
+    def cells(self) -> int:
+        return self.width * self.height
 
     @property
     def crs_is_projected(self) -> bool:
         return self.kind is not Kind.LATLON
 
     @property
-    def cells(self) -> int:
-        return self.width * self.height
+    def wraps(self) -> bool:
+        """True for a lat-lon grid spanning 360 degrees: longitudes wrap onto it."""
+        xmin, _, xmax, _ = self.extent
+        return self.kind is Kind.LATLON and abs(xmax - xmin - 360.0) < 1e-9
+
+    def _rows(self, rows: tuple[int, int] | None) -> tuple[int, int]:
+        first, stop = (0, self.height) if rows is None else (int(rows[0]), int(rows[1]))
+        if not 0 <= first <= stop <= self.height:
+            raise GridError(f"rows {rows} are not within the {self.height} rows of {self.name}")
+        return first, stop
+
+    def forward(self, lon: Any, lat: Any) -> tuple[np.ndarray, np.ndarray]:
+        """x, y (float64, the shape of ``lon``) of points in degrees; NaN outside the
+        projection's domain (latitude beyond +-90, NaN or infinite input). Longitudes beyond
+        +-180 wrap, as PROJ does; on a lat-lon grid x is wrapped into [xmin, xmin + 360)."""
+        flat_lon, flat_lat = _degrees(lon), _degrees(lat)
+        if flat_lon.size != flat_lat.size:
+            raise GridError(f"lon and lat differ in size: {np.shape(lon)} and {np.shape(lat)}")
+        x, y = np.empty(flat_lon.size), np.empty(flat_lon.size)
+        if self.kind is Kind.IGH:
+            igh.forward(flat_lon, flat_lat, x, y)
+        else:
+            latlon.forward(flat_lon, flat_lat, x, y, self.extent[0], 360.0)
+        return x.reshape(np.shape(lon)), y.reshape(np.shape(lon))
 
     def cell_index(
         self,
-        lon: np.ndarray,
-        lat: np.ndarray,
+        lon: Any,
+        lat: Any,
         *,
         rows: tuple[int, int] | None = None,
         out: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Flat index ``(row - rows[0]) * width + col`` of each point's cell, -1 outside.
+        """Flat index ``(row - rows[0]) * width + col`` of each point's cell, int64.
 
-        ``lon``/``lat`` in degrees, any shape (contiguous); the result has their shape.
+        ``lon``/``lat`` in degrees, float32 or float64, any shape (contiguous arrays are not
+        copied); the result has their shape. -1 where a point is outside the grid, outside
+        ``rows`` (``[first, stop)``, default all) or not on the sphere (NaN, |lat| > 90).
+        ``out``: a flat, contiguous int64 buffer of at least as many elements to reuse; the
+        result is then a view of its start.
         """
-        from nearline.grid import kernels
-
-        first, stop = rows if rows is not None else (0, self.height)
-        flat_lon, flat_lat = np.ravel(lon), np.ravel(lat)
-        result = np.empty(flat_lon.size, dtype=np.int64) if out is None else out.ravel()
-        kernels.cell_indices(self, flat_lon, flat_lat, result, first, stop)
+        first, stop = self._rows(rows)
+        flat_lon, flat_lat = _degrees(lon), _degrees(lat)
+        n = flat_lon.size
+        if flat_lat.size != n:
+            raise GridError(f"lon and lat differ in size: {np.shape(lon)} and {np.shape(lat)}")
+        if out is None:
+            result = np.empty(n, dtype=np.int64)
+        elif out.dtype != np.int64 or out.ndim != 1 or not out.flags.c_contiguous or out.size < n:
+            raise GridError(
+                f"out must be a flat contiguous int64 array of >= {n} elements; "
+                f"got {out.dtype} of shape {out.shape}"
+            )
+        else:
+            result = out[:n]
+        xmin, _, _, ymax = self.extent
+        dx, dy = self.cell_size
+        if self.kind is Kind.IGH:
+            igh.cell_indices(
+                flat_lon, flat_lat, result, xmin, ymax, dx, dy, self.width, first, stop
+            )
+        else:
+            latlon.cell_indices(
+                flat_lon,
+                flat_lat,
+                result,
+                *(xmin, ymax, dx, dy),
+                *(self.width, self.height, first, stop, self.wraps),
+            )
         return result.reshape(np.shape(lon))
 
-    def coordinates(self) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-        """Cell-centre x (width,) and y (height,) and the attributes of a CF ``crs`` variable.
+    def northing(self, lat: Any) -> np.ndarray:
+        """y of each latitude (degrees) in CRS units: in every grid here y depends on latitude
+        alone (IGH: sinusoidal y = R phi, Mollweide y -+ 0.0528 R beyond 40°44'11.8")."""
+        flat = _degrees(lat)
+        if self.kind is Kind.LATLON:
+            y = np.where(np.abs(flat) <= 90.0, flat, np.nan).astype(np.float64)
+        else:
+            y = np.empty(flat.size)
+            igh.northing(flat, y)
+        return y.reshape(np.shape(lat))
 
-        CF has no grid_mapping_name for Goode Homolosine; its ``crs_wkt`` and ``proj4``
-        attributes say it for GDAL, pyproj and rioxarray.
+    def row_latitudes(self, *, edges: bool = False) -> np.ndarray:
+        """Latitude (degrees) of each row's centre (height,), north to south, or of the row
+        edges (height + 1,) with ``edges=True``; clipped to the poles."""
+        dy = self.cell_size[1]
+        steps = np.arange(self.height + 1) if edges else np.arange(self.height) + 0.5
+        y = self.extent[3] - dy * steps
+        if self.kind is Kind.LATLON:
+            return np.clip(y, -90.0, 90.0)
+        return igh.latitude_of_northing(y)
+
+    def latitude_range(self, rows: tuple[int, int]) -> tuple[float, float]:
+        """(south, north) latitude in degrees spanned by rows ``[first, stop)``."""
+        first, stop = self._rows(rows)
+        edges = self.row_latitudes(edges=True)
+        return float(edges[stop]), float(edges[first])
+
+    def domain_mask(self, rows: tuple[int, int] | None = None) -> np.ndarray:
+        """(stop - first, width) booleans: True where a cell's centre is on the Earth, False
+        in the interruptions of IGH and beyond its poles (all True on a lat-lon grid)."""
+        first, stop = self._rows(rows)
+        x, y, _ = self.coordinates()
+        if self.kind is Kind.LATLON:
+            return np.ones((stop - first, self.width), dtype=bool)
+        return igh.domain_mask(x, y[first:stop])
+
+    def coordinates(self) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        """Cell-centre x (width,) and y (height,, north first) and the attributes of a CF
+        grid-mapping (``crs``) variable.
+
+        CF has no grid_mapping_name for Goode Homolosine, so for IGH the attributes name it
+        through ``crs_wkt`` (CF 1.7), ``spatial_ref`` and ``GeoTransform`` (GDAL) and
+        ``proj4``; GDAL, pyproj and rioxarray read them. See :meth:`axis_attributes` for x/y.
         """
         import pyproj
 
@@ -88,10 +196,33 @@ class Grid:
         x = xmin + dx * (np.arange(self.width) + 0.5)
         y = ymax - dy * (np.arange(self.height) + 0.5)
         crs = pyproj.CRS.from_user_input(self.crs)
-        attrs: dict[str, Any] = {"crs_wkt": crs.to_wkt(), "proj4": self.crs}
+        wkt = crs.to_wkt()
+        attrs: dict[str, Any] = {
+            "crs_wkt": wkt,
+            "spatial_ref": wkt,
+            "proj4": _LATLON_PROJ4 if self.kind is Kind.LATLON else self.crs,
+            "GeoTransform": f"{xmin!r} {dx!r} 0.0 {ymax!r} 0.0 {-dy!r}",
+        }
         if self.kind is Kind.LATLON:
+            ellipsoid = crs.ellipsoid
             attrs["grid_mapping_name"] = "latitude_longitude"
+            attrs["semi_major_axis"] = ellipsoid.semi_major_metre
+            attrs["inverse_flattening"] = ellipsoid.inverse_flattening
+        else:
+            attrs["earth_radius"] = igh.EARTH_RADIUS
         return x, y, attrs
+
+    def axis_attributes(self) -> tuple[dict[str, str], dict[str, str]]:
+        """CF attributes of the x and y coordinate variables."""
+        if self.kind is Kind.LATLON:
+            return (
+                {"standard_name": "longitude", "units": "degrees_east", "axis": "X"},
+                {"standard_name": "latitude", "units": "degrees_north", "axis": "Y"},
+            )
+        return (
+            {"standard_name": "projection_x_coordinate", "units": "m", "axis": "X"},
+            {"standard_name": "projection_y_coordinate", "units": "m", "axis": "Y"},
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -111,4 +242,7 @@ class Grid:
                 extent=tuple(float(v) for v in data["extent"]),  # type: ignore[arg-type]
             )
         except (KeyError, ValueError, TypeError) as error:
-            raise GridError(f"not a grid description: {data!r} ({error})") from None
+            raise GridError(
+                f"not a grid description: {data!r} ({error}); expected name, kind "
+                f"({', '.join(Kind)}), crs, width, height and extent [xmin, ymin, xmax, ymax]"
+            ) from None

@@ -1,11 +1,16 @@
 """Interrupted Goode Homolosine on the sphere, as PROJ's ``+proj=igh`` draws it.
 
-Between 40°44'11.8" N and S the projection is sinusoidal; poleward it is Mollweide, shifted
-in y so that the two meet at that latitude. The world is cut into 12 lobes, each with its own
-central meridian: two in the north (-100° for the Americas, 30° for Eurasia-Africa) and four
-in the south (-160°, -60°, 20°, 140°), so the continents keep their shapes and the oceans
-are torn. The kernels here are compiled with numba and used on millions of points a second;
-the tests hold them to pyproj's answers.
+Between 40°44'11.8" N and S the projection is sinusoidal (y = R phi); poleward it is
+Mollweide, shifted in y by -0.0528 R in the north and +0.0528 R in the south so the two meet
+at that latitude. The world is cut into 12 lobes (6 pieces per hemisphere, 2 sinusoidal and
+2 Mollweide in the north, 4 + 4 in the south), each drawn about its own central meridian:
+-100° (the Americas) and 30° (Eurasia, Africa) in the north, -160°, -60°, 20° and 140° in the
+south. The lobe edges are at -40° in the north and -100°, -20° and 80° in the south; a point
+on an edge belongs to the lobe west of it, as in PROJ. x and y depend on the lobe only through
+x: y is a function of latitude alone.
+
+The kernels are numba-compiled; ``cell_indices`` is the registration hot path. The tests hold
+them to pyproj's answers (< 1 m).
 """
 
 from __future__ import annotations
@@ -17,7 +22,23 @@ import numpy as np
 
 EARTH_RADIUS = 6370997.0
 BOUNDARY_LATITUDE = math.radians(40 + 44 / 60 + 11.8 / 3600)
+_BOUNDARY_DEGREES = math.degrees(BOUNDARY_LATITUDE)
 _SQRT2 = math.sqrt(2.0)
+_DEG = math.pi / 180.0
+
+# central meridian (degrees) of the lobe holding longitude bin k = ceil((lon + 180) / 20) - 1,
+# k in 0..17, north then south (+18): every lobe edge is a multiple of 20 degrees
+LOBE_MERIDIANS = np.array(
+    [-100.0] * 7 + [30.0] * 11 + [-160.0] * 4 + [-60.0] * 4 + [20.0] * 5 + [140.0] * 5
+)
+# (west edge, central meridian, east edge) of each lobe, degrees, north then south
+NORTH_LOBES = ((-180.0, -100.0, -40.0), (-40.0, 30.0, 180.0))
+SOUTH_LOBES = (
+    (-180.0, -160.0, -100.0),
+    (-100.0, -60.0, -20.0),
+    (-20.0, 20.0, 80.0),
+    (80.0, 140.0, 180.0),
+)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -27,44 +48,44 @@ def _mollweide_theta(phi: float) -> float:
         return math.copysign(math.pi / 2, phi)
     k = math.pi * math.sin(phi)
     theta = phi
-    for _ in range(30):
+    for _ in range(60):
         delta = (2 * theta + math.sin(2 * theta) - k) / (2 + 2 * math.cos(2 * theta))
         theta -= delta
-        if abs(delta) < 1e-12:
+        if abs(delta) < 1e-14:
             break
     return theta
 
 
-@numba.njit(cache=True, nogil=True)
-def _mollweide_y(phi: float) -> float:
-    return _SQRT2 * math.sin(_mollweide_theta(phi))
-
-
-# y offset that joins the Mollweide lobes to the sinusoidal band at the boundary latitude
-MOLLWEIDE_SHIFT = BOUNDARY_LATITUDE - float(_mollweide_y(BOUNDARY_LATITUDE))
+# y offset (in units of R) that joins the northern Mollweide lobes to the sinusoidal band
+MOLLWEIDE_SHIFT = BOUNDARY_LATITUDE - _SQRT2 * math.sin(float(_mollweide_theta(BOUNDARY_LATITUDE)))
 
 
 @numba.njit(cache=True, nogil=True)
-def central_meridian(lam: float, phi: float) -> float:
-    """Central meridian (radians) of the lobe holding the point (radians)."""
-    if phi >= 0:
-        return math.radians(-100.0) if lam <= math.radians(-40.0) else math.radians(30.0)
-    if lam <= math.radians(-100.0):
-        return math.radians(-160.0)
-    if lam <= math.radians(-20.0):
-        return math.radians(-60.0)
-    if lam <= math.radians(80.0):
-        return math.radians(20.0)
-    return math.radians(140.0)
+def _lobe_meridian(lon: float, lat: float, meridians: np.ndarray) -> float:
+    """Central meridian (degrees) of the lobe holding a point with lon in [-180, 180]."""
+    k = max(math.ceil((lon + 180.0) / 20.0) - 1, 0)
+    if lat < 0:
+        k += 18
+    return meridians[k]
 
 
 @numba.njit(cache=True, nogil=True)
-def forward_point(lon: float, lat: float) -> tuple[float, float]:
-    """(x, y) in metres of one point given in degrees; NaN for a NaN input."""
-    lam = math.radians(lon)
-    phi = math.radians(lat)
-    lam0 = central_meridian(lam, phi)
-    dlam = lam - lam0
+def _wrap(lon: float) -> float:
+    """Longitude into [-180, 180] as PROJ does (inf and NaN stay non-finite)."""
+    if lon >= -180.0 and lon <= 180.0:
+        return lon
+    return lon - 360.0 * math.floor((lon + 180.0) / 360.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def forward_point(lon: float, lat: float, meridians: np.ndarray) -> tuple[float, float]:
+    """(x, y) in metres of one point in degrees, exactly; NaN outside the domain."""
+    if not (lat >= -90.0 and lat <= 90.0 and abs(lon) < math.inf):
+        return math.nan, math.nan
+    lon = _wrap(lon)
+    lam0 = _lobe_meridian(lon, lat, meridians)
+    phi = lat * _DEG
+    dlam = (lon - lam0) * _DEG
     if abs(phi) <= BOUNDARY_LATITUDE:
         x = dlam * math.cos(phi)
         y = phi
@@ -72,42 +93,91 @@ def forward_point(lon: float, lat: float) -> tuple[float, float]:
         theta = _mollweide_theta(phi)
         x = 2 * _SQRT2 / math.pi * dlam * math.cos(theta)
         y = _SQRT2 * math.sin(theta) + (MOLLWEIDE_SHIFT if phi > 0 else -MOLLWEIDE_SHIFT)
-    return EARTH_RADIUS * (x + lam0), EARTH_RADIUS * y
-
-
-@numba.njit(cache=True, nogil=True)
-def northing(lat: float) -> float:
-    """y (metres) of a latitude (degrees): in IGH it depends on latitude alone."""
-    phi = math.radians(lat)
-    if abs(phi) <= BOUNDARY_LATITUDE:
-        return EARTH_RADIUS * phi
-    return EARTH_RADIUS * (_mollweide_y(phi) + (MOLLWEIDE_SHIFT if phi > 0 else -MOLLWEIDE_SHIFT))
+    return EARTH_RADIUS * (x + lam0 * _DEG), EARTH_RADIUS * y
 
 
 @numba.njit(cache=True, nogil=True)
 def forward(lon: np.ndarray, lat: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
-    """Project flat arrays of degrees into ``x`` and ``y`` (metres)."""
+    """Project flat arrays of degrees into ``x`` and ``y`` (metres), exactly."""
     for i in range(lon.size):
-        x[i], y[i] = forward_point(lon[i], lat[i])
+        x[i], y[i] = forward_point(np.float64(lon[i]), np.float64(lat[i]), LOBE_MERIDIANS)
 
 
-# Mollweide lobes through a table: x scale and northing against latitude, from the boundary
-# latitude to the pole in steps of 0.002 degrees, linearly interpolated (error < 1 cm),
-# so the hot loop has no Newton iteration and no trigonometry beyond one cosine.
+@numba.njit(cache=True, nogil=True)
+def northing(lat: np.ndarray, y: np.ndarray) -> None:
+    """y (metres) of each latitude (degrees); NaN outside [-90, 90]."""
+    for i in range(lat.size):
+        y[i] = forward_point(0.0, np.float64(lat[i]), LOBE_MERIDIANS)[1]
+
+
+def latitude_of_northing(y: np.ndarray) -> np.ndarray:
+    """Latitude (degrees) of each y (metres), the inverse of ``northing``, clipped to the
+    poles (y beyond +-R (sqrt 2 - 0.0528) gives +-90)."""
+    v = np.abs(np.asarray(y, dtype=np.float64)) / EARTH_RADIUS
+    theta = np.arcsin(np.clip((v - MOLLWEIDE_SHIFT) / _SQRT2, -1.0, 1.0))
+    mollweide = np.arcsin(np.minimum((2 * theta + np.sin(2 * theta)) / np.pi, 1.0))
+    phi = np.where(v <= BOUNDARY_LATITUDE, v, mollweide)
+    return np.copysign(np.degrees(phi), y)
+
+
+def mollweide_scale(lat: np.ndarray) -> np.ndarray:
+    """dx / dlambda (units of R) at each latitude (degrees): cos(phi), or Mollweide's."""
+    phi = np.radians(np.asarray(lat, dtype=np.float64))
+    theta = np.array([_mollweide_theta(p) for p in np.ravel(phi)]).reshape(phi.shape)
+    return np.where(
+        np.abs(phi) <= BOUNDARY_LATITUDE, np.cos(phi), 2 * _SQRT2 / np.pi * np.cos(theta)
+    )
+
+
+# The hot loop reads the Mollweide lobes from a table of x scale and northing against
+# latitude, every 0.002 degrees from the boundary latitude to the pole, linearly interpolated:
+# no Newton iteration, and no trigonometry but one cosine in the sinusoidal band. The
+# interpolation error is a few millimetres, up to ~0.1 m in the last 0.2 degrees before the
+# poles, where y is beyond the published IGH grids anyway (tests/grid hold it to pyproj).
 _STEP = math.radians(0.002)
 _NODES = math.ceil((math.pi / 2 - BOUNDARY_LATITUDE) / _STEP) + 2
 
 
 def _mollweide_table() -> tuple[np.ndarray, np.ndarray]:
-    phi = BOUNDARY_LATITUDE + _STEP * np.arange(_NODES)
-    phi = np.minimum(phi, math.pi / 2)
+    phi = np.minimum(BOUNDARY_LATITUDE + _STEP * np.arange(_NODES), math.pi / 2)
     theta = np.array([_mollweide_theta(p) for p in phi])
-    scale = 2 * _SQRT2 / math.pi * np.cos(theta)
-    north = _SQRT2 * np.sin(theta) + MOLLWEIDE_SHIFT
-    return scale, north
+    return 2 * _SQRT2 / math.pi * np.cos(theta), _SQRT2 * np.sin(theta) + MOLLWEIDE_SHIFT
 
 
 MOLLWEIDE_SCALE, MOLLWEIDE_NORTH = _mollweide_table()
+
+
+@numba.njit(cache=True, nogil=True)
+def _tabulated(
+    lon: float, lat: float, meridians: np.ndarray, scale: np.ndarray, north: np.ndarray
+) -> tuple[float, float]:
+    """(x, y) in units of R of a point already checked to be in the domain."""
+    lam0 = _lobe_meridian(lon, lat, meridians)
+    a = abs(lat)
+    if a <= _BOUNDARY_DEGREES:
+        x = (lon - lam0) * _DEG * math.cos(lat * _DEG) + lam0 * _DEG
+        y = lat * _DEG
+    else:
+        position = (a * _DEG - BOUNDARY_LATITUDE) / _STEP
+        k = min(int(position), _NODES - 2)
+        w = position - k
+        s = scale[k] + w * (scale[k + 1] - scale[k])
+        n = north[k] + w * (north[k + 1] - north[k])
+        x = (lon - lam0) * _DEG * s + lam0 * _DEG
+        y = n if lat > 0 else -n
+    return x, y
+
+
+@numba.njit(cache=True, nogil=True)
+def forward_tabulated(lon: np.ndarray, lat: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+    """``forward`` as ``cell_indices`` computes it (for the tests); NaN outside the domain."""
+    for i in range(lon.size):
+        lo, la = np.float64(lon[i]), np.float64(lat[i])
+        if not (la >= -90.0 and la <= 90.0 and abs(lo) < math.inf):
+            x[i], y[i] = math.nan, math.nan
+        else:
+            u, v = _tabulated(_wrap(lo), la, LOBE_MERIDIANS, MOLLWEIDE_SCALE, MOLLWEIDE_NORTH)
+            x[i], y[i] = EARTH_RADIUS * u, EARTH_RADIUS * v
 
 
 @numba.njit(cache=True, nogil=True)
@@ -122,33 +192,38 @@ def cell_indices(
     width: int,
     first_row: int,
     stop_row: int,
-    scale_table: np.ndarray,
-    north_table: np.ndarray,
 ) -> None:
-    """Flat cell index (relative to ``first_row``) of each point, -1 outside rows or grid."""
-    deg = math.pi / 180.0
+    """Flat cell index (relative to ``first_row``) of each point, -1 outside rows or grid.
+
+    Column ``floor((x - xmin) / dx)``, row ``floor((ymax - y) / dy)``, with x, y in metres.
+    """
+    rx, ry = EARTH_RADIUS / dx, EARTH_RADIUS / dy
+    x0, y0 = xmin / dx, ymax / dy
     for i in range(lon.size):
-        lam = lon[i] * deg
-        phi = lat[i] * deg
-        if not (abs(phi) <= math.pi / 2 and abs(lam) <= math.pi):
+        lo, la = np.float64(lon[i]), np.float64(lat[i])
+        if not (la >= -90.0 and la <= 90.0 and abs(lo) < math.inf):  # NaN fails too
             out[i] = -1
             continue
-        lam0 = central_meridian(lam, phi)
-        a = abs(phi)
-        if a <= BOUNDARY_LATITUDE:
-            x = (lam - lam0) * math.cos(phi) + lam0
-            y = phi
-        else:
-            position = (a - BOUNDARY_LATITUDE) / _STEP
-            k = min(int(position), _NODES - 2)
-            w = position - k
-            scale = scale_table[k] + w * (scale_table[k + 1] - scale_table[k])
-            north = north_table[k] + w * (north_table[k + 1] - north_table[k])
-            x = (lam - lam0) * scale + lam0
-            y = north if phi > 0 else -north
-        col = math.floor((EARTH_RADIUS * x - xmin) / dx)
-        row = math.floor((ymax - EARTH_RADIUS * y) / dy)
+        x, y = _tabulated(_wrap(lo), la, LOBE_MERIDIANS, MOLLWEIDE_SCALE, MOLLWEIDE_NORTH)
+        col = math.floor(x * rx - x0)
+        row = math.floor(y0 - y * ry)
         if col < 0 or col >= width or row < first_row or row >= stop_row:
             out[i] = -1
         else:
             out[i] = (row - first_row) * width + col
+
+
+def domain_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(len(y), len(x)) booleans: True where (x, y) metres lies on a lobe, False in the gaps
+    and beyond the poles; ``x`` and ``y`` are 1-D (cell centres, say)."""
+    x = np.asarray(x, dtype=np.float64)[None, :]
+    y = np.asarray(y, dtype=np.float64)[:, None]
+    scale = mollweide_scale(latitude_of_northing(y))
+    on_earth = np.abs(y) <= EARTH_RADIUS * (_SQRT2 + MOLLWEIDE_SHIFT)
+    inside = np.zeros((y.shape[0], x.shape[1]), dtype=bool)
+    for lobes, hemisphere in ((NORTH_LOBES, y >= 0), (SOUTH_LOBES, y < 0)):
+        for west, middle, east in lobes:
+            west_x = EARTH_RADIUS * _DEG * (middle + (west - middle) * scale)
+            east_x = EARTH_RADIUS * _DEG * (middle + (east - middle) * scale)
+            inside |= hemisphere & (x >= west_x) & (x <= east_x)
+    return inside & on_earth

@@ -1,4 +1,8 @@
-"""Regular latitude-longitude grids (plate carree), including GEOS-5's pole-centred ones."""
+"""Regular latitude-longitude grids (plate carree), including GEOS-5's pole-centred ones.
+
+x is longitude and y latitude, in degrees. Every lat-lon grid nearline knows spans 360
+degrees of longitude, so longitudes wrap onto it; the poles belong to the first and last rows.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,20 @@ import math
 
 import numba
 import numpy as np
+
+
+@numba.njit(cache=True, nogil=True)
+def forward(
+    lon: np.ndarray, lat: np.ndarray, x: np.ndarray, y: np.ndarray, xmin: float, span: float
+) -> None:
+    """x: longitude wrapped into [xmin, xmin + span); y: latitude; NaN outside the sphere."""
+    for i in range(lon.size):
+        lo, la = np.float64(lon[i]), np.float64(lat[i])
+        if not (la >= -90.0 and la <= 90.0 and abs(lo) < math.inf):
+            x[i], y[i] = math.nan, math.nan
+        else:
+            x[i] = lo - span * math.floor((lo - xmin) / span)
+            y[i] = la
 
 
 @numba.njit(cache=True, nogil=True)
@@ -21,17 +39,25 @@ def cell_indices(
     height: int,
     first_row: int,
     stop_row: int,
+    wraps: bool,
 ) -> None:
-    """Flat cell index (relative to ``first_row``) of each point; longitudes wrap."""
+    """Flat cell index (relative to ``first_row``) of each point, -1 outside rows or grid.
+
+    With ``wraps`` (the grid spans 360 degrees) longitudes wrap onto it; the southern edge
+    belongs to the last row, so a grid reaching -90 holds the south pole.
+    """
     for i in range(lon.size):
-        x = lon[i]
-        y = lat[i]
-        if not (abs(y) <= 90.0 and abs(x) <= 360.0):
+        x, y = np.float64(lon[i]), np.float64(lat[i])
+        if not (y >= -90.0 and y <= 90.0 and abs(x) < math.inf):  # NaN fails too
             out[i] = -1
             continue
-        col = math.floor((x - xmin) / dx) % width  # wraps: the grid spans 360 degrees
-        row = min(math.floor((ymax - y) / dy), height - 1)  # the south pole is in the last row
-        if row < first_row or row >= stop_row:
+        col = math.floor((x - xmin) / dx)
+        if wraps:
+            col %= width
+        row = math.floor((ymax - y) / dy)
+        if row == height and y >= ymax - height * dy:
+            row = height - 1
+        if col < 0 or col >= width or row < first_row or row >= stop_row:
             out[i] = -1
         else:
             out[i] = (row - first_row) * width + col
