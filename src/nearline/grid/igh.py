@@ -22,7 +22,6 @@ import numpy as np
 
 EARTH_RADIUS = 6370997.0
 BOUNDARY_LATITUDE = math.radians(40 + 44 / 60 + 11.8 / 3600)
-_BOUNDARY_DEGREES = math.degrees(BOUNDARY_LATITUDE)
 _SQRT2 = math.sqrt(2.0)
 _DEG = math.pi / 180.0
 
@@ -86,7 +85,7 @@ def forward_point(lon: float, lat: float, meridians: np.ndarray) -> tuple[float,
     lam0 = _lobe_meridian(lon, lat, meridians)
     phi = lat * _DEG
     dlam = (lon - lam0) * _DEG
-    if abs(phi) <= BOUNDARY_LATITUDE:
+    if -BOUNDARY_LATITUDE <= phi < BOUNDARY_LATITUDE:  # PROJ's choice on the boundary
         x = dlam * math.cos(phi)
         y = phi
     else:
@@ -130,16 +129,17 @@ def mollweide_scale(lat: np.ndarray) -> np.ndarray:
 
 
 # The hot loop reads the Mollweide lobes from a table of x scale and northing against
-# latitude, every 0.002 degrees from the boundary latitude to the pole, linearly interpolated:
-# no Newton iteration, and no trigonometry but one cosine in the sinusoidal band. The
-# interpolation error is a few millimetres, up to ~0.1 m in the last 0.2 degrees before the
-# poles, where y is beyond the published IGH grids anyway (tests/grid hold it to pyproj).
+# latitude, every 0.002 degrees from the boundary latitude to 89 degrees, linearly
+# interpolated: no Newton iteration, and no trigonometry but one cosine in the sinusoidal
+# band; the interpolation error is below 0.12 m. Within a degree of the poles x scale goes
+# like (pole distance)^(2/3), which no table follows, so those rare points are solved exactly.
 _STEP = math.radians(0.002)
-_NODES = math.ceil((math.pi / 2 - BOUNDARY_LATITUDE) / _STEP) + 2
+_TABLE_END = 89.0
+_NODES = math.ceil((math.radians(_TABLE_END) - BOUNDARY_LATITUDE) / _STEP) + 2
 
 
 def _mollweide_table() -> tuple[np.ndarray, np.ndarray]:
-    phi = np.minimum(BOUNDARY_LATITUDE + _STEP * np.arange(_NODES), math.pi / 2)
+    phi = BOUNDARY_LATITUDE + _STEP * np.arange(_NODES)
     theta = np.array([_mollweide_theta(p) for p in phi])
     return 2 * _SQRT2 / math.pi * np.cos(theta), _SQRT2 * np.sin(theta) + MOLLWEIDE_SHIFT
 
@@ -153,13 +153,19 @@ def _tabulated(
 ) -> tuple[float, float]:
     """(x, y) in units of R of a point already checked to be in the domain."""
     lam0 = _lobe_meridian(lon, lat, meridians)
+    phi = lat * _DEG
     a = abs(lat)
-    if a <= _BOUNDARY_DEGREES:
-        x = (lon - lam0) * _DEG * math.cos(lat * _DEG) + lam0 * _DEG
-        y = lat * _DEG
+    if -BOUNDARY_LATITUDE <= phi < BOUNDARY_LATITUDE:  # PROJ's choice on the boundary
+        x = (lon - lam0) * _DEG * math.cos(phi) + lam0 * _DEG
+        y = phi
+    elif a > _TABLE_END:
+        theta = _mollweide_theta(a * _DEG)
+        x = 2 * _SQRT2 / math.pi * (lon - lam0) * _DEG * math.cos(theta) + lam0 * _DEG
+        n = _SQRT2 * math.sin(theta) + MOLLWEIDE_SHIFT
+        y = n if lat > 0 else -n
     else:
-        position = (a * _DEG - BOUNDARY_LATITUDE) / _STEP
-        k = min(int(position), _NODES - 2)
+        position = (abs(phi) - BOUNDARY_LATITUDE) / _STEP
+        k = int(position)
         w = position - k
         s = scale[k] + w * (scale[k + 1] - scale[k])
         n = north[k] + w * (north[k + 1] - north[k])
