@@ -2,12 +2,12 @@
 
 Between 40°44'11.8" N and S the projection is sinusoidal (y = R phi); poleward it is
 Mollweide, shifted in y by -0.0528 R in the north and +0.0528 R in the south so the two meet
-at that latitude. The world is cut into 12 lobes (6 pieces per hemisphere, 2 sinusoidal and
-2 Mollweide in the north, 4 + 4 in the south), each drawn about its own central meridian:
+at that latitude. The world is cut into 12 pieces (2 sinusoidal + 2 Mollweide in the north,
+4 + 4 in the south), each drawn about its lobe's central meridian:
 -100° (the Americas) and 30° (Eurasia, Africa) in the north, -160°, -60°, 20° and 140° in the
 south. The lobe edges are at -40° in the north and -100°, -20° and 80° in the south; a point
-on an edge belongs to the lobe west of it, as in PROJ. x and y depend on the lobe only through
-x: y is a function of latitude alone.
+on an edge belongs to the lobe west of it, as in PROJ. Only x depends on the lobe: y is a
+function of latitude alone.
 
 The kernels are numba-compiled; ``cell_indices`` is the registration hot path. The tests hold
 them to pyproj's answers (< 1 m).
