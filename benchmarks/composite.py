@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -30,7 +31,6 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import contextlib
 
 from _common import (
     command_line,
@@ -52,10 +52,17 @@ def progress(message: str) -> None:
 
 
 class TreeMemory:
-    """Peak of the summed resident memory of this process and all its descendants."""
+    """Peak memory of a process and all its descendants, sampled while it runs.
 
-    def __init__(self, interval: float = 0.05) -> None:
+    ``peak`` is the largest sum of the processes' proportional set sizes (PSS: a page
+    shared by n processes counts 1/n in each, so forked copies and shared-memory slots are
+    not counted twice); ``largest`` the largest resident set of any one process.
+    """
+
+    def __init__(self, pid: int, interval: float = 0.5) -> None:
         self.peak = 0
+        self.largest = 0
+        self._pid = pid
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
@@ -63,12 +70,23 @@ class TreeMemory:
     def _sample(self) -> None:
         import psutil
 
-        me = psutil.Process()
+        try:
+            root = psutil.Process(self._pid)
+        except psutil.Error:
+            return
         while not self._stop.is_set():
             total = 0
-            for process in [me, *me.children(recursive=True)]:
-                with contextlib.suppress(psutil.Error):
-                    total += process.memory_info().rss
+            try:
+                processes = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                break
+            for process in processes:
+                try:
+                    info = process.memory_full_info()
+                except psutil.Error:
+                    continue
+                total += info.pss
+                self.largest = max(self.largest, info.rss)
             self.peak = max(self.peak, total)
             self._stop.wait(self._interval)
 
@@ -121,39 +139,56 @@ def read_limit(paths: list[Path]) -> dict[str, float]:
     return {"bytes": total, "read_seconds": read_seconds, "copy_seconds": copy_seconds}
 
 
-def end_to_end(
-    paths: list[Path],
-    out: Path,
-    *,
-    grid: str,
-    workers: int,
-    readers: int,
-    memory: str,
-    repeats: int,
-) -> dict[str, Any]:
+def child(spec: str) -> int:
+    """Run one composite in this (fresh) process and print its result as JSON."""
     from nearline.composite import run
 
-    samples = []
-    for _ in range(repeats):
-        with TreeMemory() as tree:
-            result = run(paths, out=out, grid=grid, workers=workers, readers=readers, memory=memory)
-        samples.append((result, tree.peak))
-        progress(
-            f"  {grid} W={workers} R={readers}: {result.wall_seconds:.2f} s, "
-            f"tree peak {tree.peak / 2**30:.2f} GiB"
-        )
-    walls = [r.wall_seconds for r, _ in samples]
-    middle = sorted(samples, key=lambda s: s[0].wall_seconds)[len(samples) // 2]
-    result, _peak = middle
-    return {
-        "wall": statistics.median(walls),
-        "walls": walls,
+    args = json.loads(spec)
+    result = run(args.pop("paths"), **args)
+    summary = {
+        "wall": result.wall_seconds,
         "pixels": result.pixels,
         "timings": result.timings,
-        "tree_peak": max(p for _, p in samples),
-        "process_peak": result.peak_rss_bytes,
         "bands": result.bands,
         "passes": result.passes,
+    }
+    print("RESULT " + json.dumps(summary), flush=True)
+    return 0
+
+
+def end_to_end(
+    paths: list[Path], out: Path, *, grid: str, workers: int, readers: int, memory: str,
+    repeats: int,
+) -> dict[str, Any]:  # fmt: skip
+    """Each repeat in a fresh process, so the memory measured is the run's alone."""
+    spec = {
+        "paths": [str(p) for p in paths], "out": str(out), "grid": grid, "workers": workers,
+        "readers": readers, "memory": memory,
+    }  # fmt: skip
+    samples = []
+    for _ in range(repeats):
+        process = subprocess.Popen(
+            [sys.executable, __file__, "--child", json.dumps(spec)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        with TreeMemory(process.pid) as tree:
+            output, _ = process.communicate()
+        if process.returncode != 0:
+            raise SystemExit(f"composite run failed with exit code {process.returncode}")
+        line = next(text for text in output.splitlines() if text.startswith("RESULT "))
+        result = json.loads(line.split(" ", 1)[1])
+        result.update(tree_peak=tree.peak, process_peak=tree.largest)
+        samples.append(result)
+        progress(f"  {grid} W={workers} R={readers}: {result['wall']:.2f} s, "
+                 f"tree peak {tree.peak / 2**30:.2f} GiB (PSS)")  # fmt: skip
+    middle = sorted(samples, key=lambda s: s["wall"])[len(samples) // 2]
+    return {
+        **middle,
+        "wall": statistics.median(s["wall"] for s in samples),
+        "walls": [s["wall"] for s in samples],
+        "tree_peak": max(s["tree_peak"] for s in samples),
+        "process_peak": max(s["process_peak"] for s in samples),
         "out_bytes": out.stat().st_size,
     }
 
@@ -282,7 +317,7 @@ def report(
     headers = [
         "workers + readers", "wall (s)", "I/O (s)", "I/O share", "plan (s)",
         "owner compute (s)", "owner compress (s)", "owner wait (s)", "M pixels/s",
-        "tree peak RSS (GiB)",
+        "tree peak PSS (GiB)",
     ]  # fmt: skip
     table = []
     for row in rows:
@@ -325,8 +360,9 @@ def report(
             "",
             f"igh-1km out of core (`--memory {args.memory_1km}`, 2 workers + 1 reader): wall "
             f"{one_km['wall']:.1f} s, {one_km['bands']} bands in {one_km['passes']} passes, "
-            f"peak RSS of the whole process tree {one_km['tree_peak'] / 2**30:.2f} GiB "
-            f"(largest single process {one_km['process_peak'] / 2**30:.2f} GiB), output "
+            f"peak memory of the whole process tree {one_km['tree_peak'] / 2**30:.2f} GiB "
+            f"(sum of PSS; largest single process RSS {one_km['process_peak'] / 2**30:.2f} "
+            "GiB), output "
             f"{one_km['out_bytes'] / 1e6:.0f} MB.",
         ]
     if synth_seconds is not None:
@@ -351,6 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        return child(argv[1])
     args = build_parser().parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

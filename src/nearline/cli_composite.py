@@ -6,6 +6,7 @@ Under mpiexec every rank runs this command; rank 0 shows the progress and the su
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,18 @@ PHASES = {  # progress phases of composite.run, as the bars name them
     "write": "bands written",
     "climate": "row blocks",
 }
+
+
+def phase_bars(bars: Any) -> Callable[[str, int, int], None]:
+    """A ``progress(phase, done, total)`` callback drawing one rich bar per phase."""
+    tasks: dict[str, Any] = {}
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase not in tasks:
+            tasks[phase] = bars.add_task(PHASES.get(phase, phase), total=total)
+        bars.update(tasks[phase], completed=done, total=total)
+
+    return progress
 
 
 def add_composite_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -90,13 +103,6 @@ def run_composite(args: argparse.Namespace) -> int:
     console = Console()
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, disable=not show, transient=False) as bars:
-        tasks: dict[str, Any] = {}
-
-        def progress(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bars.add_task(PHASES.get(phase, phase), total=total)
-            bars.update(tasks[phase], completed=done, total=total)
-
         result = run(
             expand_inputs(args.inputs),
             out=args.out,
@@ -108,7 +114,7 @@ def run_composite(args: argparse.Namespace) -> int:
             memory=args.memory,
             on_error=args.on_error,
             png=args.png,
-            progress=progress,
+            progress=phase_bars(bars),
         )
     if result is None or not show:
         return 0

@@ -104,7 +104,7 @@ def _burst_demo(args: argparse.Namespace, out: Path, console: Any) -> None:
 def _composite_demo(args: argparse.Namespace, out: Path, console: Any) -> None:
     from rich.progress import Progress
 
-    from nearline.cli_composite import PHASES
+    from nearline.cli_composite import phase_bars
     from nearline.composite import run
     from nearline.swath import synthesize_day
 
@@ -119,19 +119,12 @@ def _composite_demo(args: argparse.Namespace, out: Path, console: Any) -> None:
             lines_per_orbit=args.lines,
             progress=lambda done, total: bars.update(task, completed=done, total=total),
         )
-        phases: dict[str, Any] = {}
-
-        def progress(phase: str, done: int, total: int) -> None:
-            if phase not in phases:
-                phases[phase] = bars.add_task(PHASES.get(phase, phase), total=total)
-            bars.update(phases[phase], completed=done, total=total)
-
         result = run(
             paths,
             out=out / "composite-igh-8km.nc",
             grid="igh-8km",
             png=out / "ndvi.png",
-            progress=progress,
+            progress=phase_bars(bars),
         )
     assert result is not None
     t = result.timings

@@ -76,6 +76,33 @@ class RunContext:
         self.reducer.update(state, cells.ravel(), observations)
         self.reducer.finish(state)
 
+    def serve(
+        self,
+        server: int,
+        outbox: Any,
+        *,
+        barrier: Callable[[], None],
+        on_block: Callable[[int], None] | None = None,
+        after_pass: Callable[[], None] | None = None,
+    ) -> Any:
+        """Run input data server ``server`` through every pass; return its stats."""
+        from nearline.swath.servers import ServerStats, serve_pass
+
+        stats = ServerStats()
+        for pass_index in range(self.plan.passes):
+            barrier()
+            serve_pass(
+                self.plan.tasks(pass_index, server, self.settings.readers),
+                self.open_granule,
+                outbox,
+                max_lines=self.settings.max_lines,
+                stats=stats,
+                on_block=on_block,
+            )
+            if after_pass is not None:
+                after_pass()
+        return stats
+
     def advance(self, lines: int) -> None:
         self.lines_done += lines
         if self.progress is not None:

@@ -21,7 +21,6 @@ from typing import Any
 from nearline.composite.context import RunContext
 from nearline.composite.worker import work
 from nearline.errors import CompositeError
-from nearline.swath.servers import ServerStats, serve_pass
 from nearline.swath.shm import SharedSlots
 from nearline.swath.wire import block_nbytes
 
@@ -58,20 +57,13 @@ def run_local(context: RunContext, scratch: Path, write_band: Callable[[int], No
     results = ctx.Queue()
     names = context.granule_names()
 
-    def server_body(server: int) -> ServerStats:
-        stats = ServerStats()
-        outbox = shared.outbox(server)
-        for pass_index in range(plan.passes):
-            barrier.wait()
-            serve_pass(
-                plan.tasks(pass_index, server, servers),
-                context.open_granule,
-                outbox,
-                max_lines=settings.max_lines,
-                stats=stats,
-                on_block=lambda lines: results.put(("lines", "server", server, lines)),
-            )
-        return stats
+    def server_body(server: int) -> Any:
+        return context.serve(
+            server,
+            shared.outbox(server),
+            barrier=barrier.wait,
+            on_block=lambda lines: results.put(("lines", "server", server, lines)),
+        )
 
     def worker_body(worker: int) -> Any:
         return work(

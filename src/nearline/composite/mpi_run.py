@@ -17,7 +17,6 @@ from nearline.composite.context import RunContext
 from nearline.composite.worker import work
 from nearline.errors import ConfigError
 from nearline.swath.mpi_transport import MPIInbox, MPIOutbox
-from nearline.swath.servers import ServerStats, serve_pass
 
 TAG_BAND_DONE = 7402
 TAG_LINES_DONE = 7403
@@ -55,21 +54,18 @@ def run_mpi(
     names = context.granule_names()
     worker_ranks = list(range(servers, comm.Get_size()))
     if rank < servers:
-        stats: Any = ServerStats()
-        outbox = MPIOutbox(comm, worker_ranks, max_lines=settings.max_lines)
-        for pass_index in range(plan.passes):
-            comm.Barrier()
-            serve_pass(
-                plan.tasks(pass_index, rank, servers),
-                context.open_granule,
-                outbox,
-                max_lines=settings.max_lines,
-                stats=stats,
-                on_block=context.advance if rank == 0 else None,
-            )
-            if rank == 0:
-                for _ in range(plan.workers):
-                    write_band(comm.recv(tag=TAG_BAND_DONE))
+
+        def collect_bands() -> None:  # rank 0 writes each pass's bands as they come
+            for _ in range(plan.workers):
+                write_band(comm.recv(tag=TAG_BAND_DONE))
+
+        stats: Any = context.serve(
+            rank,
+            MPIOutbox(comm, worker_ranks, max_lines=settings.max_lines),
+            barrier=comm.Barrier,
+            on_block=context.advance if rank == 0 else None,
+            after_pass=collect_bands if rank == 0 else None,
+        )
         role = "server"
     else:
         stats = work(
