@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 # Ozone above the scene: 300 Dobson units (the climatological global mean) absorbing
-# channel 1 in the Chappuis band with optical depth 1.1e-4 per Dobson unit.
-OZONE_DEPTH = 300.0 * 1.1e-4
+# channel 1 in the Chappuis band, 0.09 per atm-cm (the chain corrects with the same numbers).
+OZONE_DEPTH = 0.300 * 0.09
 
 
 @dataclass

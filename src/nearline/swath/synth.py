@@ -19,7 +19,7 @@ from nearline.durable import publish, temporary_path
 from nearline.errors import ConfigError
 from nearline.swath import orbit
 from nearline.swath.base import N_PIXELS, TIE_COLUMNS, SwathBlock, interpolate_tiepoints, lonlat
-from nearline.swath.maps import land_mask
+from nearline.swath.maps import is_land, land_bits
 from nearline.swath.netcdf_granule import write_granule
 from nearline.swath.scene import OZONE_DEPTH, scene
 
@@ -104,7 +104,7 @@ def synthesize_orbit(
 ) -> Path:
     """Write one orbit granule starting at ``start`` (UTC)."""
     rng = np.random.default_rng(seed)
-    land = land or land_mask()
+    land = land_bits() if land is None else land
     offsets = np.arange(n_lines) * orbit.GAC_LINE_SECONDS
     tie_lon, tie_lat = orbit.scan_lonlat(
         orbit.NOAA19_TLE,
@@ -139,7 +139,9 @@ def synthesize_orbit(
         lon, lat = lonlat(part)
         sun = interpolate_tiepoints(part.tie_sun_zenith)
         hours = base_hours + (first + np.arange(part.n_lines))[:, None] / 7200.0
-        truth = scene(lon, lat, land.sample(lon, lat), sun, hours, start.timetuple().tm_yday, seed)
+        truth = scene(
+            lon, lat, is_land(land, lon, lat), sun, hours, start.timetuple().tm_yday, seed
+        )
         lit = np.cos(np.radians(np.minimum(sun, 90.0)))
         slant = 1 / np.maximum(lit, 0.05) + 1 / np.cos(
             np.radians(interpolate_tiepoints(part.tie_sat_zenith))
@@ -191,7 +193,7 @@ def synthesize_day(
     out.mkdir(parents=True, exist_ok=True)
     mean_motion = float(orbit.NOAA19_TLE[1][52:63])  # revolutions a day
     period = timedelta(days=1 / mean_motion)
-    land = land_mask()
+    land = land_bits()
     paths = []
     midnight = datetime(day.year, day.month, day.day, tzinfo=UTC)
     for index in range(orbits):
