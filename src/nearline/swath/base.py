@@ -96,7 +96,8 @@ class Granule(ABC):
     path: Path
     platform: str
     n_lines: int
-    start_time: datetime
+    start_time: datetime  # UTC, of the first line
+    end_time: datetime  # UTC, of the last line
 
     @abstractmethod
     def read_tie_latitudes(self) -> np.ndarray:
@@ -206,13 +207,16 @@ def _interpolate(tie_lon, tie_lat, columns, out_lon, out_lat):
 
 
 @numba.njit(cache=True, nogil=True)
-def _interpolate_plain(tie, columns, out):
+def _interpolate_plain(tie, columns, longitude, out):
     n_tie = columns.size
     for i in range(tie.shape[0]):
         for j in range(out.shape[1]):
             k = min(max((j - columns[0]) // (columns[1] - columns[0]), 0), n_tie - 2)
             w = (j - columns[k]) / (columns[k + 1] - columns[k])
-            out[i, j] = tie[i, k] + w * (tie[i, k + 1] - tie[i, k])
+            if longitude:  # the short way round, then back into -180..180
+                out[i, j] = _wrap(tie[i, k] + w * _wrap(tie[i, k + 1] - tie[i, k]))
+            else:
+                out[i, j] = (1.0 - w) * tie[i, k] + w * tie[i, k + 1]  # exact at both ends
 
 
 def lonlat(block: SwathBlock) -> tuple[np.ndarray, np.ndarray]:
@@ -228,8 +232,17 @@ def lonlat(block: SwathBlock) -> tuple[np.ndarray, np.ndarray]:
     return lon, lat
 
 
-def interpolate_tiepoints(tie: np.ndarray) -> np.ndarray:
-    """Any smooth tie-point field (angles) to every pixel, (n, 51) -> (n, 409) float32."""
+def interpolate_tiepoints(tie: np.ndarray, *, longitude: bool = False) -> np.ndarray:
+    """Any smooth tie-point field (angles) to every pixel, (n, 51) -> (n, 409) float32.
+
+    Linear between tie points and linearly extrapolated to columns 0-3 and 405-408. With
+    ``longitude=True`` each step goes the short way round, so a line crossing the date line
+    stays in -180..180 without a jump through zero. For geolocation prefer :func:`lonlat`,
+    which follows the curvature of the scan (linear is off by up to 2 km between tie points).
+    """
+    tie = np.asarray(tie)
+    if tie.ndim != 2 or tie.shape[1] != TIE_COLUMNS.size:
+        raise ValueError(f"tie-point field of shape {tie.shape}; expected (lines, 51)")
     out = np.empty((tie.shape[0], N_PIXELS), np.float32)
-    _interpolate_plain(tie, TIE_COLUMNS, out)
+    _interpolate_plain(tie, TIE_COLUMNS, longitude, out)
     return out

@@ -59,8 +59,10 @@ class GACGranule(Granule):
         self._ict = np.asarray(ict, np.float64)[:, -3:]
         self._space = np.asarray(space, np.float64)[:, -3:]
         self.n_lines = self._counts.shape[1]
-        first = self._times[0].astype(datetime)
-        self.start_time = first.replace(tzinfo=UTC)
+        if self.n_lines == 0:
+            raise GranuleError(f"granule {path}: holds no scan lines")
+        self.start_time = self._times[0].astype(datetime).replace(tzinfo=UTC)
+        self.end_time = self._times[-1].astype(datetime).replace(tzinfo=UTC)
 
     def read_tie_latitudes(self) -> np.ndarray:
         return self._lat

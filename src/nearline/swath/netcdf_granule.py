@@ -54,6 +54,7 @@ class NetCDFGranule(Granule):
             self.platform = str(self._dataset.platform)
             self.n_lines = len(self._dataset.dimensions["line"])
             self.start_time = datetime.fromisoformat(self._dataset.time_coverage_start)
+            self.end_time = datetime.fromisoformat(self._dataset.time_coverage_end)
         except (AttributeError, KeyError, ValueError) as error:
             self.close()
             raise GranuleError(f"granule {path}: header incomplete ({error})") from None
