@@ -77,8 +77,14 @@ def scene(
     hours: np.ndarray,
     day_of_year: int,
     seed: int,
+    clouds: np.ndarray | None = None,
 ) -> Scene:
-    """The truth at every pixel of a block (``hours`` since the day's start, per pixel)."""
+    """The truth at every pixel of a block (``hours`` since the day's start, per pixel).
+
+    ``clouds``, if given, is :func:`cloud_field` already at each pixel: the field is smooth
+    (features of hundreds of km), so the synthesiser evaluates it at the tie points only and
+    interpolates, which is 20 times cheaper than twelve sines at every pixel.
+    """
     ndvi = vegetation(lon, lat, day_of_year)
     red_land = 0.11 - 0.085 * ndvi
     nir_land = red_land * (1 + ndvi) / (1 - ndvi)
@@ -92,7 +98,7 @@ def scene(
     bt5 = bt4 - (0.4 + 2.2 * np.exp(-((lat / 25.0) ** 2)))
     bt3 = np.where(day, bt4 + 4.0 + 30.0 * red, bt4 - 1.2)
 
-    field = cloud_field(lon, lat, hours, seed)
+    field = cloud_field(lon, lat, hours, seed) if clouds is None else clouds
     cloudy = field > 0.28
     fringe = (field > 0.18) & ~cloudy  # thin cirrus around the thick clouds
     top = 250.0 - 35.0 * np.clip(field, 0, 1)

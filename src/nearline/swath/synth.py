@@ -21,7 +21,7 @@ from nearline.swath import orbit
 from nearline.swath.base import N_PIXELS, TIE_COLUMNS, SwathBlock, interpolate_tiepoints, lonlat
 from nearline.swath.maps import is_land, land_bits
 from nearline.swath.netcdf_granule import write_granule
-from nearline.swath.scene import OZONE_DEPTH, scene
+from nearline.swath.scene import OZONE_DEPTH, cloud_field, scene
 
 CHUNK_LINES = 2048
 PRT_COUNT = 260.0  # about 290 K with NOAA-19's PRT coefficients
@@ -139,9 +139,10 @@ def synthesize_orbit(
         lon, lat = lonlat(part)
         sun = interpolate_tiepoints(part.tie_sun_zenith)
         hours = base_hours + (first + np.arange(part.n_lines))[:, None] / 7200.0
-        truth = scene(
-            lon, lat, is_land(land, lon, lat), sun, hours, start.timetuple().tm_yday, seed
-        )
+        clouds = interpolate_tiepoints(cloud_field(part.tie_lon, part.tie_lat, hours, seed))
+        land_here = is_land(land, lon, lat)
+        doy = start.timetuple().tm_yday
+        truth = scene(lon, lat, land_here, sun, hours, doy, seed, clouds=clouds)
         lit = np.cos(np.radians(np.minimum(sun, 90.0)))
         slant = 1 / np.maximum(lit, 0.05) + 1 / np.cos(
             np.radians(interpolate_tiepoints(part.tie_sat_zenith))
