@@ -94,27 +94,27 @@ def run(
         roles(comm, settings.readers)
     out = check_output(Path(out))
     rank0 = comm is None or comm.Get_rank() == 0
-    context = prepare([Path(p) for p in inputs], settings, progress=progress if rank0 else None)
+    context = prepare(paths, settings, progress=progress if rank0 else None)
     sample_seconds = context.sample_seconds
     context.warm_up()
     plan_seconds = time.perf_counter() - started
     scratch = out.parent / f".{out.name}.bands"
     output: CompositeFile | None = None
-    written = 0
+    written, write_seconds = 0, 0.0
 
     def write_band(index: int) -> None:
-        nonlocal written
+        """Copy a finished band's chunks into the output (rank 0 / the driver only)."""
+        nonlocal written, write_seconds
         begun = time.perf_counter()
         assert output is not None
         path = band_file(scratch, index)
         output.write_band(path)
         remove_chunks(path)
-        write_seconds[0] += time.perf_counter() - begun
+        write_seconds += time.perf_counter() - begun
         written += 1
         if progress is not None:
             progress("write", written, len(context.plan.bands))
 
-    write_seconds = [0.0]
     try:
         if rank0:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -165,7 +165,7 @@ def run(
         stats,
         plan_seconds,
         composite_seconds,
-        write_seconds[0],
+        write_seconds,
         close_seconds,
     )
     result.timings["plan_read"] = sample_seconds
