@@ -25,6 +25,14 @@ def add_synth_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--lines", type=int, default=13000, help="scan lines per orbit (default: %(default)s)"
     )
     avhrr.add_argument("--seed", type=int, default=0, help="cloud field seed (default: 0)")
+    avhrr.add_argument(
+        "--format",
+        dest="file_format",
+        choices=["netcdf", "l1b"],
+        default="netcdf",
+        help="nearline's netCDF-4 granules, or NOAA KLM GAC Level 1b as NOAA CLASS serves "
+        "them (default: %(default)s)",
+    )
     avhrr.set_defaults(func=run_synth)
     return synth
 
@@ -46,6 +54,7 @@ def run_synth(args: argparse.Namespace) -> int:
             satellite=args.satellite,
             lines_per_orbit=args.lines,
             seed=args.seed,
+            file_format=args.file_format,
             progress=lambda done, total: bars.update(task, completed=done, total=total),
         )
     size = sum(path.stat().st_size for path in paths)

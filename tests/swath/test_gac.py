@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nearline.errors import GranuleError
+from nearline.errors import ConfigError, GranuleError
 from nearline.swath import open_granule
 from nearline.swath.gac import GACReader, klm_name, write_klm
 from nearline.swath.netcdf_granule import NetCDFGranuleReader
@@ -95,3 +95,17 @@ def test_a_header_with_a_bad_data_set_name_is_not_gac(synthetic, tmp_path):
     assert not GACReader.can_open(lac)
     with pytest.raises(GranuleError, match="not an AVHRR GAC level 1b file"):
         GACReader().open(lac)
+
+
+def test_a_synthetic_day_can_be_written_as_l1b(tmp_path):
+    paths = synthesize_day("2012-12-12", 2, tmp_path, lines_per_orbit=80, file_format="l1b")
+    assert [p.name[:31] for p in paths] == [
+        "NSS.GHRR.NP.D12347.S0000.E0000.",
+        "NSS.GHRR.NP.D12347.S0142.E0142.",  # one period (102 min) after midnight
+    ]
+    with open_granule(paths[1]) as granule:
+        assert type(granule).__name__ == "GACGranule"
+        assert granule.n_lines == 80
+        assert granule.read(0, 80).counts.max() < 1024
+    with pytest.raises(ConfigError, match="--format"):
+        synthesize_day("2012-12-12", 1, tmp_path, file_format="hdf4")

@@ -19,11 +19,13 @@ from nearline.durable import publish, temporary_path
 from nearline.errors import ConfigError
 from nearline.swath import orbit
 from nearline.swath.base import N_PIXELS, TIE_COLUMNS, SwathBlock, interpolate_tiepoints, lonlat
+from nearline.swath.gac import klm_name, write_klm
 from nearline.swath.maps import is_land, land_bits
 from nearline.swath.netcdf_granule import write_granule
 from nearline.swath.scene import OZONE_DEPTH, cloud_field, scene
 
 CHUNK_LINES = 2048
+FORMATS = ("netcdf", "l1b")
 PRT_COUNT = 260.0  # about 290 K with NOAA-19's PRT coefficients
 ICT_COUNTS = (780.0, 480.0, 500.0)  # blackbody counts of channels 3b, 4, 5
 SPACE_COUNTS = (990.0, 992.0, 991.0)
@@ -100,9 +102,20 @@ def granule_name(platform: str, start: datetime, end: datetime) -> str:
 
 
 def synthesize_orbit(
-    start: datetime, n_lines: int, out_dir: Path, *, platform: str, seed: int, land=None
+    start: datetime,
+    n_lines: int,
+    out_dir: Path,
+    *,
+    platform: str,
+    seed: int,
+    land=None,
+    file_format: str = "netcdf",
 ) -> Path:
-    """Write one orbit granule starting at ``start`` (UTC)."""
+    """Write one orbit granule starting at ``start`` (UTC).
+
+    ``file_format`` is "netcdf" (nearline's own granules) or "l1b" (NOAA KLM GAC Level 1b
+    that pygac decodes; telemetry counts rounded to integers as the format stores them).
+    """
     rng = np.random.default_rng(seed)
     land = land_bits() if land is None else land
     offsets = np.arange(n_lines) * orbit.GAC_LINE_SECONDS
@@ -153,13 +166,15 @@ def synthesize_orbit(
         for channel, values in enumerate(physical):
             part.counts[channel] = to_counts(values, tables[channel])
     end = start + timedelta(seconds=float(offsets[-1]))
-    path = out_dir / granule_name(platform, start, end)
-    temporary = temporary_path(path)
-    write_granule(
-        temporary,
-        block,
-        {"tle_line1": orbit.NOAA19_TLE[0], "tle_line2": orbit.NOAA19_TLE[1], "synthetic": 1},
-    )
+    if file_format == "l1b":
+        path = out_dir / klm_name(platform, start, end)
+        temporary = temporary_path(path)
+        write_klm(temporary, block)
+    else:
+        path = out_dir / granule_name(platform, start, end)
+        temporary = temporary_path(path)
+        attrs = {"tle_line1": orbit.NOAA19_TLE[0], "tle_line2": orbit.NOAA19_TLE[1]}
+        write_granule(temporary, block, {**attrs, "synthetic": 1})
     publish(temporary, path)
     return path
 
@@ -172,6 +187,7 @@ def synthesize_day(
     satellite: str = "noaa19",
     lines_per_orbit: int = 13000,
     seed: int = 0,
+    file_format: str = "netcdf",
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Path]:
     """Write ``orbits`` consecutive orbit granules of ``day`` into ``out_dir``.
@@ -184,6 +200,8 @@ def synthesize_day(
             day = date.fromisoformat(day)
         except ValueError:
             raise ConfigError(f"--date: expected YYYY-MM-DD, got {day!r}") from None
+    if file_format not in FORMATS:
+        raise ConfigError(f"--format: expected one of {', '.join(FORMATS)}, got {file_format!r}")
     if satellite not in PLATFORM_CODES:
         raise ConfigError(
             f"--satellite: expected one of {', '.join(PLATFORM_CODES)}, got {satellite!r}"
@@ -201,7 +219,13 @@ def synthesize_day(
         start = midnight + index * period
         paths.append(
             synthesize_orbit(
-                start, lines_per_orbit, out, platform=satellite, seed=seed + index, land=land
+                start,
+                lines_per_orbit,
+                out,
+                platform=satellite,
+                seed=seed + index,
+                land=land,
+                file_format=file_format,
             )
         )
         if progress is not None:
