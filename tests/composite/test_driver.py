@@ -137,3 +137,14 @@ def test_the_quicklook_is_a_png_of_the_grid_shape_with_vegetation_green(day, tmp
     assert 0.3 < grey.mean() < 0.999
     green = (image[..., 1] > image[..., 0] + 30) & (image[..., 1] > image[..., 2])
     assert green.sum() > 100
+
+
+def test_daily_composites_given_as_inputs_make_a_ten_day_composite(in_memory, tmp_path):
+    out = tmp_path / "10day.nc"
+    result = run([in_memory], out=out, period="10day")
+    assert result.out == out
+    with xr.open_dataset(out) as dataset:
+        assert dataset.attrs["time_coverage_start"] == "2012-12-11"
+        assert dataset.attrs["time_coverage_end"] == "2012-12-20"
+    want, got = read(in_memory), read(out)
+    np.testing.assert_array_equal(got["ndvi"], want["ndvi"])  # one day: its own maximum
