@@ -34,7 +34,20 @@ def read(path: Path) -> dict[str, np.ndarray]:
 @pytest.fixture(scope="module")
 def in_memory(day, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("in-memory") / "day.nc"
-    result = run(day, out=out, grid="igh-8km", workers=2, readers=1, memory="2GiB")
+    seen: dict[str, tuple[int, int]] = {}
+    result = run(
+        day,
+        out=out,
+        grid="igh-8km",
+        workers=2,
+        readers=1,
+        memory="2GiB",
+        progress=lambda phase, done, total: seen.__setitem__(phase, (done, total)),
+    )
+    # every progress bar ends full: the lines served add up to the total announced
+    assert seen["plan"] == (len(day), len(day))
+    assert seen["composite"][0] == seen["composite"][1] > LINES
+    assert seen["write"] == (2, 2)
     assert result.passes == 1
     assert result.bands == 2
     return out

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from nearline.composite.chunks import CHUNK_COLUMNS
 from nearline.composite.periods import period_label, period_window
 from nearline.composite.reducers import get_reducer
 from nearline.composite.settings import Period
@@ -26,7 +27,6 @@ from nearline.durable import discard, publish, temporary_path
 from nearline.errors import CompositeError, ConfigError
 
 BLOCK_ROWS = 256
-CHUNK_COLUMNS = 1024
 
 
 def temporal_composite(

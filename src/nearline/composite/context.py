@@ -178,20 +178,8 @@ def prepare(
     )
     context = RunContext(settings, plan, reducer, calibrations, Ancillary.load(), skipped, progress)
     context.sample_seconds = sample_seconds
-    context.lines_total = sum(
-        stop - start
-        for pass_index in range(plan.passes)
-        for server in range(settings.readers)
-        for task in plan.tasks(pass_index, server, settings.readers)
-        for start, stop in _merged(task)
-    )
+    context.lines_total = plan.lines_to_ship()  # what the servers' on_block reports add up to
     return context
-
-
-def _merged(task: Any) -> list[tuple[int, int]]:
-    from nearline.swath.servers import merge_runs
-
-    return merge_runs([run for runs in task.runs.values() for run in runs])
 
 
 def _check_period(infos: list[GranuleInfo], settings: CompositeSettings) -> None:

@@ -20,6 +20,7 @@ from nearline.burst import VariableSpec, get_sink
 from nearline.composite.chunks import chunk_shape, read_chunks
 from nearline.durable import discard, publish, temporary_path
 from nearline.grid import Grid
+from nearline.swath.netcdf_granule import HDF5_MAGIC
 
 PRODUCT = "nearline-composite"
 
@@ -113,7 +114,7 @@ def is_composite_file(path: Path) -> bool:
     """True if ``path`` is a composite nearline wrote (a daily input to Climate)."""
     try:
         with open(path, "rb") as handle:
-            if handle.read(8) != b"\x89HDF\r\n\x1a\n":
+            if handle.read(len(HDF5_MAGIC)) != HDF5_MAGIC:
                 return False
         import netCDF4
 

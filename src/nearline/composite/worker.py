@@ -27,7 +27,6 @@ class WorkerStats:
     wait_seconds: float = 0.0  # waiting for the servers to deliver lines
     tail_seconds: float = 0.0  # of which after the last block of a pass (others still busy)
     scratch_seconds: float = 0.0  # compressing finished bands' chunks onto local disk
-    pixels: int = 0
     pixels_used: int = 0
 
 
@@ -68,7 +67,6 @@ def work(
             inbox.release(delivery)
             cells = grid.cell_index(observations.lon, observations.lat, rows=band.rows)
             stats.pixels_used += reducer.update(state, cells.ravel(), observations)
-            stats.pixels += cells.size
             stats.compute_seconds += time.perf_counter() - started
         started = time.perf_counter()
         outputs = reducer.finish(state)

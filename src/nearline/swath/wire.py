@@ -23,21 +23,17 @@ def _aligned(size: int) -> int:
     return -(-size // _ALIGN) * _ALIGN
 
 
-def layout(n: int) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
-    """(field, dtype, shape) of each array of an ``n``-line block, in buffer order."""
-    return _layout(n)
-
-
 def field_offsets(n: int) -> dict[str, int]:
     """Byte offset of each field in the buffer of an ``n``-line block."""
     offsets, offset = {}, 0
-    for name, dtype, shape in _layout(n):
+    for name, dtype, shape in layout(n):
         offsets[name] = offset
         offset += _aligned(dtype.itemsize * int(np.prod(shape)))
     return offsets
 
 
-def _layout(n: int) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
+def layout(n: int) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
+    """(field, dtype, shape) of each array of an ``n``-line block, in buffer order."""
     fields: list[tuple[str, np.dtype, tuple[int, ...]]] = [
         ("counts", np.dtype(np.uint16), (5, n, N_PIXELS))
     ]
@@ -54,7 +50,7 @@ def _layout(n: int) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
 def block_nbytes(n_lines: int) -> int:
     """Bytes a block of ``n_lines`` scan lines takes on the wire."""
     return sum(
-        _aligned(dtype.itemsize * int(np.prod(shape))) for _, dtype, shape in _layout(n_lines)
+        _aligned(dtype.itemsize * int(np.prod(shape))) for _, dtype, shape in layout(n_lines)
     )
 
 
@@ -70,7 +66,7 @@ class BlockHeader:
 def pack_block(block: SwathBlock, buffer: np.ndarray) -> int:
     """Copy ``block`` into ``buffer`` (uint8, at least ``block_nbytes``); return bytes used."""
     offset = 0
-    for name, dtype, shape in _layout(block.n_lines):
+    for name, dtype, shape in layout(block.n_lines):
         size = dtype.itemsize * int(np.prod(shape))
         target = buffer[offset : offset + size].view(dtype).reshape(shape)
         source = getattr(block, name)
@@ -87,7 +83,7 @@ def unpack_block(
     """A :class:`SwathBlock` whose arrays are views into ``buffer``."""
     arrays = {}
     offset = 0
-    for name, dtype, shape in _layout(header.n_lines):
+    for name, dtype, shape in layout(header.n_lines):
         size = dtype.itemsize * int(np.prod(shape))
         arrays[name] = buffer[offset : offset + size].view(dtype).reshape(shape)
         offset += _aligned(size)
