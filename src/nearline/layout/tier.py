@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import errno
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from nearline.errors import ArchiveError
 
@@ -96,19 +94,3 @@ def archive_failure(tier: ArchiveTier, name: str, error: OSError, what: str) -> 
             "free space on the archive or point migrate at a larger one, then run it again"
         )
     return ArchiveError(f"{what} {where} failed: {error}; check the archive tier, then retry")
-
-
-def open_tier(
-    archive: str | Path | ArchiveTier, *, storage_options: Mapping[str, Any] | None = None
-) -> ArchiveTier:
-    """The tier an ``archive`` argument names: a tier, a local folder, or an fsspec URL."""
-    if isinstance(archive, ArchiveTier):
-        return archive
-    text = str(archive)
-    if "://" in text or "::" in text:
-        from nearline.layout.tier_fsspec import FsspecTier
-
-        return FsspecTier.from_url(text, storage_options=storage_options)
-    from nearline.layout.tier_local import LocalTier
-
-    return LocalTier(Path(text))

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath.base import N_PIXELS, TIE_COLUMNS, Granule, Reader, SwathBlock, Telemetry
+from nearline.swath.base import Granule, Reader
+from nearline.swath.block import N_PIXELS, TIE_COLUMNS, SwathBlock, Telemetry
 from nearline.swath.orbit import gac_scan_angles
 
 ORBIT_HEIGHT_KM = 850.0

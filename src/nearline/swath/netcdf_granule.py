@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath.base import N_PIXELS, Granule, Reader, SwathBlock, Telemetry
+from nearline.swath.base import Granule, Reader
+from nearline.swath.block import N_PIXELS, SwathBlock, Telemetry
 from nearline.swath.wire import block_nbytes, field_offsets, layout
 
 PRODUCT = "nearline-avhrr-gac"

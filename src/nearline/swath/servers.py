@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nearline.swath.base import Granule, SwathBlock
+from nearline.swath.base import Granule
+from nearline.swath.block import SwathBlock
 from nearline.swath.wire import BlockHeader, pack_block
 
 Runs = list[tuple[int, int]]

@@ -18,8 +18,9 @@ import numpy as np
 from nearline.durable import publish, temporary_path
 from nearline.errors import ConfigError
 from nearline.swath import orbit
-from nearline.swath.base import N_PIXELS, TIE_COLUMNS, SwathBlock, interpolate_tiepoints, lonlat
+from nearline.swath.block import N_PIXELS, TIE_COLUMNS, SwathBlock
 from nearline.swath.gac import klm_name, write_klm
+from nearline.swath.geolocation import interpolate_tiepoints, lonlat
 from nearline.swath.maps import is_land, land_bits
 from nearline.swath.netcdf_granule import write_granule
 from nearline.swath.scene import OZONE_DEPTH, cloud_field, scene

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from nearline.errors import GranuleError
-from nearline.swath.base import N_PIXELS, Reader
+from nearline.swath.base import Reader
+from nearline.swath.block import N_PIXELS
 from nearline.swath.wire import BlockHeader, block_nbytes, unpack_block
 
 

@@ -1,0 +1,70 @@
+"""A block of AVHRR GAC scan lines as read from a granule, and a granule's calibration
+telemetry: the nouns every other swath module shares, so they import this and nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+N_PIXELS = 409
+TIE_COLUMNS = np.arange(4, N_PIXELS, 8)  # 51 tie points, 0-based
+CHANNELS = ("1", "2", "3b", "4", "5")
+
+_PER_LINE = (
+    "times", "tie_lat", "tie_lon", "tie_sat_zenith", "tie_sun_zenith", "tie_rel_azimuth",
+    "prt_counts", "ict_counts", "space_counts",
+)  # fmt: skip
+
+
+@dataclass
+class SwathBlock:
+    """Scan lines ``[first_line, first_line + n)`` of one granule, as read.
+
+    ``counts`` are raw 10-bit counts, channel-major (5, n, 409) so each channel is one
+    contiguous piece. Tie-point arrays are (n, 51) float32 degrees. Telemetry, per line as
+    pygac's readers give it: ``prt_counts`` (n,) (0 every fifth line), ``ict_counts`` and
+    ``space_counts`` (n, 3) for channels 3b, 4, 5.
+    """
+
+    granule: str
+    platform: str
+    first_line: int
+    times: np.ndarray
+    counts: np.ndarray
+    tie_lat: np.ndarray
+    tie_lon: np.ndarray
+    tie_sat_zenith: np.ndarray
+    tie_sun_zenith: np.ndarray
+    tie_rel_azimuth: np.ndarray
+    prt_counts: np.ndarray
+    ict_counts: np.ndarray
+    space_counts: np.ndarray
+
+    @property
+    def n_lines(self) -> int:
+        return int(self.times.shape[0])
+
+    def slice(self, start: int, stop: int) -> SwathBlock:
+        """Lines ``[start, stop)`` of this block (relative), as views."""
+        parts = {name: getattr(self, name)[start:stop] for name in _PER_LINE}
+        return replace(
+            self, first_line=self.first_line + start, counts=self.counts[:, start:stop], **parts
+        )
+
+    def nbytes(self) -> int:
+        return sum(
+            getattr(self, f.name).nbytes
+            for f in fields(self)
+            if isinstance(getattr(self, f.name), np.ndarray)
+        )
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """What the thermal calibration needs from a whole granule, line by line."""
+
+    times: np.ndarray  # datetime64[ms] (n,)
+    prt_counts: np.ndarray  # (n,)
+    ict_counts: np.ndarray  # (n, 3)
+    space_counts: np.ndarray  # (n, 3)

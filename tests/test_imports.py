@@ -1,0 +1,144 @@
+"""Imports point one way: no module of nearline imports one that imports it back, and each
+room uses only the rooms ../shared/ARCHITECTURE.md allows it.
+
+Every import counts, the ones inside functions too: a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "nearline"
+
+# the rooms each room may import (besides itself and the shared helpers at the root)
+ALLOWED = {
+    "burst": {"layout"},
+    "layout": set(),
+    "grid": set(),
+    "swath": set(),
+    "monitor": set(),
+    "composite": {"swath", "grid", "burst"},
+    "archive": {"layout", "swath"},
+    "algorithms": {"archive"},
+    "orders": {"algorithms", "archive", "monitor"},
+    "api": {"orders", "archive", "algorithms"},
+}
+SHARED = {"errors", "durable", "units", "closing", "mpirun"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """The nearline modules ``path`` imports, anywhere in its body."""
+    found = set()
+    package = module_name(path) if path.name == "__init__.py" else module_name(path.parent)
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
+                base = f"{base}.{node.module}" if node.module else base
+            # ``from package import module`` depends on the module; any other name, on the
+            # module (or package ``__init__``) that defines it
+            names = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                for alias in node.names
+            ]
+        else:
+            continue
+        found.update(name for name in names if name in modules)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(paths)
+    return {name: imports_of(path, modules) - {name} for name, path in paths.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def room_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_the_graph_sees_lazy_imports() -> None:
+    graph = import_graph()
+    # base imports wire at the top, tiers its implementations: both must count
+    assert len(graph) > 90
+    assert "nearline.swath.wire" in graph["nearline.swath.base"]
+    assert "nearline.layout.tier_local" in graph["nearline.layout.tiers"]
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("room", sorted(ALLOWED))
+def test_rooms_import_only_what_the_house_plan_allows(room: str) -> None:
+    graph = import_graph()
+    allowed = ALLOWED[room] | SHARED | {room, ""}
+    broken = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if room_of(module) == room
+        for target in targets
+        if room_of(target) not in allowed
+    )
+    assert broken == []
+
+
+def test_only_the_cli_reaches_every_room() -> None:
+    graph = import_graph()
+    shared = {f"nearline.{name}" for name in SHARED}
+    for helper in shared & set(graph):
+        assert {room_of(t) for t in graph[helper]} <= SHARED | {""}, helper
