@@ -188,6 +188,20 @@ def test_closed_client_refuses_writes(tmp_path):
         io.write("f", "x", np.ones(2), step=1)
 
 
+def test_stats_after_close_give_the_final_totals(tmp_path):
+    with burst.open(tmp_path, memory="1MiB") as io:
+        for step in range(3):
+            io.write("f", "x", np.ones((4, 5)), step=step)
+            io.flush("f")
+        # left without a wait: closing must still count every step as written
+    stats = io.stats()
+    assert stats.files_written == 3
+    assert stats.bytes_written == 3 * 4 * 5 * 8
+    assert stats.bytes_queued == 0
+    assert stats.writes == 3
+    assert io.stats() == stats  # the same figures every time they are asked for
+
+
 @pytest.mark.parametrize("how", ["argument", "environment"])
 def test_write_behind_writes_before_flush_but_publishes_at_flush(tmp_path, monkeypatch, how):
     settings = {"write_behind": True} if how == "argument" else {}

@@ -69,6 +69,7 @@ class Client:
         self._replies: dict[tuple[int, int], Message] = {}
         self._errors: list[BurstError] = []
         self._closed = False
+        self._final_stats: BurstStats | None = None
         self._unflushed = 0
         self._last_flush = time.monotonic()
         self._blocked = 0.0
@@ -145,7 +146,17 @@ class Client:
         self._undurable.clear()
 
     def stats(self) -> BurstStats:
-        """Bytes queued, spilled and written by the servers, and this rank's time blocked."""
+        """Bytes queued, spilled and written by the servers, and this rank's time blocked.
+
+        After ``close`` it gives the final totals, gathered once everything was durable.
+        """
+        if self._closed:
+            if self._final_stats is None:
+                raise BurstError(
+                    "this burst client's close failed before its final figures were gathered; "
+                    "the error close raised says what went wrong"
+                )
+            return self._final_stats
         self._check_usable()
         replies = self._everyone(Kind.STATS)
         total = {k: sum(r.get(k, 0) for r in replies) for k in ("bytes_queued", "bytes_spilled")}
@@ -166,6 +177,7 @@ class Client:
         try:
             self.flush()
             self.wait()
+            self._final_stats = self.stats()
         finally:
             self._closed = True
             self._copier.close()
