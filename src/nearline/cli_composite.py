@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from nearline.errors import ConfigError
 from nearline.units import format_size
 
 PHASES = {  # progress phases of composite.run, as the bars name them
@@ -75,22 +73,6 @@ def add_composite_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def expand_inputs(inputs: list[str]) -> list[Path]:
-    """Files as given; a folder stands for the files directly inside it, sorted."""
-    paths: list[Path] = []
-    for name in inputs:
-        path = Path(name)
-        if path.is_dir():
-            paths += sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
-        elif path.exists():
-            paths.append(path)
-        else:
-            raise ConfigError(f"input {path} does not exist")
-    if not paths:
-        raise ConfigError(f"no input files in {', '.join(inputs)}")
-    return paths
-
-
 def run_composite(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -104,7 +86,7 @@ def run_composite(args: argparse.Namespace) -> int:
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, disable=not show, transient=False) as bars:
         result = run(
-            expand_inputs(args.inputs),
+            args.inputs,
             out=args.out,
             grid=args.grid,
             period=args.period,

@@ -27,7 +27,7 @@ from nearline.composite.output import CompositeFile, is_composite_file
 from nearline.composite.quicklook import write_quicklook
 from nearline.composite.settings import CompositeSettings, check_output
 from nearline.composite.worker import band_file
-from nearline.swath import N_PIXELS
+from nearline.swath import N_PIXELS, granule_paths
 
 log = logging.getLogger(__name__)
 
@@ -70,14 +70,15 @@ def run(
     png: str | Path | None = None,
     progress: Progress | None = None,
 ) -> CompositeResult | None:
-    """Composite the granules ``inputs`` onto ``grid`` into the netCDF file ``out``.
+    """Composite the granules ``inputs`` (files, or folders of them) onto ``grid`` into the
+    netCDF file ``out``.
 
     Under mpiexec (more than one rank) the ranks share the work and rank 0 returns the
     result; the others return None. ``progress(phase, done, total)`` reports "plan"
     (granules sampled), "composite" (scan lines read) and "write" (bands written).
     """
     started = time.perf_counter()
-    paths = [Path(p) for p in inputs]
+    paths = granule_paths(inputs)
     if paths and all(is_composite_file(path) for path in paths):
         return _climate(paths, Path(out), period, png, progress, started)
     comm = world()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -37,3 +38,20 @@ def open_granule(path: str | Path) -> Granule:
     raise GranuleError(
         f"granule {path}: no reader recognises this file (tried {', '.join(available_readers())})"
     )
+
+
+def granule_paths(inputs: Iterable[str | Path]) -> list[Path]:
+    """Files as given; a folder stands for the files directly inside it, sorted (hidden files,
+    such as a half-written ``.name.partial``, left out)."""
+    inputs = [Path(name) for name in inputs]
+    paths: list[Path] = []
+    for path in inputs:
+        if path.is_dir():
+            paths += sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        elif path.exists():
+            paths.append(path)
+        else:
+            raise GranuleError(f"input {path} does not exist")
+    if not paths:
+        raise GranuleError(f"no input files in {', '.join(map(str, inputs))}")
+    return paths

@@ -1,0 +1,57 @@
+"""Small real inputs for the docs' examples, made by nearline itself
+(``<!-- docs: before python -m tests.docs_fixtures ... -->`` on a page).
+
+    python -m tests.docs_fixtures burst-tree OUT          4 steps of burst output, closed sets
+    python -m tests.docs_fixtures daily-copies DAY.nc FOLDER YYYY-MM-DD..YYYY-MM-DD
+                                                          one daily composite, re-dated per day
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+
+import netCDF4
+import numpy as np
+
+from nearline import burst
+
+
+def burst_tree(out: Path) -> None:
+    """Steps 0-3: an assembled ``dynamics`` file and two ranks' ``physics`` files each."""
+    t = np.zeros((4, 18, 36), np.float32)
+    with burst.open(out, memory="64MiB", sink="netcdf") as io:
+        for step in range(4):
+            t += 0.5
+            io.write("dynamics", "t", t, step=step, start=(0, 0, 0), shape=t.shape)
+            io.write("physics", "rain", t[0], step=step)
+            io.flush()
+
+
+def daily_copies(day: Path, folder: Path, days: str) -> None:
+    """``day`` copied as FOLDER/YYYY-MM-DD.nc for each day of ``first..last``."""
+    first, last = (date.fromisoformat(text) for text in days.split(".."))
+    folder.mkdir(parents=True, exist_ok=True)
+    current = first
+    while current <= last:
+        copy = folder / f"{current.isoformat()}.nc"
+        shutil.copyfile(day, copy)
+        with netCDF4.Dataset(copy, "a") as dataset:
+            stamp = current.isoformat()
+            dataset.setncatts({"time_coverage_start": stamp, "time_coverage_end": stamp})
+        current += timedelta(days=1)
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["burst-tree"] and len(argv) == 2:
+        burst_tree(Path(argv[1]))
+    elif argv[:1] == ["daily-copies"] and len(argv) == 4:
+        daily_copies(Path(argv[1]), Path(argv[2]), argv[3])
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

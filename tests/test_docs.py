@@ -1,0 +1,144 @@
+"""Every code block in README.md and docs/*.md runs as written (see markdown_blocks.py for how
+a page marks an excerpt or makes a small input).
+
+A page's blocks run in order in one folder of their own, so a later block can read what an
+earlier one wrote, as a reader following the page would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from nearline.cli import build_parser
+from nearline.mpirun import MPI_ENV
+
+from .markdown_blocks import (
+    CHECKED,
+    ROOT,
+    RUN,
+    SHOWN,
+    Block,
+    blocks,
+    nearline_commands,
+    pages,
+)
+
+BIN = Path(sys.executable).parent
+TIMEOUT = 300
+
+
+def environment() -> dict[str, str]:
+    path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    # PYTHONPATH: a page's `before` may make its inputs with `python -m tests.docs_fixtures`
+    return {**os.environ, **MPI_ENV, "PATH": path, "PYTHONPATH": str(ROOT)}
+
+
+def run(command: list[str] | str, *, folder: Path, block: Block) -> str:
+    shell = isinstance(command, str)
+    argv = ["bash", "-euo", "pipefail", "-c", command] if shell else command
+    result = subprocess.run(
+        argv, cwd=folder, env=environment(), capture_output=True, text=True, timeout=TIMEOUT
+    )
+    if result.returncode != 0:
+        shown = command if shell else " ".join(command)
+        pytest.fail(
+            f"{block.where} failed (exit {result.returncode}) running:\n{shown}\n"
+            f"--- stdout ---\n{result.stdout[-3000:]}\n--- stderr ---\n{result.stderr[-3000:]}"
+        )
+    return result.stdout
+
+
+def check_excerpt(block: Block) -> None:
+    """Not run, but still checked: Python compiles, nearline commands parse."""
+    if block.language == "python":
+        compile(block.code, block.where, "exec")
+    elif block.language in {"sh", "bash", "console"}:
+        parser = build_parser()
+        for command in block.shell_commands():
+            for args in nearline_commands(command):
+                try:
+                    parser.parse_args(args)
+                except SystemExit:
+                    pytest.fail(f"{block.where}: `nearline {' '.join(args)}` does not parse")
+
+
+def run_block(block: Block, folder: Path) -> None:
+    for command in block.before:
+        run(command, folder=folder, block=block)
+    if block.language == "python":
+        launcher = block.run_with()
+        name, command = launcher or (f"block_{block.line}.py", ["python", f"block_{block.line}.py"])
+        (folder / name).write_text(block.runnable_code())
+        if command[0] in {"python", "mpiexec"}:
+            command = [sys.executable if command[0] == "python" else str(BIN / "mpiexec")] + [
+                sys.executable if word == "python" else word for word in command[1:]
+            ]
+        run(command, folder=folder, block=block)
+    else:
+        for command in block.shell_commands():
+            run(command, folder=folder, block=block)
+
+
+def check_data(block: Block) -> None:
+    if block.language == "toml":
+        tomllib.loads(block.code)
+    elif block.language == "json":
+        json.loads(block.code)
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_block_of_the_page_runs(page: Path, tmp_path: Path) -> None:
+    for block in blocks(page):
+        if block.excerpt is not None:
+            check_excerpt(block)
+        elif block.language in RUN:
+            run_block(block, tmp_path)
+        else:
+            check_data(block)
+
+
+def test_every_block_names_a_language_the_runner_knows() -> None:
+    unknown = [
+        block.where
+        for page in pages()
+        for block in blocks(page)
+        if block.language not in RUN | CHECKED | SHOWN
+    ]
+    assert unknown == []
+
+
+def test_excerpts_are_named_with_a_reason() -> None:
+    excerpts = [block for page in pages() for block in blocks(page) if block.excerpt is not None]
+    unnamed = [b.where for b in excerpts if ":" not in b.excerpt or not b.excerpt.split(":")[1]]
+    assert unnamed == []
+    names = [b.excerpt.split(":")[0] for b in excerpts]
+    assert len(names) == len(set(names)), "excerpt names are unique"
+
+
+def test_directives_are_read(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "text\n<!-- docs: before touch a -->\n<!-- docs: replace 14 => 2 -->\n"
+        "```sh\nnearline synth avhrr --orbits 14 --out day/\n```\n"
+        "<!-- docs: excerpt big: 505 ranks -->\n"
+        "```console\n$ mpiexec -n 505 python model.py &\n$ nearline ls out \\\n  --step 3\n"
+        "output line\n```\n"
+        "```python\n# model.py — run with: mpiexec -n 5 python model.py   (4 + 1)\nx = 1\n```\n"
+    )
+    first, second, third = blocks(page)
+    assert (first.line, first.before, first.replace) == (4, ["touch a"], [("14", "2")])
+    assert first.runnable_code() == "nearline synth avhrr --orbits 2 --out day/\n"
+    assert second.excerpt == "big: 505 ranks"
+    assert second.shell_commands() == [
+        "mpiexec -n 505 python model.py &",
+        "nearline ls out \\\n  --step 3",
+    ]
+    assert nearline_commands(second.shell_commands()[1]) == [["ls", "out", "--step", "3"]]
+    assert third.run_with() == ("model.py", ["mpiexec", "-n", "5", "python", "model.py"])
