@@ -1,4 +1,5 @@
-# nearline: `make demo` runs the main job, `make test` the whole suite, `make bench` the benchmarks.
+# nearline: `make demo` runs the main job, `make test` the whole suite, `make bench` the benchmarks,
+# `make lock` refreshes uv.lock (every dependency at its newest allowed version).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,13 +12,38 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export PRTE_MCA_rmaps_default_mapping_policy := :oversubscribe
 export OMPI_MCA_osc := ^ucx
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench lint lock clean
 
-$(STAMP): pyproject.toml
+# Installs exactly what uv.lock pins (`make lock` refreshes it on purpose). uv comes from PyPI
+# into the project's own .venv, at the version the lock pins too.
+UV_VERSION := 0.13.8
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+# compile bytecode at install, as pip does, so every test's subprocess imports fast
+export UV_COMPILE_BYTECODE := 1
+
+# Before the first install, refuse an interpreter older than 3.11 in one line.
+ifeq ($(wildcard $(STAMP)),)
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),demo)),)
+PYTHON_VERSION := $(shell $(PYTHON) -c 'import sys; print(*sys.version_info[:3], sep=".")' 2>/dev/null)
+ifeq ($(PYTHON_VERSION),)
+$(error nearline needs Python 3.11 or newer, and $(PYTHON) does not run; run make again with PYTHON=python3.11 (or newer))
+endif
+ifneq ($(shell $(PYTHON) -c 'import sys; print(sys.version_info >= (3, 11))'),True)
+$(error nearline needs Python 3.11 or newer, but $(PYTHON) is $(PYTHON_VERSION); run make again with PYTHON=python3.11 (or newer))
+endif
+endif
+endif
+
+$(STAMP): pyproject.toml uv.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+	$(BIN)/uv sync --quiet --locked --all-extras --python $(BIN)/python
 	touch $(STAMP)
+
+lock: $(STAMP)
+	$(BIN)/uv lock --upgrade --python $(BIN)/python
+	$(BIN)/uv sync --locked --all-extras --python $(BIN)/python
 
 demo: $(STAMP)
 	$(BIN)/nearline demo
