@@ -52,3 +52,108 @@ class GridError(NearlineError, ValueError):
 
 class CompositeError(NearlineError):
     """The compositing run failed; no output that looks complete is left behind."""
+
+
+# -- the service ---------------------------------------------------------------------------
+class ServiceError(NearlineError):
+    """An error a service user may see: an HTTP status, an OGC exception type and a message
+    that is safe to show (it names the user's own input, never a server path)."""
+
+    status = 500
+    code = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/server-error"
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+
+
+class InvalidRequest(ServiceError, ValueError):
+    """The request itself is wrong (a bad bbox, datetime, body or parameter): 400."""
+
+    status = 400
+    code = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/invalid-parameter-value"
+
+
+class NotFound(ServiceError, LookupError):
+    """No such thing, or not the caller's to see: 404 either way, so a 404 never confirms
+    that another user's job, algorithm or result exists."""
+
+    status = 404
+    code = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/no-such-process"
+
+
+class Unauthorized(ServiceError):
+    """No bearer token, or one that is unknown or revoked: 401."""
+
+    status = 401
+    code = "unauthorized"
+
+
+class Conflict(ServiceError):
+    """The request clashes with the service's state (an id already taken): 409."""
+
+    status = 409
+    code = "conflict"
+
+
+class TooLarge(ServiceError):
+    """An upload over the service's size limit: 413."""
+
+    status = 413
+    code = "payload-too-large"
+
+
+class SearchError(InvalidRequest):
+    """A catalogue search parameter cannot be used (names the parameter and what it wants)."""
+
+
+class CollectionNotFound(NotFound):
+    """No collection of that id (or not one the caller may see)."""
+
+    code = "not-found"
+
+
+class ItemNotFound(NotFound):
+    """No item of that id in that collection (or not one the caller may see)."""
+
+    code = "not-found"
+
+
+class IngestError(NearlineError, ValueError):
+    """A file cannot be catalogued (no reader knows it, or it is unreadable); names the file."""
+
+
+class ManifestError(InvalidRequest):
+    """``algorithm.yaml`` is missing or wrong; ``field`` names the offending entry."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(f"algorithm.yaml: {field}: {message}" if field else message)
+        self.field = field
+
+
+class PackageError(InvalidRequest):
+    """An uploaded algorithm package is unusable (not a zip, unsafe paths, too large)."""
+
+
+class DeployError(InvalidRequest):
+    """The package is well formed but its build, requirements or declared tests failed; the
+    message carries the tail of the log. The version is not promoted."""
+
+
+class AlgorithmNotFound(NotFound):
+    """No deployed algorithm (process) of that id the caller may see."""
+
+
+class SandboxError(NearlineError):
+    """A run could not be started in its sandbox (not: the run failed; that is an outcome)."""
+
+
+class JobNotFound(NotFound):
+    """No job of that id the caller may see."""
+
+    code = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/no-such-job"
+
+
+class OrderError(InvalidRequest):
+    """An order (an execute request) cannot be run: unknown input, bad parameters, no data."""

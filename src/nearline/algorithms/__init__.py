@@ -1,0 +1,1 @@
+"""algorithms: see base.py."""

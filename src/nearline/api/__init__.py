@@ -1,0 +1,1 @@
+"""api: see base.py."""

@@ -1,0 +1,1 @@
+"""archive: see base.py."""

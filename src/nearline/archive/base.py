@@ -1,0 +1,152 @@
+"""The catalogue's nouns and its one contract.
+
+A :class:`Collection` groups :class:`Item` s; an item is one granule (or one job output): its
+time range, footprint and :class:`Asset` s, where the bytes are. A :class:`Search` is what the
+STAC API's item search asks; a :class:`Page` is one page of its answer. A :class:`Catalogue`
+stores them (SQLite by default, PostgreSQL at scale) and keeps every search off full scans.
+
+Items and collections have an ``owner``: ``None`` for the archive's own data, which every user
+sees, or the user whose job made them, who alone sees them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from nearline.closing import Closing
+
+STAC_VERSION = "1.1.0"
+FILE_EXTENSION = "https://stac-extensions.github.io/file/v2.1.0/schema.json"
+BBox = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Asset:
+    """Where one file of an item lives, and what it is.
+
+    ``location`` is private to the service (never shown to users): an absolute local path, an
+    fsspec URL, or a member of a layout archive bundle, ``bundle:<tier URL>#<bundle name>!<member
+    path>``. Users download through the API.
+    """
+
+    location: str
+    media_type: str = "application/octet-stream"
+    size: int | None = None
+    sha256: str | None = None  # hex digest of the bytes
+    roles: tuple[str, ...] = ("data",)
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class Item:
+    """One granule or output file set. Times are timezone-aware UTC; ``end`` >= ``start``.
+
+    ``geometry`` is GeoJSON (a Polygon or MultiPolygon split at the antimeridian) or None for
+    data with no place; ``bbox`` is (west, south, east, north) and None exactly when geometry
+    is. ``properties`` are extra STAC properties (platform, instruments, provenance ...).
+    """
+
+    id: str
+    collection: str
+    start: datetime
+    end: datetime
+    geometry: Mapping[str, Any] | None
+    bbox: BBox | None
+    properties: Mapping[str, Any] = field(default_factory=dict)
+    assets: Mapping[str, Asset] = field(default_factory=dict)
+    owner: str | None = None
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A set of items of one kind (a product, or one algorithm's outputs).
+
+    ``extent`` is kept by the catalogue as items arrive: (bbox or None, start or None,
+    end or None).
+    """
+
+    id: str
+    title: str = ""
+    description: str = ""
+    license: str = "proprietary"
+    owner: str | None = None
+    properties: Mapping[str, Any] = field(default_factory=dict)  # extra STAC fields
+    extent: tuple[BBox | None, datetime | None, datetime | None] = (None, None, None)
+
+
+@dataclass(frozen=True)
+class Search:
+    """An item search, already checked (build it with :func:`nearline.archive.parse_search`).
+
+    ``bbox`` is (west, south, east, north); west > east crosses the antimeridian.
+    ``intersects`` is a GeoJSON geometry. ``start``/``end`` bound the items' time ranges
+    (None: open). ``viewer`` is the user asking: they see public items and their own.
+    ``token`` continues an earlier page.
+    """
+
+    collections: tuple[str, ...] | None = None
+    ids: tuple[str, ...] | None = None
+    bbox: BBox | None = None
+    intersects: Mapping[str, Any] | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    limit: int = 10
+    token: str | None = None
+    viewer: str | None = None
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a search: the items, the token of the next page (None on the last),
+    and how many items match in all when that is known cheaply (else None)."""
+
+    items: list[Item]
+    next_token: str | None = None
+    matched: int | None = None
+
+
+class Catalogue(Closing, ABC):
+    """Where items are kept. Implementations keep these true:
+
+    - ``add_items`` inserts or replaces by (collection, id), all in one transaction, and
+      widens each collection's extent; the collection must exist (``CollectionNotFound``);
+    - ``search`` never reads every item: it goes through a spatial and temporal index, and
+      pages by token so page n costs what page 1 does;
+    - a viewer never sees another user's collection or item: those are ``NotFound``,
+      exactly as if they did not exist.
+    """
+
+    @abstractmethod
+    def put_collection(self, collection: Collection) -> None:
+        """Create ``collection``, or update its title, description, license and properties."""
+
+    @abstractmethod
+    def get_collection(self, id: str, *, viewer: str | None = None) -> Collection:
+        """The collection ``id``; ``CollectionNotFound`` if none the viewer may see."""
+
+    @abstractmethod
+    def list_collections(self, *, viewer: str | None = None) -> list[Collection]:
+        """Every collection the viewer may see, by id."""
+
+    @abstractmethod
+    def add_items(self, items: Iterable[Item]) -> int:
+        """Insert or replace ``items``; returns how many. One transaction."""
+
+    @abstractmethod
+    def get_item(self, collection: str, id: str, *, viewer: str | None = None) -> Item:
+        """Item ``id`` of ``collection``; ``ItemNotFound`` if none the viewer may see."""
+
+    @abstractmethod
+    def search(self, search: Search) -> Page:
+        """One page of the items matching ``search``, in a stable order."""
+
+    @abstractmethod
+    def delete_items(self, collection: str, ids: Iterable[str]) -> int:
+        """Remove these items (missing ones are ignored); returns how many went."""
+
+    def close(self) -> None:  # noqa: B027 - most catalogues hold a connection to close
+        """Release connections."""

@@ -1,0 +1,1 @@
+"""monitor: see base.py."""

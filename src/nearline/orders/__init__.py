@@ -1,0 +1,1 @@
+"""orders: see base.py."""
