@@ -9,6 +9,7 @@ database, other runs' folders, the archive) is out of its reach where the machin
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
@@ -92,7 +93,7 @@ def run_sandboxed(
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
-            preexec_fn=lambda: _limit_child(limits),  # noqa: PLW1509 - no threads touched
+            preexec_fn=lambda: _limit_child(limits),
         )
     except OSError as error:
         raise SandboxError(f"cannot start {command[0]!r}: {error.strerror or error}") from None
@@ -120,11 +121,11 @@ def run_sandboxed(
         cpu_seconds=rusage.ru_utime + rusage.ru_stime,
         peak_memory=rusage.ru_maxrss * 1024,
     )
-    return Outcome(exit_code=code if code is not None and code >= 0 else None, reason=reason, usage=usage)
+    return Outcome(
+        exit_code=code if code is not None and code >= 0 else None, reason=reason, usage=usage
+    )
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

@@ -148,5 +148,5 @@ class Catalogue(Closing, ABC):
     def delete_items(self, collection: str, ids: Iterable[str]) -> int:
         """Remove these items (missing ones are ignored); returns how many went."""
 
-    def close(self) -> None:  # noqa: B027 - most catalogues hold a connection to close
+    def close(self) -> None:
         """Release connections."""
