@@ -1,1 +1,61 @@
-"""algorithms: see base.py."""
+"""algorithms: packages users upload (``algorithm.yaml`` and their program), checked, built
+and tested in the sandbox before they go live; their versions, owners and visibility; and the
+one way a deployed algorithm is run on staged files. See base.py for the package format and
+docs/algorithms.md for the runtime contract."""
+
+from __future__ import annotations
+
+from nearline.algorithms.base import (
+    JOB_VARIABLE,
+    MANIFEST,
+    Algorithm,
+    InputSpec,
+    Manifest,
+    OutputSpec,
+    Resources,
+    TestCase,
+)
+from nearline.algorithms.builtin import builtin_algorithms
+from nearline.algorithms.deploy import DeploySettings
+from nearline.algorithms.environment import WheelSource
+from nearline.algorithms.manifest import (
+    manifest_from_dict,
+    parameters_with_defaults,
+    parse_manifest,
+    read_manifest,
+)
+from nearline.algorithms.packages import PackageLimits, unpack
+from nearline.algorithms.process import manifest_to_process
+from nearline.algorithms.registry import AlgorithmRegistry
+from nearline.algorithms.runner import RunResult, limits_for, prepare_job, run_algorithm
+from nearline.algorithms.sandbox import Limits, Mount, Outcome, run_sandboxed
+
+__all__ = [
+    "JOB_VARIABLE",
+    "MANIFEST",
+    "Algorithm",
+    "AlgorithmRegistry",
+    "DeploySettings",
+    "InputSpec",
+    "Limits",
+    "Manifest",
+    "Mount",
+    "Outcome",
+    "OutputSpec",
+    "PackageLimits",
+    "Resources",
+    "RunResult",
+    "TestCase",
+    "WheelSource",
+    "builtin_algorithms",
+    "limits_for",
+    "manifest_from_dict",
+    "manifest_to_process",
+    "parameters_with_defaults",
+    "parse_manifest",
+    "prepare_job",
+    "read_manifest",
+    "run_algorithm",
+    "run_sandboxed",
+    "unpack",
+]

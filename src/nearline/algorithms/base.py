@@ -61,6 +61,8 @@ class TestCase:
     ``expect`` maps an output file name to the package path of its expected contents.
     """
 
+    __test__ = False  # not a pytest test class
+
     inputs: Mapping[str, tuple[str, ...]]
     parameters: Mapping[str, Any] = field(default_factory=dict)
     expect: Mapping[str, str] = field(default_factory=dict)
