@@ -145,6 +145,14 @@ class AlgorithmNotFound(NotFound):
     """No deployed algorithm (process) of that id the caller may see."""
 
 
+class ImmutableProcess(ServiceError):
+    """A process the caller may see but not change (another user's public algorithm, or a
+    built-in): 403, as OGC API - Processes Part 2 answers a replace or undeploy of it."""
+
+    status = 403
+    code = "http://www.opengis.net/def/exceptions/ogcapi-processes-2/1.0/immutable-process"
+
+
 class SandboxError(NearlineError):
     """A run could not be started in its sandbox (not: the run failed; that is an outcome)."""
 
