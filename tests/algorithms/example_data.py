@@ -55,8 +55,10 @@ def histogram_outputs(path: Path, *, channel: str, bins: int, into: Path) -> Non
             np.histogram(counts, edges)[0]
         ]
         out.createVariable("granule", str, ("granule",))[0] = path.name
-    rows = [["granule", "lines", f"mean_count_ch{channel}"],
-            [path.name, counts.shape[0], f"{counts.mean():.3f}"]]  # fmt: skip
+    rows = [
+        ["granule", "lines", f"mean_count_ch{channel}"],
+        [path.name, counts.shape[0], f"{counts.mean():.3f}"],
+    ]
     (into / "summary.csv").write_text(_csv(rows))
 
 
@@ -67,8 +69,10 @@ def quicklook_outputs(path: Path, *, channel: int, into: Path) -> None:
     header = f"P5\n{image.shape[1]} {image.shape[0]}\n255\n".encode()
     (into / "quicklook.pgm").write_bytes(header + image.tobytes())
     means = counts.reshape(5, -1).mean(axis=1)
-    rows = [["granule", "lines", *(f"mean_ch{i}" for i in range(1, 6))],
-            [path.name, counts.shape[1], *(f"{m:.3f}" for m in means)]]  # fmt: skip
+    rows = [
+        ["granule", "lines", *(f"mean_ch{i}" for i in range(1, 6))],
+        [path.name, counts.shape[1], *(f"{m:.3f}" for m in means)],
+    ]
     (into / "summary.csv").write_text(_csv(rows))
 
 

@@ -89,8 +89,9 @@ def test_wrong_values_name_the_field_and_what_it_expects(changes, field, words):
 
 
 def test_max_below_min_and_names_used_twice():
-    error = error_of(adder_manifest(inputs=[{"name": "n", "collection": "c", "min": 3, "max": 2}],
-                                    tests=None))  # fmt: skip
+    error = error_of(
+        adder_manifest(inputs=[{"name": "n", "collection": "c", "min": 3, "max": 2}], tests=None)
+    )
     assert (error.field, "at least min (3)" in str(error)) == ("inputs[0].max", True)
     twice = [{"name": "o", "pattern": "*.a"}, {"name": "o", "pattern": "*.b"}]
     assert error_of(adder_manifest(outputs=twice, tests=None)).field == "outputs[1].name"
@@ -99,17 +100,29 @@ def test_max_below_min_and_names_used_twice():
 @pytest.mark.parametrize(
     ("parameters", "field", "words"),
     [
-        ({"type": "object", "properties": {"x": {"type": "integer", "minimum": "zero"}}},
-         "parameters.properties.x.minimum", "not a valid JSON Schema"),
+        (
+            {"type": "object", "properties": {"x": {"type": "integer", "minimum": "zero"}}},
+            "parameters.properties.x.minimum",
+            "not a valid JSON Schema",
+        ),
         ({"type": "array"}, "parameters.type", "of type object"),
-        ({"type": "object", "properties": {"x": {"type": "wat"}}},
-         "parameters.properties.x.type", "not a valid JSON Schema"),
-        ({"type": "object", "properties": {"x": {"type": "integer", "default": "ten"}}},
-         "parameters.properties.x.default", "does not fit its own schema"),
-        ({"type": "object", "properties": {"numbers": {"type": "integer"}}},
-         "parameters.properties.numbers", "already the name of a data input"),
+        (
+            {"type": "object", "properties": {"x": {"type": "wat"}}},
+            "parameters.properties.x.type",
+            "not a valid JSON Schema",
+        ),
+        (
+            {"type": "object", "properties": {"x": {"type": "integer", "default": "ten"}}},
+            "parameters.properties.x.default",
+            "does not fit its own schema",
+        ),
+        (
+            {"type": "object", "properties": {"numbers": {"type": "integer"}}},
+            "parameters.properties.numbers",
+            "already the name of a data input",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_bad_parameters_schema_is_named(parameters, field, words):
     error = error_of(adder_manifest(parameters=parameters, tests=None))
     assert error.field == field
@@ -150,15 +163,23 @@ def test_test_cases_must_name_known_inputs_in_range_and_files_of_the_package(tmp
         "tests[0].inputs.other": {"inputs": {"other": ["a"]}, "expect": {"total.txt": "x"}},
         "tests[0].inputs.numbers": {"inputs": {"numbers": []}, "expect": {"total.txt": "x"}},
         "tests[0].inputs.numbers[0]": {
-            "inputs": {"numbers": ["../../etc/passwd"]}, "expect": {"total.txt": "tests/a.txt"}},
+            "inputs": {"numbers": ["../../etc/passwd"]},
+            "expect": {"total.txt": "tests/a.txt"},
+        },
         "tests[0].expect.total.csv": {
-            "inputs": {"numbers": ["tests/a.txt"]}, "expect": {"total.csv": "tests/a.txt"}},
+            "inputs": {"numbers": ["tests/a.txt"]},
+            "expect": {"total.csv": "tests/a.txt"},
+        },
         "tests[0].expect.total.txt": {
-            "inputs": {"numbers": ["tests/a.txt"]}, "expect": {"total.txt": "tests/nowhere"}},
+            "inputs": {"numbers": ["tests/a.txt"]},
+            "expect": {"total.txt": "tests/nowhere"},
+        },
         "tests[0].parameters.scale": {
-            "inputs": {"numbers": ["tests/a.txt"]}, "parameters": {"scale": "big"},
-            "expect": {"total.txt": "tests/a.txt"}},
-    }  # fmt: skip
+            "inputs": {"numbers": ["tests/a.txt"]},
+            "parameters": {"scale": "big"},
+            "expect": {"total.txt": "tests/a.txt"},
+        },
+    }
     for field, case in cases.items():
         error = error_of(adder_manifest(tests=[case]), package=package)
         assert error.field == field, (field, str(error))
@@ -199,10 +220,18 @@ def test_the_process_description_lists_data_inputs_and_each_parameter():
     data = process["inputs"]["numbers"]
     assert data["nearline:granules"] == {"min": 1, "max": 5}
     validator = jsonschema.Draft202012Validator(data["schema"])
-    good = [{"collections": ["numbers"], "bbox": [0, 0, 10, 10], "datetime": "2012-12-12/.."},
-            {"ids": ["a", "b"]}, {"bbox": [-10, -5, 10, 5]}]  # fmt: skip
-    bad = [{"ids": []}, {"collections": ["other"]}, {"bbox": [1, 2]}, {"colour": "red"},
-           {"ids": ["a"], "bbox": [0, 0, 1, 1]}]  # fmt: skip
+    good = [
+        {"collections": ["numbers"], "bbox": [0, 0, 10, 10], "datetime": "2012-12-12/.."},
+        {"ids": ["a", "b"]},
+        {"bbox": [-10, -5, 10, 5]},
+    ]
+    bad = [
+        {"ids": []},
+        {"collections": ["other"]},
+        {"bbox": [1, 2]},
+        {"colour": "red"},
+        {"ids": ["a"], "bbox": [0, 0, 1, 1]},
+    ]
     assert [validator.is_valid(value) for value in good] == [True] * 3
     assert [validator.is_valid(value) for value in bad] == [False] * 5
     assert process["outputs"]["total"]["schema"]["contentMediaType"] == "text/plain"

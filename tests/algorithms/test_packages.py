@@ -147,8 +147,12 @@ def test_a_single_top_folder_is_the_package_and_modes_are_kept_safely(scratch):
     run = zipfile.ZipInfo("smooth/run.sh")
     run.create_system = 3
     run.external_attr = (stat.S_IFREG | 0o4755) << 16  # setuid is dropped
-    data = make_zip(("smooth/algorithm.yaml", MANIFEST), (run, b"#!/bin/sh\n"),
-                    ("smooth/lib/", b""), ("__MACOSX/._x", b""))  # fmt: skip
+    data = make_zip(
+        ("smooth/algorithm.yaml", MANIFEST),
+        (run, b"#!/bin/sh\n"),
+        ("smooth/lib/", b""),
+        ("__MACOSX/._x", b""),
+    )
     root = unpack(data, scratch / "package")
     assert root == scratch / "package" / "smooth"
     assert stat.S_IMODE((root / "run.sh").stat().st_mode) == 0o755

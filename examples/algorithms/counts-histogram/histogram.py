@@ -41,7 +41,7 @@ def main() -> None:
         for index, row in enumerate(rows):
             names[index] = row[0]
     with open(outputs / "summary.csv", "w", newline="") as handle:
-        writer = csv.writer(handle)
+        writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(["granule", "lines", f"mean_count_ch{channel}"])
         writer.writerows(rows)
 

@@ -15,6 +15,7 @@ import os
 import shutil
 import socket
 import sqlite3
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -217,7 +218,10 @@ class AlgorithmRegistry(Closing):
         except DeployError as error:
             if claimed is not None:
                 self._discard(claimed.id, claimed.version)
-            hidden = {self.data: "<data>", incoming: "<upload>"}
+            hidden = {self.data: "<data>", incoming: "<upload>", Path(sys.prefix): "<nearline>",
+                      Path(sys.base_prefix): "<python>"}  # fmt: skip
+            if self.settings.wheels.wheels is not None:
+                hidden[self.settings.wheels.wheels] = "<wheels>"
             if claimed is not None:
                 folder = self.root / claimed.id / claimed.version
                 hidden.update({folder / "package": "<package>", folder: "<deploy>"})

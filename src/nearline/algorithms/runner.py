@@ -128,6 +128,7 @@ def run_algorithm(
     limits = limits or limits_for(algorithm.manifest.resources)
     job = prepare_job(folder, job_id=job_id, inputs=inputs, parameters=parameters)
     log = log or folder / "run.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
     files = [Path(e["path"]).absolute() for entries in inputs.values() for e in entries]
     mounts = [
         *system_mounts(algorithm.python),

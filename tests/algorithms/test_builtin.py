@@ -1,0 +1,105 @@
+"""The built-in Pathfinder algorithm: its manifest agrees with the chain it runs, and a real
+run in the sandbox composites staged granules into the 12-band igh-8km file and its PNG."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from nearline.algorithms import (
+    builtin_algorithms,
+    manifest_to_process,
+    read_manifest,
+    run_algorithm,
+)
+from nearline.composite import REDUCERS, OnError, Period
+from nearline.composite.job import output_name
+from nearline.grid.registry import GRIDS
+from nearline.swath import synthesize_day
+
+
+@pytest.fixture(scope="module")
+def manifest():
+    (package,) = builtin_algorithms()
+    return read_manifest(package)
+
+
+def test_the_manifest_offers_exactly_what_the_chain_accepts(manifest):
+    properties = manifest.parameters["properties"]
+    assert properties["grid"]["enum"] == list(GRIDS)
+    assert properties["reducer"]["enum"] == list(REDUCERS)
+    assert properties["period"]["enum"] == [p.value for p in Period]
+    assert properties["on_error"]["enum"] == [o.value for o in OnError]
+    assert properties["grid"]["default"] == "igh-8km"
+    assert manifest.command == ("python", "-m", "nearline.composite.job")
+    spec = manifest.inputs[0]
+    assert (spec.name, spec.collection, spec.min_count, spec.max_count) == (
+        "granules",
+        "avhrr-gac",
+        1,
+        None,
+    )
+    resources = manifest.resources
+    assert (resources.cpus, resources.memory, resources.timeout) == (2, 3 * 1024**3, 3600)
+    process = manifest_to_process(manifest)
+    assert list(process["inputs"]) == ["granules", "grid", "reducer", "period", "on_error"]
+    assert {name: o["schema"]["contentMediaType"] for name, o in process["outputs"].items()} == {
+        "composite": "application/x-netcdf",
+        "quicklook": "image/png",
+    }
+
+
+def test_output_names_carry_grid_period_and_first_day():
+    entries = [
+        {"path": "b", "item": {"properties": {"start_datetime": "2012-12-13T00:10:00Z"}}},
+        {"path": "a", "item": {"properties": {"datetime": "2012-12-12T23:50:00Z"}}},
+    ]
+    assert output_name(entries, grid="igh-8km", period="day") == "pathfinder-igh-8km-day-2012-12-12"
+    assert (
+        output_name([{"path": "a"}], grid="igh-1km", period="month") == "pathfinder-igh-1km-month"
+    )
+
+
+def test_a_run_in_the_sandbox_makes_the_composite_and_its_quicklook(registry, tmp_path):
+    from PIL import Image
+
+    (package,) = builtin_algorithms()
+    algorithm = registry.ensure_builtin(package, owner="nearline")
+    granules = sorted(synthesize_day("2012-12-12", 2, tmp_path / "archive", lines_per_orbit=900))
+    items = [
+        {
+            "id": path.stem,
+            "collection": "avhrr-gac",
+            "properties": {"start_datetime": datetime(2012, 12, 12, tzinfo=UTC).isoformat()},
+        }
+        for path in granules
+    ]
+    inputs = {
+        "granules": [{"path": str(p), "item": i} for p, i in zip(granules, items, strict=True)]
+    }
+    result = run_algorithm(
+        algorithm,
+        job_id="composite-1",
+        inputs=inputs,
+        parameters={"grid": "igh-8km", "reducer": "max-ndvi", "period": "day", "on_error": "fail"},
+        folder=tmp_path / "run",
+    )
+    assert result.outcome.ok, result.log.read_text()[-3000:]
+    names = [p.name for p in result.output_files]
+    assert names == [
+        "pathfinder-igh-8km-day-2012-12-12.nc",
+        "pathfinder-igh-8km-day-2012-12-12.png",
+    ]
+    with xr.open_dataset(result.output_files[0]) as dataset:
+        bands = [name for name in dataset.data_vars if name != "crs"]
+        assert len(bands) == 12
+        assert dataset["ndvi"].shape == (2168, 5004)
+        assert int(np.isfinite(dataset["ndvi"].values).sum()) > 1000
+        assert dataset.attrs["input_granules"].split() == [Path(p).name for p in granules]
+    with Image.open(result.output_files[1]) as image:
+        assert image.size == (2502, 1084)
+    assert "composited 2 granules (0 skipped)" in result.log.read_text()
