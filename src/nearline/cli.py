@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_restore_parser(commands)
     add_synth_parser(commands)
     add_composite_parser(commands)
+    from nearline.cli_algorithms import add_algorithms_parser
+
+    add_algorithms_parser(commands)
 
     sinks = commands.add_parser("sinks", help="list the output formats burst can write")
     sinks.set_defaults(func=_sinks)
