@@ -238,12 +238,12 @@ class AlgorithmRegistry(Closing):
         progress: Progress | None,
     ) -> Algorithm:  # fmt: skip
         package = folder / "package"
-        _report(progress, "requirements", 0, 1)
+        if manifest.requirements:
+            _report(progress, "requirements", 0, 1)
         python = install(manifest, folder, settings=self.settings)
-        _report(progress, "requirements", 1, 1)
-        _report(progress, "build", 0, 1)
+        if manifest.build is not None:
+            _report(progress, "build", 0, 1)
         build(manifest, package, python, version_folder=folder)
-        _report(progress, "build", 1, 1)
         algorithm = Algorithm(manifest=manifest, owner=owner, public=public, package=package,
                               python=python, deployed=datetime.now(UTC))  # fmt: skip
         run_tests(algorithm, version_folder=folder, progress=progress)
