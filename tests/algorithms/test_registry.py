@@ -235,7 +235,7 @@ def test_a_deploy_that_died_while_testing_is_forgotten_by_the_next_registry(tmp_
         first.deploy(adder(tmp_path / "a"), owner="alice")
         with sqlite3.connect(first.path) as db:  # as a deploy killed mid-test leaves it
             db.execute(
-                "UPDATE versions SET state = 'testing', deployer = ?",
+                "UPDATE versions SET state = 'testing', serial = NULL, deployer = ?",
                 (f"{_hostname()}:999999999",),  # a pid no process has
             )
     with AlgorithmRegistry(data, settings=DeploySettings()) as second:
@@ -276,3 +276,29 @@ def test_manifest_errors_come_before_anything_is_kept(registry, tmp_path):
         registry.deploy(tmp_path / "bad", owner="alice")
     assert sorted(p.name for p in Path(registry.root).iterdir()) == [".incoming"]
     assert list((registry.root / ".incoming").iterdir()) == []
+
+
+def test_a_version_under_test_when_its_process_is_undeployed_is_not_promoted(registry, tmp_path):
+    registry.deploy(adder(tmp_path / "v1"), owner="alice")
+    slow = adder(tmp_path / "v2", version="2.0", expected="total=3.0\n", tests=[{
+        "inputs": {"numbers": ["tests/a.txt"]}, "parameters": {"pause": 1.5},
+        "expect": {"total.txt": "tests/total.txt"}}])  # fmt: skip
+    outcome: list[BaseException] = []
+
+    def replace() -> None:
+        try:
+            registry.replace("adder", slow, owner="alice")
+        except Conflict as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=replace)
+    thread.start()
+    with sqlite3.connect(registry.path) as db:
+        while not db.execute("SELECT 1 FROM versions WHERE state = 'testing'").fetchone():
+            thread.join(0.02)
+    registry.undeploy("adder", owner="alice")
+    thread.join()
+    assert [str(e) for e in outcome] == ["process 'adder' was undeployed while it was tested"]
+    with sqlite3.connect(registry.path) as db:
+        assert db.execute("SELECT version, state FROM versions").fetchall() == [("1.0", "retired")]
+    assert not (registry.root / "adder" / "2.0").exists()

@@ -156,7 +156,7 @@ class AlgorithmRegistry(Closing):
         self._owned(id, owner=owner, verb="undeploy")
         with self._db(write=True) as db:
             db.execute(
-                "UPDATE versions SET state = 'retired' WHERE id = ? AND state = 'live'", (id,)
+                "UPDATE versions SET state = 'retired' WHERE id = ? AND state != 'retired'", (id,)
             )
         log.info("undeployed %s", id)
 
@@ -301,12 +301,15 @@ class AlgorithmRegistry(Closing):
             (serial,) = db.execute(
                 "SELECT COALESCE(MAX(serial), 0) + 1 FROM versions WHERE id = ?", (algorithm.id,)
             ).fetchone()
-            db.execute(
+            own = algorithm.python != Path(sys.executable)  # else: nearline's, wherever it is
+            promoted = db.execute(
                 "UPDATE versions SET state = 'live', serial = ?, python = ?, deployed = ?, "
                 "deployer = NULL WHERE id = ? AND version = ? AND state = 'testing'",
-                (serial, str(algorithm.python), algorithm.deployed.isoformat(), algorithm.id,
-                 algorithm.version),
+                (serial, str(algorithm.python) if own else "", algorithm.deployed.isoformat(),
+                 algorithm.id, algorithm.version),
             )  # fmt: skip
+            if promoted.rowcount != 1:
+                raise Conflict(f"process {algorithm.id!r} was undeployed while it was tested")
         log.info("deployed %s %s for %s", algorithm.id, algorithm.version, algorithm.owner)
         return algorithm
 
@@ -315,7 +318,7 @@ class AlgorithmRegistry(Closing):
         nothing else of it was ever deployed."""
         with self._db(write=True) as db:
             db.execute(
-                "DELETE FROM versions WHERE id = ? AND version = ? AND state = 'testing'",
+                "DELETE FROM versions WHERE id = ? AND version = ? AND serial IS NULL",
                 (id, version),
             )
             if db.execute("SELECT 1 FROM versions WHERE id = ?", (id,)).fetchone() is None:
@@ -360,7 +363,7 @@ class AlgorithmRegistry(Closing):
             owner=row["owner"],
             public=bool(row["public"]),
             package=Path(row["package"]),
-            python=Path(row["python"]),
+            python=Path(row["python"] or sys.executable),
             deployed=datetime.fromisoformat(row["deployed"]),
         )
 
