@@ -3,6 +3,7 @@ run in the sandbox composites staged granules into the 12-band igh-8km file and 
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from nearline.algorithms import (
     read_manifest,
     run_algorithm,
 )
-from nearline.composite import REDUCERS, OnError, Period
+from nearline.algorithms.kernels import NEARLINE, seed_kernel_cache
+from nearline.composite import REDUCERS, OnError, Period, run
 from nearline.composite.job import output_name
 from nearline.grid.registry import GRIDS
 from nearline.swath import synthesize_day
@@ -70,6 +72,8 @@ def test_a_run_in_the_sandbox_makes_the_composite_and_its_quicklook(registry, tm
     (package,) = builtin_algorithms()
     algorithm = registry.ensure_builtin(package, owner="nearline")
     granules = sorted(synthesize_day("2012-12-12", 2, tmp_path / "archive", lines_per_orbit=900))
+    # an unsandboxed run compiles nearline's kernels into its __pycache__ folders
+    run(granules, out=tmp_path / "warm.nc", grid="igh-8km", workers=2)
     items = [
         {
             "id": path.stem,
@@ -103,3 +107,25 @@ def test_a_run_in_the_sandbox_makes_the_composite_and_its_quicklook(registry, tm
     with Image.open(result.output_files[1]) as image:
         assert image.size == (2502, 1084)
     assert "composited 2 granules (0 skipped)" in result.log.read_text()
+    # the sandboxed run loaded those kernels from its private copy, compiling none anew
+    kernels = {p.name: p.stat().st_mtime_ns for p in NEARLINE.rglob("__pycache__/*.nbi")}
+    used = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "run/tmp/numba").rglob("*.nbi")}
+    assert used
+    assert used == {name: kernels[name] for name in used}
+
+
+def test_kernel_caches_are_copied_under_numbas_names(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub" / "__pycache__").mkdir(parents=True)
+    (package / "sub" / "__pycache__" / "mod.f-10.py311.nbi").write_bytes(b"index")
+    (package / "sub" / "__pycache__" / "mod.f-10.py311.1.nbc").write_bytes(b"code")
+    (package / "sub" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"bytecode")
+    assert seed_kernel_cache(tmp_path / "cache", package=package) == 2
+    digest = hashlib.sha1(str(package / "sub").encode()).hexdigest()
+    copied = tmp_path / "cache" / f"sub_{digest}"
+    assert sorted(p.name for p in copied.iterdir()) == [
+        "mod.f-10.py311.1.nbc",
+        "mod.f-10.py311.nbi",
+    ]
+    assert (copied / "mod.f-10.py311.nbi").read_bytes() == b"index"
+    assert not (copied / "mod.f-10.py311.nbi").is_symlink()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nearline.algorithms.base import JOB_VARIABLE, Algorithm, Resources
+from nearline.algorithms.kernels import seed_kernel_cache
 from nearline.algorithms.sandbox import Limits, Mount, Outcome, run_sandboxed
 
 JOB_FILE = "job.json"
@@ -136,6 +137,7 @@ def run_algorithm(
         *(Mount(path) for path in dict.fromkeys(files) if not path.is_relative_to(folder)),
     ]
     env = sandbox_env(algorithm.python, home=folder, cpus=limits.cpus, memory=limits.memory)
+    seed_kernel_cache(folder / "tmp" / "numba")
     env.update({
         JOB_VARIABLE: str(job),
         JOB_TEXT_VARIABLE: str(folder / JOB_TEXT),
@@ -207,6 +209,7 @@ def sandbox_env(python: Path, *, home: Path, cpus: float, memory: int) -> dict[s
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "MPLCONFIGDIR": str(home / "tmp"),
+        "NUMBA_CACHE_DIR": str(home / "tmp" / "numba"),
         "OMP_NUM_THREADS": threads,
         "OPENBLAS_NUM_THREADS": threads,
         "NEARLINE_CPUS": f"{cpus:g}",
