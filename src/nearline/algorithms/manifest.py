@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -28,7 +27,13 @@ from nearline.algorithms.base import (
     Resources,
     TestCase,
 )
-from nearline.algorithms.schema import MANIFEST_SCHEMA
+from nearline.algorithms.schema import (
+    MANIFEST_SCHEMA,
+    check_json_values,
+    field_name,
+    schema_error,
+    shown,
+)
 from nearline.errors import ConfigError, ManifestError
 from nearline.units import parse_size
 
@@ -70,13 +75,13 @@ def manifest_from_dict(data: Any, *, package: Path | None = None) -> Manifest:
     """A manifest mapping (as YAML or JSON loads it), checked, as a :class:`Manifest`."""
     if not isinstance(data, Mapping):
         raise ManifestError(
-            f"expected a mapping of fields (id: ..., version: ...), got {_show(data)}",
+            f"expected a mapping of fields (id: ..., version: ...), got {shown(data)}",
             field="(top)",
         )
-    _check_json_values(data, [])
+    check_json_values(data, [])
     error = best_match(_VALIDATOR.iter_errors(data))
     if error is not None:
-        raise _schema_error(error)
+        raise schema_error(error)
     inputs = tuple(_input(i, entry) for i, entry in enumerate(data["inputs"]))
     outputs = tuple(_output(entry) for entry in data["outputs"])
     _unique([spec.name for spec in inputs], "inputs")
@@ -157,7 +162,7 @@ def _parameters(schema: Mapping[str, Any], inputs: Sequence[InputSpec]) -> dict[
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as error:
-        where = _field(["parameters", *error.absolute_path])
+        where = field_name(["parameters", *error.absolute_path])
         raise ManifestError(f"not a valid JSON Schema: {error.message}", field=where) from None
     if schema.get("type") != "object":
         raise ManifestError(
@@ -274,7 +279,7 @@ def _check_test_parameters(parameters: dict, manifest: Manifest, field: str) -> 
         )
     except ValidationError as error:
         raise ManifestError(
-            error.message, field=_field([*field.split("."), *error.absolute_path])
+            error.message, field=field_name([*field.split("."), *error.absolute_path])
         ) from None
 
 
@@ -290,65 +295,3 @@ def _package_file(path: str, package: Path | None, field: str) -> None:
         )
     if package is not None and not (package / path).is_file():
         raise ManifestError(f"there is no file {path!r} in the package", field=field)
-
-
-# -- messages -------------------------------------------------------------------------------
-def _schema_error(error: ValidationError) -> ManifestError:
-    path = list(error.absolute_path)
-    if error.validator == "required":
-        missing = next(name for name in error.validator_value if name not in error.instance)
-        expected = error.schema["properties"][missing].get("expected", "a value")
-        return ManifestError(f"missing; expected {expected}", field=_field([*path, missing]))
-    if error.validator == "additionalProperties" and "properties" in error.schema:
-        known = error.schema["properties"]
-        extra = sorted(name for name in error.instance if name not in known)[0]
-        return ManifestError(
-            f"unknown field; expected one of {', '.join(known)}", field=_field([*path, extra])
-        )
-    expected = _expected(error)
-    return ManifestError(f"expected {expected}, got {_show(error.instance)}", field=_field(path))
-
-
-def _expected(error: ValidationError) -> str:
-    """The ``expected`` phrase of the deepest schema on the error's path that has one."""
-    schema: Any = MANIFEST_SCHEMA
-    found = schema["expected"]
-    for key in error.absolute_schema_path:
-        try:
-            schema = schema[key]
-        except (KeyError, IndexError, TypeError):
-            break
-        if isinstance(schema, Mapping) and "expected" in schema:
-            found = schema["expected"]
-    return found
-
-
-def _field(path: Sequence[Any]) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(top)"
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _check_json_values(value: Any, path: list[Any]) -> None:
-    """YAML makes dates, sets and bytes that JSON (and the service) cannot hold."""
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise ManifestError(f"keys must be text, got {_show(key)}", field=_field(path))
-            _check_json_values(item, [*path, key])
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _check_json_values(item, [*path, index])
-    elif isinstance(value, date):
-        raise ManifestError(
-            f"YAML read {value.isoformat()} as a date; quote it to make it text",
-            field=_field(path),
-        )
-    elif value is not None and not isinstance(value, str | int | float | bool):
-        raise ManifestError(f"expected a JSON value, got {_show(value)}", field=_field(path))

@@ -1,11 +1,11 @@
-"""The deployed algorithms and their versions: a SQLite table beside their folders.
+"""The deployed algorithms: deploy, replace, undeploy, and who may see which version.
 
-``data/algorithms.db`` keeps each version's id, owner, visibility and state (testing, live,
-retired) and its manifest as uploaded; ``data/algorithms/<id>/<version>/package`` holds its
-files and ``.../env`` its own Python environment. A version is claimed as *testing* in one
-transaction (ids are global: the first owner keeps an id; (id, version) is unique, so two
-deploys of the same version cannot both win), built and tested, and only then promoted to
-*live*. The newest live version is a process's default; older ones stay orderable by version.
+``data/algorithms.db`` (store.py) keeps each version's owner, visibility, state and manifest
+as uploaded; ``data/algorithms/<id>/<version>/package`` holds its files and ``.../env`` its own
+Python environment. A version is claimed as *testing*, given its environment, built and
+tested (deploy.py), and only then promoted to *live*; a failure leaves nothing of it. The
+newest live version is a process's default; older ones stay orderable by version. A private
+process is its owner's alone: to anyone else it does not exist (404, never 403).
 """
 
 from __future__ import annotations
@@ -13,12 +13,9 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import socket
 import sqlite3
 import sys
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,6 +30,7 @@ from nearline.algorithms.deploy import (
 )
 from nearline.algorithms.manifest import parse_manifest
 from nearline.algorithms.packages import package_root, unpack
+from nearline.algorithms.store import VersionStore, pid_alive
 from nearline.closing import Closing
 from nearline.errors import (
     AlgorithmNotFound,
@@ -44,29 +42,6 @@ from nearline.errors import (
 
 log = logging.getLogger(__name__)
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS processes (
-    id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS versions (
-    id TEXT NOT NULL REFERENCES processes (id),
-    version TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    public INTEGER NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('testing', 'live', 'retired')),
-    package TEXT NOT NULL,
-    python TEXT NOT NULL,
-    manifest TEXT NOT NULL,
-    deployed TEXT NOT NULL,
-    serial INTEGER,
-    deployer TEXT,
-    PRIMARY KEY (id, version)
-);
-CREATE INDEX IF NOT EXISTS versions_live ON versions (state, id, serial);
-"""
-
 
 class AlgorithmRegistry(Closing):
     """Deploy, replace, undeploy and find algorithms kept under ``data``."""
@@ -76,11 +51,9 @@ class AlgorithmRegistry(Closing):
         self.root = self.data / "algorithms"
         self.path = self.data / "algorithms.db"
         self.settings = settings or DeploySettings.resolve()
-        self._manifests: dict[tuple[str, str], Manifest] = {}
         self.root.mkdir(parents=True, exist_ok=True)
-        with self._db() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(SCHEMA)
+        self.store = VersionStore(self.path)
+        self._manifests: dict[tuple[str, str], Manifest] = {}
         self._sweep()
 
     def close(self) -> None:
@@ -90,13 +63,7 @@ class AlgorithmRegistry(Closing):
     def get(self, id: str, *, viewer: str | None, version: str | None = None) -> Algorithm:
         """The newest live version of ``id`` (or ``version``) that ``viewer`` may see;
         :class:`AlgorithmNotFound` otherwise, whether it is missing or another's."""
-        query = "SELECT * FROM versions WHERE id = ? AND state = 'live'"
-        args: tuple = (id,)
-        if version is not None:
-            query, args = query + " AND version = ?", (id, version)
-        with self._db() as db:
-            rows = db.execute(query + " ORDER BY serial DESC", args).fetchall()
-        for row in rows:
+        for row in self.store.live(id, version):
             algorithm = self._algorithm(row)
             if algorithm.visible_to(viewer):
                 return algorithm
@@ -105,12 +72,8 @@ class AlgorithmRegistry(Closing):
 
     def list(self, *, viewer: str | None) -> list[Algorithm]:
         """The default version of every process ``viewer`` may see, by id."""
-        with self._db() as db:
-            rows = db.execute(
-                "SELECT * FROM versions WHERE state = 'live' ORDER BY id, serial DESC"
-            ).fetchall()
         found: dict[str, Algorithm] = {}
-        for row in rows:
+        for row in self.store.live():
             if row["id"] not in found:
                 algorithm = self._algorithm(row)
                 if algorithm.visible_to(viewer):
@@ -119,12 +82,7 @@ class AlgorithmRegistry(Closing):
 
     def versions(self, id: str, *, viewer: str | None) -> list[Algorithm]:
         """Every live version of ``id`` that ``viewer`` may see, newest first."""
-        with self._db() as db:
-            rows = db.execute(
-                "SELECT * FROM versions WHERE id = ? AND state = 'live' ORDER BY serial DESC",
-                (id,),
-            ).fetchall()
-        found = [a for a in map(self._algorithm, rows) if a.visible_to(viewer)]
+        found = [a for a in map(self._algorithm, self.store.live(id)) if a.visible_to(viewer)]
         if not found:
             raise AlgorithmNotFound(f"no process {id!r}; GET /processes lists the ones you see")
         return found
@@ -145,7 +103,8 @@ class AlgorithmRegistry(Closing):
     def replace(
         self, id: str, package: Path | bytes, *, owner: str, progress: Progress | None = None
     ) -> Algorithm:
-        """Deploy a new version of ``owner``'s process ``id``; older versions stay."""
+        """Deploy a new version of ``owner``'s process ``id``; older versions stay, and the
+        new one keeps the visibility of the one it follows."""
         current = self._owned(id, owner=owner, verb="replace")
         return self._deploy(
             package, owner=owner, public=current.public, replacing=id, progress=progress
@@ -154,26 +113,17 @@ class AlgorithmRegistry(Closing):
     def undeploy(self, id: str, *, owner: str) -> None:
         """Retire every version of ``owner``'s process ``id`` (jobs keep their records)."""
         self._owned(id, owner=owner, verb="undeploy")
-        with self._db(write=True) as db:
-            db.execute(
-                "UPDATE versions SET state = 'retired' WHERE id = ? AND state != 'retired'", (id,)
-            )
+        self.store.retire(id)
         log.info("undeployed %s", id)
 
     def ensure_builtin(self, package: Path, *, owner: str) -> Algorithm | None:
-        """Deploy a built-in package as public unless that version is already there (or was
-        undeployed on purpose, which is respected: None)."""
+        """Deploy a built-in package, public, unless that version is live already; a built-in
+        undeployed on purpose stays so (None)."""
         manifest = parse_manifest((package_root(package) / MANIFEST).read_bytes())
-        with self._db() as db:
-            known = db.execute(
-                "SELECT state FROM versions WHERE id = ? AND version = ?",
-                (manifest.id, manifest.version),
-            ).fetchone()
-            states = {r[0] for r in db.execute("SELECT state FROM versions WHERE id = ?",
-                                               (manifest.id,))}  # fmt: skip
-        if known is not None and known["state"] == "live":
+        states = self.store.states(manifest.id)
+        if self.store.states(manifest.id, manifest.version) == {"live"}:
             return self.get(manifest.id, viewer=owner, version=manifest.version)
-        if known is not None or (states and "live" not in states and "testing" not in states):
+        if self.store.states(manifest.id, manifest.version) or states == {"retired"}:
             return None
         try:
             if "live" in states:
@@ -205,38 +155,48 @@ class AlgorithmRegistry(Closing):
                 )
             _report(progress, "unpack", 1, 1)
             folder = self.root / manifest.id / manifest.version
-            self._claim(manifest, text, owner=owner, public=public, replacing=replacing,
-                        folder=folder)  # fmt: skip
+            self.store.claim(
+                manifest.id,
+                manifest.version,
+                owner=owner,
+                public=public,
+                replacing=replacing is not None,
+                package=folder / "package",
+                manifest=text.decode("utf-8", "replace"),
+            )
             claimed = manifest
-            if folder.exists():
+            if folder.exists():  # left by a deploy that died
                 shutil.rmtree(folder)
             folder.mkdir(parents=True)
             os.rename(root, folder / "package")
-            algorithm = self._test(manifest, folder, owner=owner, public=public,
-                                   progress=progress)  # fmt: skip
-            return self._promote(algorithm)
+            algorithm = self._test(manifest, folder, owner=owner, public=public, progress=progress)
+            own = algorithm.python != Path(sys.executable)  # else nearline's, found at load
+            self.store.promote(
+                algorithm.id,
+                algorithm.version,
+                python=str(algorithm.python) if own else "",
+                deployed=algorithm.deployed,
+            )
+            log.info("deployed %s %s for %s", algorithm.id, algorithm.version, owner)
+            return algorithm
         except DeployError as error:
-            if claimed is not None:
-                self._discard(claimed.id, claimed.version)
-            hidden = {self.data: "<data>", incoming: "<upload>", Path(sys.prefix): "<nearline>",
-                      Path(sys.base_prefix): "<python>"}  # fmt: skip
-            if self.settings.wheels.wheels is not None:
-                hidden[self.settings.wheels.wheels] = "<wheels>"
-            if claimed is not None:
-                folder = self.root / claimed.id / claimed.version
-                hidden.update({folder / "package": "<package>", folder: "<deploy>"})
-            raise DeployError(hide_paths(str(error), hidden)) from None
+            self._discard(claimed)
+            raise DeployError(hide_paths(str(error), self._hidden(incoming, claimed))) from None
         except BaseException:
-            if claimed is not None:
-                self._discard(claimed.id, claimed.version)
+            self._discard(claimed)
             raise
         finally:
             shutil.rmtree(incoming, ignore_errors=True)
 
     def _test(
-        self, manifest: Manifest, folder: Path, *, owner: str, public: bool,
+        self,
+        manifest: Manifest,
+        folder: Path,
+        *,
+        owner: str,
+        public: bool,
         progress: Progress | None,
-    ) -> Algorithm:  # fmt: skip
+    ) -> Algorithm:
         package = folder / "package"
         if manifest.requirements:
             _report(progress, "requirements", 0, 1)
@@ -244,115 +204,58 @@ class AlgorithmRegistry(Closing):
         if manifest.build is not None:
             _report(progress, "build", 0, 1)
         build(manifest, package, python, version_folder=folder)
-        algorithm = Algorithm(manifest=manifest, owner=owner, public=public, package=package,
-                              python=python, deployed=datetime.now(UTC))  # fmt: skip
+        algorithm = Algorithm(
+            manifest=manifest,
+            owner=owner,
+            public=public,
+            package=package,
+            python=python,
+            deployed=datetime.now(UTC),
+        )
         run_tests(algorithm, version_folder=folder, progress=progress)
         for work in (folder / "build", *(folder / "tests").glob("[0-9]*")):
             if work.is_dir():
                 shutil.rmtree(work, ignore_errors=True)
         return algorithm
 
-    def _claim(
-        self,
-        manifest: Manifest,
-        text: bytes,
-        *,
-        owner: str,
-        public: bool,
-        replacing: str | None,
-        folder: Path,
-    ) -> None:
-        id, version = manifest.id, manifest.version
-        with self._db(write=True) as db:
-            row = db.execute("SELECT owner FROM processes WHERE id = ?", (id,)).fetchone()
-            if row is not None and row["owner"] != owner:
-                raise Conflict(f"the process id {id!r} is not available; choose another id")
-            states = {r[0] for r in db.execute("SELECT state FROM versions WHERE id = ?", (id,))}
-            if replacing is None and states & {"live", "testing"}:
-                raise Conflict(
-                    f"process {id!r} exists already; deploy a new version of it with replace "
-                    f"(PUT /processes/{id}, or `nearline algorithms deploy --replace`)"
-                )
-            same = db.execute(
-                "SELECT state, deployer FROM versions WHERE id = ? AND version = ?", (id, version)
-            ).fetchone()
-            if same is not None and same["state"] == "testing" and not _alive(same["deployer"]):
-                db.execute("DELETE FROM versions WHERE id = ? AND version = ?", (id, version))
-            elif same is not None:
-                raise Conflict(
-                    f"version {version!r} of process {id!r} exists already ({same['state']}); "
-                    "give the package a new version"
-                )
-            now = datetime.now(UTC).isoformat()
-            try:
-                if row is None:
-                    db.execute("INSERT INTO processes VALUES (?, ?, ?)", (id, owner, now))
-                db.execute(
-                    "INSERT INTO versions (id, version, owner, public, state, package, python, "
-                    "manifest, deployed, deployer) VALUES (?, ?, ?, ?, 'testing', ?, '', ?, ?, ?)",
-                    (id, version, owner, int(public), str(folder / "package"),
-                     text.decode("utf-8", "replace"), now, _me()),
-                )  # fmt: skip
-            except sqlite3.IntegrityError:
-                raise Conflict(f"process {id!r} version {version!r} is being deployed") from None
+    def _discard(self, manifest: Manifest | None) -> None:
+        if manifest is not None:
+            self.store.discard(manifest.id, manifest.version)
+            shutil.rmtree(self.root / manifest.id / manifest.version, ignore_errors=True)
 
-    def _promote(self, algorithm: Algorithm) -> Algorithm:
-        with self._db(write=True) as db:
-            (serial,) = db.execute(
-                "SELECT COALESCE(MAX(serial), 0) + 1 FROM versions WHERE id = ?", (algorithm.id,)
-            ).fetchone()
-            own = algorithm.python != Path(sys.executable)  # else: nearline's, wherever it is
-            promoted = db.execute(
-                "UPDATE versions SET state = 'live', serial = ?, python = ?, deployed = ?, "
-                "deployer = NULL WHERE id = ? AND version = ? AND state = 'testing'",
-                (serial, str(algorithm.python) if own else "", algorithm.deployed.isoformat(),
-                 algorithm.id, algorithm.version),
-            )  # fmt: skip
-            if promoted.rowcount != 1:
-                raise Conflict(f"process {algorithm.id!r} was undeployed while it was tested")
-        log.info("deployed %s %s for %s", algorithm.id, algorithm.version, algorithm.owner)
-        return algorithm
-
-    def _discard(self, id: str, version: str) -> None:
-        """Forget a version that did not make it: its row, its folder, and the id itself if
-        nothing else of it was ever deployed."""
-        with self._db(write=True) as db:
-            db.execute(
-                "DELETE FROM versions WHERE id = ? AND version = ? AND serial IS NULL",
-                (id, version),
-            )
-            if db.execute("SELECT 1 FROM versions WHERE id = ?", (id,)).fetchone() is None:
-                db.execute("DELETE FROM processes WHERE id = ?", (id,))
-        shutil.rmtree(self.root / id / version, ignore_errors=True)
+    def _hidden(self, incoming: Path, claimed: Manifest | None) -> dict[Path, str]:
+        """The service's own folders, by the names a deploy error shows instead."""
+        hidden = {
+            self.data: "<data>",
+            incoming: "<upload>",
+            Path(sys.prefix): "<nearline>",
+            Path(sys.base_prefix): "<python>",
+        }
+        if self.settings.wheels.wheels is not None:
+            hidden[self.settings.wheels.wheels] = "<wheels>"
+        if claimed is not None:
+            folder = self.root / claimed.id / claimed.version
+            hidden.update({folder / "package": "<package>", folder: "<deploy>"})
+        return hidden
 
     def _owned(self, id: str, *, owner: str, verb: str) -> Algorithm:
-        current = self.get(id, viewer=owner)
-        with self._db() as db:
-            row = db.execute("SELECT owner FROM processes WHERE id = ?", (id,)).fetchone()
-        if row is None or row["owner"] != owner:
+        current = self.get(id, viewer=owner)  # AlgorithmNotFound unless owner may see it
+        if self.store.owner(id) != owner:
             raise ImmutableProcess(f"process {id!r} is not yours to {verb}")
         return current
 
     def _sweep(self) -> None:
-        """Forget versions left testing by deploys that died (this host's, by pid)."""
-        with self._db(write=True) as db:
-            stale = [
-                (row["id"], row["version"])
-                for row in db.execute(
-                    "SELECT id, version, deployer FROM versions WHERE state = 'testing'"
-                )
-                if not _alive(row["deployer"])
-            ]
-        for id, version in stale:
+        """Forget versions left testing by deploys that died, and their uploads."""
+        for id, version in self.store.stale():
             log.warning("forgetting %s %s: its deploy died while testing it", id, version)
-            self._discard(id, version)
+            self.store.discard(id, version)
+            shutil.rmtree(self.root / id / version, ignore_errors=True)
         incoming = self.root / ".incoming"
         for folder in incoming.glob("*-*") if incoming.is_dir() else ():
             pid = folder.name.partition("-")[0]
-            if pid.isdigit() and not _pid_alive(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 shutil.rmtree(folder, ignore_errors=True)
 
-    # -- rows -------------------------------------------------------------------------------
     def _algorithm(self, row: sqlite3.Row) -> Algorithm:
         key = (row["id"], row["version"])
         manifest = self._manifests.get(key)
@@ -367,48 +270,7 @@ class AlgorithmRegistry(Closing):
             deployed=datetime.fromisoformat(row["deployed"]),
         )
 
-    @contextmanager
-    def _db(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        db.row_factory = sqlite3.Row
-        try:
-            if write:
-                db.execute("BEGIN IMMEDIATE")
-            yield db
-            if write:
-                db.execute("COMMIT")
-        except BaseException:
-            if write and db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        finally:
-            db.close()
-
 
 def _report(progress: Progress | None, phase: str, done: int, total: int) -> None:
     if progress is not None:
         progress(phase, done, total)
-
-
-def _me() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _alive(deployer: str | None) -> bool:
-    """Whether the deploy that claimed a version may still be at work."""
-    if not deployer:
-        return False
-    host, _, pid = deployer.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return True  # another machine's: it cannot be checked from here
-    return _pid_alive(int(pid))
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -1,4 +1,5 @@
-"""The JSON Schema of ``algorithm.yaml``, with what each field expects in words.
+"""The JSON Schema of ``algorithm.yaml``, with what each field expects in words, and how a
+violation is said.
 
 Each field's schema carries an ``expected`` phrase (a keyword JSON Schema ignores) that the
 error messages quote, so a user reads "inputs[0].max: expected a whole number of at least 1
@@ -7,7 +8,13 @@ or null (no maximum), got 'lots'" rather than a validator's internals.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from datetime import date
 from typing import Any
+
+from jsonschema.exceptions import ValidationError
+
+from nearline.errors import ManifestError
 
 ID_PATTERN = r"^[a-z0-9_-]{1,64}$"
 VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$"
@@ -188,3 +195,70 @@ MANIFEST_SCHEMA: dict[str, Any] = {
         },
     },
 }
+
+
+# -- messages -------------------------------------------------------------------------------
+def schema_error(error: ValidationError) -> ManifestError:
+    """A schema violation as a ManifestError naming the field, what it expects and got."""
+    path = list(error.absolute_path)
+    if error.validator == "required":
+        missing = next(name for name in error.validator_value if name not in error.instance)
+        expected = error.schema["properties"][missing].get("expected", "a value")
+        return ManifestError(f"missing; expected {expected}", field=field_name([*path, missing]))
+    if error.validator == "additionalProperties" and "properties" in error.schema:
+        known = error.schema["properties"]
+        extra = sorted(name for name in error.instance if name not in known)[0]
+        return ManifestError(
+            f"unknown field; expected one of {', '.join(known)}", field=field_name([*path, extra])
+        )
+    expected = _expected(error)
+    return ManifestError(
+        f"expected {expected}, got {shown(error.instance)}", field=field_name(path)
+    )
+
+
+def _expected(error: ValidationError) -> str:
+    """The ``expected`` phrase of the deepest schema on the error's path that has one."""
+    schema: Any = MANIFEST_SCHEMA
+    found = schema["expected"]
+    for key in error.absolute_schema_path:
+        try:
+            schema = schema[key]
+        except (KeyError, IndexError, TypeError):
+            break
+        if isinstance(schema, Mapping) and "expected" in schema:
+            found = schema["expected"]
+    return found
+
+
+def field_name(path: Sequence[Any]) -> str:
+    """``["inputs", 0, "max"]`` as ``inputs[0].max``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top)"
+
+
+def shown(value: Any) -> str:
+    """A value as a message quotes it, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_json_values(value: Any, path: list[Any]) -> None:
+    """YAML makes dates, sets and bytes that JSON (and the service) cannot hold."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ManifestError(f"keys must be text, got {shown(key)}", field=field_name(path))
+            check_json_values(item, [*path, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_json_values(item, [*path, index])
+    elif isinstance(value, date):
+        raise ManifestError(
+            f"YAML read {value.isoformat()} as a date; quote it to make it text",
+            field=field_name(path),
+        )
+    elif value is not None and not isinstance(value, str | int | float | bool):
+        raise ManifestError(f"expected a JSON value, got {shown(value)}", field=field_name(path))
