@@ -12,6 +12,7 @@ from pathlib import Path
 from nearline.algorithms import (
     Algorithm,
     Resources,
+    RunResult,
     limits_for,
     manifest_from_dict,
     prepare_job,
@@ -48,6 +49,26 @@ def staged(tmp_path: Path, *values: str) -> dict:
         path.write_text(value)
         entries.append({"path": str(path), "item": {"id": f"n{index}", "collection": "numbers"}})
     return {"numbers": entries}
+
+
+# the start of every test program: its job, and where its outputs go
+PRELUDE = (
+    "import json, os, pathlib, sys\n"
+    "job = json.loads(pathlib.Path(os.environ['NEARLINE_JOB']).read_text())\n"
+    "out = pathlib.Path(job['outputs'])\n"
+)
+
+
+def run_program(tmp_path: Path, body: str, *values: str, **options) -> RunResult:
+    """Run ``PRELUDE + body`` as a deployed algorithm on staged files holding ``values``."""
+    return run_algorithm(
+        algorithm_with(tmp_path, PRELUDE + body),
+        job_id="j",
+        inputs=options.pop("inputs", None) or staged(tmp_path, *(values or ("1",))),
+        parameters=options.pop("parameters", {}),
+        folder=tmp_path / "run",
+        **options,
+    )
 
 
 def test_job_json_and_job_txt_say_the_same(tmp_path):
@@ -92,10 +113,7 @@ def test_job_json_and_job_txt_say_the_same(tmp_path):
 
 def test_a_run_sees_its_job_and_leaves_outputs(tmp_path):
     program = (
-        "import json, os, pathlib\n"
-        "job = json.loads(pathlib.Path(os.environ['NEARLINE_JOB']).read_text())\n"
         "text = pathlib.Path(os.environ['NEARLINE_JOB_TEXT']).read_text()\n"
-        "out = pathlib.Path(job['outputs'])\n"
         "paths = [e['path'] for e in job['inputs']['numbers']]\n"
         "total = sum(float(pathlib.Path(p).read_text()) for p in paths)\n"
         "(out / 'sub').mkdir()\n"
@@ -103,14 +121,7 @@ def test_a_run_sees_its_job_and_leaves_outputs(tmp_path):
         "(out / 'env.txt').write_text(os.environ['NEARLINE_CPUS'] + ' ' + os.getcwd() + ' '"
         " + str(len(text.splitlines())))\n"
     )
-    algorithm = algorithm_with(tmp_path, program)
-    result = run_algorithm(
-        algorithm,
-        job_id="j",
-        inputs=staged(tmp_path, "1.5", "2"),
-        parameters={"scale": 1},
-        folder=tmp_path / "run",
-    )
+    result = run_program(tmp_path, program, "1.5", "2", parameters={"scale": 1})
     assert result.outcome.ok, result.log.read_text()
     assert [p.relative_to(result.outputs_folder).as_posix() for p in result.output_files] == [
         "env.txt",
@@ -124,33 +135,15 @@ def test_a_run_sees_its_job_and_leaves_outputs(tmp_path):
 
 
 def test_a_failed_run_lists_no_outputs_and_logs_its_words(tmp_path):
-    program = "import sys, pathlib, json, os\nprint('giving up', file=sys.stderr)\nsys.exit(3)\n"
-    result = run_algorithm(
-        algorithm_with(tmp_path, program),
-        job_id="j",
-        inputs=staged(tmp_path, "1"),
-        parameters={},
-        folder=tmp_path / "run",
-        log=tmp_path / "logs" / "run.log",
-    )
+    program = "print('giving up', file=sys.stderr)\nsys.exit(3)\n"
+    result = run_program(tmp_path, program, log=tmp_path / "logs" / "run.log")
     assert (result.outcome.ok, result.outcome.exit_code) == (False, 3)
     assert result.output_files == ()
     assert "giving up" in (tmp_path / "logs" / "run.log").read_text()
 
 
 def test_a_link_among_the_outputs_fails_the_run(tmp_path):
-    program = (
-        "import json, os, pathlib\n"
-        "job = json.loads(pathlib.Path(os.environ['NEARLINE_JOB']).read_text())\n"
-        "(pathlib.Path(job['outputs']) / 'secrets.txt').symlink_to('/etc/hostname')\n"
-    )
-    result = run_algorithm(
-        algorithm_with(tmp_path, program),
-        job_id="j",
-        inputs=staged(tmp_path, "1"),
-        parameters={},
-        folder=tmp_path / "run",
-    )
+    result = run_program(tmp_path, "(out / 'secrets.txt').symlink_to('/etc/hostname')\n")
     assert not result.outcome.ok
     assert result.outcome.reason == "the run left a symbolic link among its outputs (secrets.txt)"
     assert result.output_files == ()
@@ -158,8 +151,6 @@ def test_a_link_among_the_outputs_fails_the_run(tmp_path):
 
 def test_staged_inputs_are_read_only_to_the_run(tmp_path):
     program = (
-        "import json, os, pathlib, sys\n"
-        "job = json.loads(pathlib.Path(os.environ['NEARLINE_JOB']).read_text())\n"
         "path = pathlib.Path(job['inputs']['numbers'][0]['path'])\n"
         "try:\n"
         "    path.write_text('tampered')\n"
@@ -167,13 +158,7 @@ def test_staged_inputs_are_read_only_to_the_run(tmp_path):
         "    sys.exit(f'refused: {error.strerror}')\n"
     )
     inputs = staged(tmp_path, "7")
-    result = run_algorithm(
-        algorithm_with(tmp_path, program),
-        job_id="j",
-        inputs=inputs,
-        parameters={},
-        folder=tmp_path / "run",
-    )
+    result = run_program(tmp_path, program, inputs=inputs)
     assert Path(inputs["numbers"][0]["path"]).read_text() == "7"
     assert result.outcome.exit_code == 1
     assert "refused: Read-only file system" in result.log.read_text()
@@ -210,18 +195,8 @@ def test_limits_follow_the_manifests_resources():
 
 def test_the_run_environment_holds_nothing_of_the_services(tmp_path, monkeypatch):
     monkeypatch.setenv("NEARLINE_SECRET_TOKEN", "s3cret")
-    program = (
-        "import json, os, pathlib\n"
-        "job = json.loads(pathlib.Path(os.environ['NEARLINE_JOB']).read_text())\n"
-        "(pathlib.Path(job['outputs']) / 'env.json').write_text(json.dumps(dict(os.environ)))\n"
-    )
-    result = run_algorithm(
-        algorithm_with(tmp_path, program),
-        job_id="j",
-        inputs=staged(tmp_path, "1"),
-        parameters={},
-        folder=tmp_path / "run",
-    )
+    program = "(out / 'env.json').write_text(json.dumps(dict(os.environ)))\n"
+    result = run_program(tmp_path, program)
     env = json.loads((result.outputs_folder / "env.json").read_text())
     assert "NEARLINE_SECRET_TOKEN" not in env
     assert env["NEARLINE_JOB"] == str(tmp_path / "run" / "job.json")
