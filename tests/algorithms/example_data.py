@@ -1,7 +1,8 @@
 """The example packages' test data (examples/algorithms/*/tests), made by nearline itself and
 computed independently of the examples' own programs:
 
-    python -m tests.algorithms.example_data     (re)write the inputs and expected outputs
+    python -m tests.algorithms.example_data              (re)write inputs and expected outputs
+    python -m tests.algorithms.example_data copy NAME...  copy example packages here (docs)
 
 A six-line synthetic NOAA-19 orbit, as nearline's netCDF granule (counts-histogram) and as
 NOAA KLM GAC Level 1b (gac-quicklook); the expected outputs come from the counts nearline's
@@ -13,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import shutil
+import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -96,5 +98,15 @@ def write_all() -> None:
             print(f"wrote {tests}")
 
 
+def main(argv: list[str]) -> None:
+    if not argv:
+        write_all()
+    elif argv[0] == "copy" and len(argv) > 1:
+        for name in argv[1:]:
+            shutil.copytree(EXAMPLES / name, Path(name))
+    else:
+        raise SystemExit(__doc__)
+
+
 if __name__ == "__main__":
-    write_all()
+    main(sys.argv[1:])
