@@ -49,6 +49,7 @@ demo: $(STAMP)
 	$(BIN)/nearline demo
 
 test: $(STAMP)
+	scripts/system-packages
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/python -m pytest

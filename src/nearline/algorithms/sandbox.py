@@ -1,39 +1,42 @@
-"""Running a stranger's command: its own process, its own folder, limits, and what it cost.
+"""Running a stranger's command: its own processes, its own folder, limits, and what it cost.
 
 :func:`run_sandboxed` is the one way the service runs an algorithm's build, tests and runs.
 The command sees ``folder`` (writable, its working folder) and the ``mounts`` it is given,
 read-only unless marked writable, each at its own path; everything else of the service (the
-database, other runs' folders, the archive) is out of its reach where the machine allows
-(see :func:`isolation` and docs/service.md).
+database, other runs' folders, the archive) is out of its reach where the machine allows.
+:func:`isolation` says what this machine enforces; docs/sandbox.md says exactly what each
+level means and where it is weaker.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
+import logging
+import math
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
+from nearline.algorithms import _cgroups, _namespaces
+from nearline.algorithms._limits import Limits
+from nearline.algorithms._watch import Watch
 from nearline.errors import SandboxError
 from nearline.monitor.base import Usage
+from nearline.monitor.usage import TreeMeter
 
+log = logging.getLogger(__name__)
 
-@dataclass(frozen=True)
-class Limits:
-    """What a run is held to. ``cpu_seconds`` defaults to ``wall_seconds * cpus``."""
-
-    cpus: float = 1.0
-    memory: int = 2 * 1024**3
-    wall_seconds: float = 3600.0
-    cpu_seconds: float | None = None
-    processes: int = 256
-    file_size: int | None = None
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -46,9 +49,11 @@ class Mount:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a run ended. ``reason`` is None when the command ran to its own end (whatever its
-    exit code), else why it was stopped: "wall-clock limit of 60 s", "memory limit of 2 GiB",
-    "CPU-time limit of 120 s", "cancelled"."""
+    """How a run ended. ``reason`` is None when the command ran to its own end, else why the
+    sandbox stopped it, in words: "wall-clock limit of 60 s", "memory limit of 2 GiB
+    exceeded", "CPU-time limit of 120 s", "process limit of 64 reached", "file-size limit of
+    1 GiB exceeded", "cancelled". ``exit_code`` is the command's exit status as a shell
+    reports it (128 + N after signal N), None when the sandbox stopped it."""
 
     exit_code: int | None
     reason: str | None
@@ -59,12 +64,98 @@ class Outcome:
         return self.exit_code == 0 and self.reason is None
 
 
-def _limit_child(limits: Limits) -> None:  # runs in the child between fork and exec
-    os.setsid()
-    cpu = limits.cpu_seconds or limits.wall_seconds * limits.cpus
-    resource.setrlimit(resource.RLIMIT_CPU, (int(cpu) + 1, int(cpu) + 2))
-    if limits.file_size is not None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size, limits.file_size))
+@dataclass(frozen=True)
+class Isolation:
+    """What a run is held by on this machine: ``namespaces`` "bwrap" (own file system,
+    network, PIDs and user), "unshare" (own network, PIDs and user; the host's files) or
+    "none"; ``cgroups`` "v1", "v2", "v1+v2" or "none", with the ``controllers`` in use
+    (memory, pids, cpu, cpuacct); ``root``: whether the service runs as root."""
+
+    namespaces: str
+    cgroups: str
+    controllers: tuple[str, ...] = ()
+    root: bool = False
+
+    @property
+    def weaknesses(self) -> tuple[str, ...]:
+        """What is not enforced at this level, in words (empty: everything is)."""
+        weak = []
+        if self.namespaces == "none":
+            weak += [
+                "no network namespace: the run can open sockets, to the service too",
+                "no private file system: the run reads and writes what the service's user can",
+            ]
+            if "pids" not in self.controllers:
+                weak.append("a process that leaves the run's session and parent can outlive it")
+        elif self.namespaces == "unshare":
+            weak.append("no private file system: the run sees the host's files")
+        if "memory" not in self.controllers:
+            weak.append("memory is held per process (RLIMIT_DATA) and for the run only by sampling")
+        if "pids" not in self.controllers:
+            weak.append(
+                "no kernel process limit binds root (sampling only)"
+                if self.root
+                else "the process limit (RLIMIT_NPROC) counts all the service user's processes"
+            )
+        if "cpu" not in self.controllers:
+            weak.append("the CPU share (cpus) is not enforced, only CPU time")
+        if "cpuacct" not in self.controllers:
+            weak.append("CPU time is summed from /proc and wait4, not by the kernel")
+        return tuple(weak)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "controllers": list(self.controllers),
+            "weaknesses": [*self.weaknesses],
+        }
+
+
+def isolation() -> Isolation:
+    """What this machine enforces for a run: the strongest namespaces that work here and the
+    cgroup controllers this process may create groups in."""
+    namespaces = "none"
+    if (bwrap := shutil.which("bwrap")) and _namespaces.probe_bwrap(bwrap)[0]:
+        namespaces = "bwrap"
+    elif (unshare := shutil.which("unshare")) and _namespaces.probe_unshare(unshare):
+        namespaces = "unshare"
+    roles = _roles()
+    versions = sorted({hierarchy.version for hierarchy in roles.values()})
+    return Isolation(
+        namespaces=namespaces,
+        cgroups="+".join(f"v{v}" for v in versions) or "none",
+        controllers=tuple(role for role in _cgroups.ROLES if role in roles),
+        root=os.geteuid() == 0,
+    )
+
+
+def cleanup_stale() -> list[Path]:
+    """Kill and remove what runs of a killed service left behind (their cgroups and any
+    process still in them); call it when the service starts. Returns the groups removed."""
+    removed = _cgroups.cleanup_stale(_roles())
+    if removed:
+        log.warning("removed %d run groups left by a service that was killed", len(removed))
+    return removed
+
+
+def _roles() -> dict[str, _cgroups.Hierarchy]:
+    try:
+        return _cgroups.usable()
+    except OSError as error:
+        log.debug("no cgroups: %s", error)
+        return {}
+
+
+@functools.cache
+def _warn_once(level: Isolation) -> None:
+    """Say once per service (and level) what its runs are not held to."""
+    if level.weaknesses:
+        log.warning(
+            "runs are isolated by namespaces=%s cgroups=%s only: %s",
+            level.namespaces,
+            level.cgroups,
+            "; ".join(level.weaknesses),
+        )
 
 
 def run_sandboxed(
@@ -73,59 +164,200 @@ def run_sandboxed(
     folder: Path,
     mounts: Sequence[Mount] = (),
     env: Mapping[str, str] | None = None,
-    limits: Limits = Limits(),
+    limits: Limits = Limits(),  # noqa: B008 (frozen: one shared default is safe)
     log: Path | None = None,
     cancel: threading.Event | None = None,
+    enforce: Isolation | None = None,
 ) -> Outcome:
     """Run ``command`` in ``folder`` under ``limits``; stdout and stderr go to ``log``.
 
-    Returns when the command and every process it started have ended. Raises
-    :class:`SandboxError` only if the command could not be started at all.
+    Returns when the command and every process it started have ended. ``enforce`` picks a
+    weaker level than the machine's best (:func:`isolation`), for tests and comparisons.
+    Raises :class:`SandboxError` only if the command could not be started at all.
     """
+    level = enforce or isolation()
+    _warn_once(level)
+    folder = Path(folder).absolute()
     folder.mkdir(parents=True, exist_ok=True)
-    output = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115
+    environment = dict(env or {})
+    binds = _binds(mounts)
+    _check_command(command, folder=folder, env=environment)
+    argv = _wrap(command, level=level, folder=folder, binds=binds)
+    group = _group(level, limits)
+    try:
+        return _run(argv, folder=folder, env=environment, limits=limits, log_path=log,
+                    cancel=cancel, level=level, group=group)  # fmt: skip
+    finally:
+        if group is not None:
+            group.kill()
+            group.remove()
+
+
+def _binds(mounts: Sequence[Mount]) -> list[tuple[Path, bool]]:
+    binds = []
+    for mount in mounts:
+        path = Path(mount.source).absolute()
+        if path == Path("/"):
+            raise SandboxError("a run cannot be given the whole file system: mount folders")
+        if not path.exists():
+            raise SandboxError(f"cannot mount {path} into the run: it does not exist")
+        binds.append((path, mount.writable))
+    return binds
+
+
+def _check_command(command: Sequence[str], *, folder: Path, env: Mapping[str, str]) -> None:
+    if not command:
+        raise SandboxError("no command to run: give the program and its arguments")
+    program = command[0]
+    if "/" in program:
+        found = folder / program if not program.startswith("/") else Path(program)
+        ok = os.access(found, os.X_OK) and found.is_file()
+    else:
+        ok = shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+    if not ok:
+        raise SandboxError(
+            f"cannot start {program!r}: no such program (the run's PATH is "
+            f"{env.get('PATH', os.defpath)!r}); name it by its full path or install it"
+        )
+
+
+def _wrap(
+    command: Sequence[str], *, level: Isolation, folder: Path, binds: list[tuple[Path, bool]]
+) -> list[str]:
+    tool = shutil.which({"bwrap": "bwrap", "unshare": "unshare"}.get(level.namespaces, "-"))
+    if level.namespaces == "none":
+        return list(command)
+    if tool is None:
+        raise SandboxError(f"{level.namespaces} is not installed: run scripts/system-packages")
+    if level.namespaces == "unshare":
+        return _namespaces.unshare_argv(command, unshare=tool)
+    disable = _namespaces.probe_bwrap(tool)[1]
+    return _namespaces.bwrap_argv(
+        command, bwrap=tool, folder=folder, binds=binds, disable_userns=disable
+    )
+
+
+def _group(level: Isolation, limits: Limits) -> _cgroups.RunGroup | None:
+    roles = {role: h for role, h in _roles().items() if role in level.controllers}
+    if not roles:
+        return None
+    overhead = _namespaces.WRAPPER_PROCESSES[level.namespaces]
+    try:
+        return _cgroups.RunGroup.create(
+            roles, memory=limits.memory, processes=limits.processes + overhead, cpus=limits.cpus
+        )
+    except OSError as error:
+        raise SandboxError(f"cannot make the run's cgroup: {error}") from None
+
+
+def _rlimits(limits: Limits, level: Isolation) -> list[tuple[int, int]]:
+    """(resource, value) pairs every process of the run starts with."""
+    cpu = math.ceil(limits.cpu_limit)
+    chosen = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_CPU, cpu)]
+    if limits.file_size is not None:
+        chosen.append((resource.RLIMIT_FSIZE, limits.file_size))
+    if "memory" not in level.controllers:
+        # RLIMIT_DATA (heap and private maps) rather than RLIMIT_AS: numba/LLVM and the JVM
+        # reserve far more address space than they ever touch
+        chosen.append((resource.RLIMIT_DATA, limits.memory))
+    if "pids" not in level.controllers and os.geteuid() != 0:
+        mine = sum(1 for p in Path("/proc").iterdir() if p.name.isdigit() and _owned(p))
+        chosen.append((resource.RLIMIT_NPROC, mine + limits.processes))
+    return chosen
+
+
+def _owned(path: Path) -> bool:
+    with contextlib.suppress(OSError):
+        return path.stat().st_uid == os.geteuid()
+    return False
+
+
+def _enter(
+    procs_files: tuple[bytes, ...], rlimits: list[tuple[int, int]], parent: int, prctl: Any
+) -> None:  # runs in the child between fork and exec: system calls only
+    for path in procs_files:  # join the run's cgroups before anything can fork
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
+    for which, value in rlimits:
+        hard = resource.getrlimit(which)[1]
+        soft = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        # CPU: SIGXCPU at the limit, SIGKILL a second later if the program ignores it
+        top = soft + 1 if which == resource.RLIMIT_CPU else soft
+        resource.setrlimit(which, (soft, top if hard == resource.RLIM_INFINITY else hard))
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the run dies with the service
+    if os.getppid() != parent:  # the service died before that took hold
+        os._exit(1)
+
+
+def _run(
+    argv: list[str],
+    *,
+    folder: Path,
+    env: dict[str, str],
+    limits: Limits,
+    log_path: Path | None,
+    cancel: threading.Event | None,
+    level: Isolation,
+    group: _cgroups.RunGroup | None,
+) -> Outcome:
+    output = open(log_path, "ab") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    procs = group.procs_files if group is not None else ()
+    enter = functools.partial(_enter, procs, _rlimits(limits, level), os.getpid(), prctl)
     started = time.monotonic()
     try:
         process = subprocess.Popen(
-            list(command),
+            argv,
             cwd=folder,
-            env=dict(env or {}),
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
-            preexec_fn=lambda: _limit_child(limits),
+            start_new_session=True,
+            preexec_fn=enter,
         )
-    except OSError as error:
-        raise SandboxError(f"cannot start {command[0]!r}: {error.strerror or error}") from None
+    except (OSError, subprocess.SubprocessError) as error:
+        raise SandboxError(f"cannot start {argv[0]!r}: {error}") from None
     finally:
-        if log is not None:
+        if log_path is not None:
             output.close()
-    reason = None
-    while True:
-        try:
-            process.wait(timeout=0.1)
-            break
-        except subprocess.TimeoutExpired:
-            if time.monotonic() - started > limits.wall_seconds:
-                reason = f"wall-clock limit of {limits.wall_seconds:g} s"
-            elif cancel is not None and cancel.is_set():
-                reason = "cancelled"
-            if reason:
-                _kill_group(process.pid)
-    rusage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    code = process.returncode
-    if reason is None and code == -signal.SIGXCPU:
-        reason = "CPU-time limit"
-    usage = Usage(
-        wall_seconds=time.monotonic() - started,
-        cpu_seconds=rusage.ru_utime + rusage.ru_stime,
-        peak_memory=rusage.ru_maxrss * 1024,
+    meter = TreeMeter(process.pid, members=group.members if group is not None else None)
+    watch = Watch(
+        process,
+        limits=limits,
+        group=group,
+        meter=meter,
+        cancel=cancel,
+        started=started,
+        overhead=_namespaces.WRAPPER_PROCESSES[level.namespaces],
     )
-    return Outcome(
-        exit_code=code if code is not None and code >= 0 else None, reason=reason, usage=usage
-    )
+    reason = watch.until_exit()
+    meter.sample()  # the root is a zombie now: its counters hold all it reaped
+    _, status, rusage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - started
+    cpu = group.cpu_seconds() if group is not None else None
+    usage = meter.usage(wall_seconds=wall, rusage=rusage, cpu_seconds=cpu)
+    code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    reason = reason or watch.reason_after_exit(code, usage)
+    if group is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)  # what is left of its session
+    if reason is not None and log_path is not None:
+        with open(log_path, "a") as text:
+            text.write(f"\nnearline: the run was stopped: {reason}\n")
+    return Outcome(exit_code=None if reason else code, reason=reason, usage=usage)
 
 
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
+__all__ = [
+    "Isolation",
+    "Limits",
+    "Mount",
+    "Outcome",
+    "cleanup_stale",
+    "isolation",
+    "run_sandboxed",
+]

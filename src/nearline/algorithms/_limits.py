@@ -1,0 +1,46 @@
+"""What a run is held to, and each limit said the way a scientist reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nearline.units import format_size
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a run is held to. ``cpu_seconds`` defaults to ``wall_seconds * cpus``;
+    ``memory`` and ``file_size`` are bytes, ``processes`` counts the run's own processes."""
+
+    cpus: float = 1.0
+    memory: int = 2 * 1024**3
+    wall_seconds: float = 3600.0
+    cpu_seconds: float | None = None
+    processes: int = 256
+    file_size: int | None = None
+
+    @property
+    def cpu_limit(self) -> float:
+        """The CPU time the whole run may use, in seconds."""
+        return self.cpu_seconds if self.cpu_seconds is not None else self.wall_seconds * self.cpus
+
+    # -- why a run was stopped, in words ----------------------------------------------------
+    def wall_broken(self) -> str:
+        return f"wall-clock limit of {self.wall_seconds:g} s"
+
+    def cpu_broken(self) -> str:
+        return f"CPU-time limit of {self.cpu_limit:g} s"
+
+    def memory_broken(self) -> str:
+        return f"memory limit of {_size(self.memory)} exceeded"
+
+    def processes_broken(self) -> str:
+        return f"process limit of {self.processes} reached"
+
+    def file_size_broken(self) -> str:
+        return f"file-size limit of {_size(self.file_size or 0)} exceeded"
+
+
+def _size(nbytes: int) -> str:
+    """ "256 MiB" rather than "256.0 MiB"."""
+    return format_size(nbytes).replace(".0 ", " ")
