@@ -339,8 +339,12 @@ def _run(
     _, status, rusage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
-    cpu = group.cpu_seconds() if group is not None else None
-    usage = meter.usage(wall_seconds=wall, rusage=rusage, cpu_seconds=cpu)
+    usage = meter.usage(
+        wall_seconds=wall,
+        rusage=rusage,
+        cpu_seconds=group.cpu_seconds() if group is not None else None,
+        peak_memory=group.memory_peak() if group is not None else None,
+    )
     code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
     reason = reason or watch.reason_after_exit(code, usage)
     if group is None:

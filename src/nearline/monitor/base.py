@@ -10,7 +10,9 @@ from typing import Any
 class Usage:
     """Resources one run used, summed over its whole process tree.
 
-    ``peak_memory`` is the largest resident memory the run held at once (bytes);
+    ``peak_memory`` is the most memory the run held at once (bytes): where the run has a
+    memory cgroup, as the kernel charged it against the run's limit (resident memory plus the
+    page cache of files it wrote); elsewhere its resident memory, sampled;
     ``bytes_read``/``bytes_written`` count what its processes read and wrote through the
     kernel (files, pipes; page-cache hits included), as /proc/PID/io's rchar/wchar do.
     """

@@ -129,17 +129,19 @@ class TreeMeter:
         wall_seconds: float,
         rusage: resource.struct_rusage | None = None,
         cpu_seconds: float | None = None,
+        peak_memory: int | None = None,
     ) -> Usage:
         """What the run used. ``rusage`` is the root's, from ``wait4`` (its CPU time counts
-        every process reaped below it); ``cpu_seconds``, if known exactly (a cgroup's
-        accounting), wins over both sampling and ``rusage``."""
+        every process reaped below it). ``cpu_seconds`` and ``peak_memory``, when the kernel
+        keeps them for the run (a cgroup's accounting), win over sampling: a sample can miss
+        a short peak."""
         cpu = self._cpu_seconds
         if rusage is not None:
             cpu = max(cpu, rusage.ru_utime + rusage.ru_stime)
         return Usage(
             wall_seconds=wall_seconds,
             cpu_seconds=cpu if cpu_seconds is None else cpu_seconds,
-            peak_memory=self._peak_memory,
+            peak_memory=self._peak_memory if peak_memory is None else peak_memory,
             bytes_read=self._bytes_read,
             bytes_written=self._bytes_written,
         )
