@@ -609,3 +609,58 @@ def test_no_run_cgroup_is_left_behind(box: Sandbox) -> None:
     after = {p.name for h in _cgroups.usable().values() for p in h.own.glob("nearline-*")}
     assert outcome.ok
     assert after <= before
+
+
+# -- cgroups: finding them, and v2 -------------------------------------------------------------
+def test_hierarchies_are_read_from_mountinfo_and_the_own_cgroup(tmp_path: Path) -> None:
+    (tmp_path / "cgroup").write_text(
+        "5:cpu,cpuacct:/system.slice/nearline.service\n"
+        "4:memory:/system.slice/nearline.service\n"
+        "1:name=systemd:/system.slice/nearline.service\n"
+        "0::/system.slice/nearline.service\n"
+    )
+    (tmp_path / "mountinfo").write_text(
+        "24 18 0:22 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755\n"
+        f"25 24 0:23 / {tmp_path}/unified rw - cgroup2 cgroup2 rw,nsdelegate\n"
+        "26 24 0:24 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+        "27 24 0:25 /system.slice /mnt/memory rw - cgroup cgroup rw,memory\n"
+        "28 24 0:26 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd\n"
+        "29 24 0:24 / /elsewhere/cpu rw - cgroup cgroup rw,cpu,cpuacct\n"
+    )
+    (tmp_path / "unified").mkdir()
+    (tmp_path / "unified" / "cgroup.controllers").write_text("cpu pids\n")
+    found = _cgroups.hierarchies(tmp_path)
+    service = "system.slice/nearline.service"
+    assert found == [
+        _cgroups.Hierarchy(2, frozenset({"cpu", "pids"}), tmp_path / "unified" / service),
+        _cgroups.Hierarchy(
+            1, frozenset({"cpu", "cpuacct"}), Path("/sys/fs/cgroup/cpu,cpuacct") / service
+        ),
+        _cgroups.Hierarchy(1, frozenset({"memory"}), Path("/mnt/memory/nearline.service")),
+        _cgroups.Hierarchy(1, frozenset(), Path("/sys/fs/cgroup/systemd") / service),
+    ]
+
+
+def test_a_v2_group_counts_cpu_and_kills_everything(tmp_path: Path) -> None:
+    unified = next(h for h in _cgroups.hierarchies() if h.version == 2)
+    roles = _cgroups.usable([unified])
+    assert roles == {"cpuacct": unified}  # no controller delegated here: accounting only
+    group = _cgroups.RunGroup.create(roles, memory=None, processes=None, cpus=None)
+    join = group.procs_files[0]
+
+    def enter() -> None:
+        fd = os.open(join, os.O_WRONLY)
+        os.write(fd, b"0")
+        os.close(fd)
+
+    try:
+        busy = "import time\nwhile time.process_time() < 0.3: pass"
+        subprocess.run([sys.executable, "-c", busy], preexec_fn=enter, check=True)
+        assert 0.3 <= group.cpu_seconds() < 1.0  # type: ignore[operator]
+        sleeper = subprocess.Popen(["sleep", "60"], preexec_fn=enter)
+        assert group.members() == [sleeper.pid]
+        group.kill()
+        assert sleeper.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        group.remove()
+    assert not group.distinct()[0].exists()
