@@ -22,7 +22,7 @@ ALLOWED = {
     "monitor": set(),
     "composite": {"swath", "grid", "burst"},
     "archive": {"layout", "swath"},
-    "algorithms": {"archive"},
+    "algorithms": {"archive", "monitor"},
     "orders": {"algorithms", "archive", "monitor"},
     "api": {"orders", "archive", "algorithms"},
 }
