@@ -165,3 +165,9 @@ class JobNotFound(NotFound):
 
 class OrderError(InvalidRequest):
     """An order (an execute request) cannot be run: unknown input, bad parameters, no data."""
+
+
+class ResultsNotReady(NotFound):
+    """A job's results were asked for before it succeeded (OGC: 404, result-not-ready)."""
+
+    code = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/result-not-ready"

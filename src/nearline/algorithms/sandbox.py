@@ -238,6 +238,8 @@ def _wrap(
 
 
 def _group(level: Isolation, limits: Limits) -> _cgroups.RunGroup | None:
+    if not level.controllers:
+        return None
     roles = {role: h for role, h in _roles().items() if role in level.controllers}
     if not roles:
         return None
