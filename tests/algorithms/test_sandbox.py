@@ -386,7 +386,8 @@ def test_an_endless_loop_meets_a_smaller_cpu_time_limit(box: Sandbox) -> None:
     outcome = box.run(BUSY, "1", "1e9", limits=Limits(wall_seconds=60, cpu_seconds=1))
     assert outcome.reason == "CPU-time limit of 1 s"
     assert outcome.exit_code is None
-    assert outcome.usage.cpu_seconds >= 1
+    # the kernel's tick accounting may stop it a few ms short of the second it counts to
+    assert outcome.usage.cpu_seconds >= 0.9
 
 
 def test_the_cpu_time_limit_holds_the_whole_tree(box: Sandbox) -> None:
@@ -539,9 +540,10 @@ def test_cpu_seconds_of_two_busy_processes_add_up(box: Sandbox) -> None:
     outcome = box.run(BUSY, "2", "1.0", limits=Limits(cpus=2, wall_seconds=60))
     assert outcome.ok, box.said()
     usage = outcome.usage
+    # each process spins to 1 s of its own CPU time: 2 s in all only if both were counted
+    # (no bound on the ratio to wall time: on a busy machine the two share fewer cores)
     assert 2.0 <= usage.cpu_seconds <= 2.5
-    # more than one core's worth of CPU per second of wall: both processes were counted
-    assert 1.2 < usage.cpu_seconds / usage.wall_seconds <= 2.05
+    assert usage.cpu_seconds <= 2 * usage.wall_seconds + 0.1
 
 
 def test_usage_is_this_runs_only(box: Sandbox) -> None:
