@@ -28,7 +28,15 @@ from nearline.algorithms.packages import PackageLimits, unpack
 from nearline.algorithms.process import manifest_to_process
 from nearline.algorithms.registry import AlgorithmRegistry
 from nearline.algorithms.runner import RunResult, limits_for, prepare_job, run_algorithm
-from nearline.algorithms.sandbox import Limits, Mount, Outcome, run_sandboxed
+from nearline.algorithms.sandbox import (
+    Isolation,
+    Limits,
+    Mount,
+    Outcome,
+    cleanup_stale,
+    isolation,
+    run_sandboxed,
+)
 
 __all__ = [
     "JOB_VARIABLE",
@@ -37,6 +45,7 @@ __all__ = [
     "AlgorithmRegistry",
     "DeploySettings",
     "InputSpec",
+    "Isolation",
     "Limits",
     "Manifest",
     "Mount",
@@ -48,6 +57,8 @@ __all__ = [
     "TestCase",
     "WheelSource",
     "builtin_algorithms",
+    "cleanup_stale",
+    "isolation",
     "limits_for",
     "manifest_from_dict",
     "manifest_to_process",
