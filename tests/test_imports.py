@@ -26,7 +26,7 @@ ALLOWED = {
     "orders": {"algorithms", "archive", "monitor"},
     "api": {"orders", "archive", "algorithms"},
 }
-SHARED = {"errors", "durable", "units", "closing", "mpirun"}
+SHARED = {"errors", "durable", "units", "closing", "mpirun", "sqlite"}
 
 
 def module_name(path: Path) -> str:

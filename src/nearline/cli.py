@@ -12,7 +12,9 @@ from pathlib import Path
 
 from nearline.cli_composite import add_composite_parser
 from nearline.cli_demo import add_demo_parser
+from nearline.cli_ingest import add_ingest_parser
 from nearline.cli_migrate import add_migrate_parser, add_restore_parser
+from nearline.cli_serve import add_serve_parser
 from nearline.cli_synth import add_synth_parser
 from nearline.errors import NearlineError
 
@@ -95,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     from nearline.cli_algorithms import add_algorithms_parser
 
     add_algorithms_parser(commands)
+    add_serve_parser(commands)
+    add_ingest_parser(commands)
 
     sinks = commands.add_parser("sinks", help="list the output formats burst can write")
     sinks.set_defaults(func=_sinks)

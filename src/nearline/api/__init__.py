@@ -1,1 +1,8 @@
-"""api: see base.py."""
+"""api: the web service (STAC API, OGC API - Processes, jobs) over an orders.Service."""
+
+from __future__ import annotations
+
+from nearline.api import _quiet  # noqa: F401 - first: before stac-fastapi is imported
+from nearline.api.app import create_app
+
+__all__ = ["create_app"]

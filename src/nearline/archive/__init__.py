@@ -13,7 +13,10 @@ from nearline.archive.base import (
     Page,
     Search,
 )
+from nearline.archive.search import parse_bbox, parse_datetime, parse_search
+from nearline.archive.sqlite import SQLiteCatalogue
 from nearline.archive.stac import collection_to_stac, item_to_stac, rfc3339
+from nearline.archive.synthetic import modis_like_items
 
 __all__ = [
     "FILE_EXTENSION",
@@ -24,8 +27,13 @@ __all__ = [
     "Collection",
     "Item",
     "Page",
+    "SQLiteCatalogue",
     "Search",
     "collection_to_stac",
     "item_to_stac",
+    "modis_like_items",
+    "parse_bbox",
+    "parse_datetime",
+    "parse_search",
     "rfc3339",
 ]

@@ -1,0 +1,197 @@
+"""The STAC API: stac-fastapi's routes and request models, over nearline's catalogue.
+
+stac-fastapi gives the routes, the request parsing and the landing page's shape; this module
+gives it a client that answers from :class:`nearline.archive.Catalogue`, as the viewer sees
+it. Answers are serialized here with orjson and returned as responses, so the search path
+pays no generic JSON encoding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+import attr
+import orjson
+from fastapi import Query, Request
+from fastapi.responses import Response
+from stac_fastapi.api.models import ItemCollectionUri
+from stac_fastapi.types.core import BaseCoreClient
+from stac_fastapi.types.search import BaseSearchGetRequest, BaseSearchPostRequest
+
+from nearline.archive import Page, collection_to_stac, item_to_stac, parse_search
+from nearline.orders import Service
+
+GEOJSON = "application/geo+json"
+JSON = "application/json"
+
+OGC_PROCESSES = [
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/ogc-process-description",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/json",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/oas30",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/job-list",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/dismiss",
+    "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/deploy-replace-undeploy",
+]
+
+
+TokenQuery = Annotated[str | None, Query(description="Continues from the page that gave it")]
+
+
+@attr.s
+class SearchGet(BaseSearchGetRequest):
+    """GET /search with paging by token."""
+
+    token: TokenQuery = attr.ib(default=None)
+
+
+@attr.s
+class ItemsGet(ItemCollectionUri):
+    """GET /collections/{id}/items with paging by token."""
+
+    token: TokenQuery = attr.ib(default=None)
+
+
+class SearchPost(BaseSearchPostRequest):
+    """POST /search with paging by token (in the body, as the next link's merge asks)."""
+
+    token: str | None = None
+
+
+def respond(body: Any, *, status: int = 200, media_type: str = JSON) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type=media_type)
+
+
+def base_url(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+def viewer(request: Request) -> str | None:
+    return getattr(request.state, "user", None)
+
+
+@attr.s
+class CatalogueClient(BaseCoreClient):
+    """stac-fastapi's core client, answered by the service's catalogue."""
+
+    service: Service = attr.ib(default=None)
+
+    def conformance_classes(self) -> list[str]:
+        return sorted(set(super().conformance_classes()) | set(OGC_PROCESSES))
+
+    def all_collections(self, **kwargs: Any) -> Response:
+        request: Request = kwargs["request"]
+        base = base_url(request)
+        collections = self.service.catalogue.list_collections(viewer=viewer(request))
+        return respond(
+            {
+                "collections": [collection_to_stac(c, base) for c in collections],
+                "links": [
+                    {"rel": "self", "type": JSON, "href": f"{base}/collections"},
+                    {"rel": "root", "type": JSON, "href": f"{base}/"},
+                    {"rel": "parent", "type": JSON, "href": f"{base}/"},
+                ],
+            }
+        )
+
+    def get_collection(self, collection_id: str, **kwargs: Any) -> Response:
+        request: Request = kwargs["request"]
+        found = self.service.catalogue.get_collection(collection_id, viewer=viewer(request))
+        return respond(collection_to_stac(found, base_url(request)))
+
+    def get_item(self, item_id: str, collection_id: str, **kwargs: Any) -> Response:
+        request: Request = kwargs["request"]
+        item = self.service.catalogue.get_item(collection_id, item_id, viewer=viewer(request))
+        return respond(item_to_stac(item, base_url(request)), media_type=GEOJSON)
+
+    def item_collection(
+        self,
+        collection_id: str,
+        bbox: Any = None,
+        datetime: str | None = None,
+        limit: int = 10,
+        token: str | None = None,
+        **kwargs: Any,
+    ) -> Response:
+        request: Request = kwargs["request"]
+        self.service.catalogue.get_collection(collection_id, viewer=viewer(request))  # or 404
+        query = {
+            "collections": [collection_id],
+            "bbox": bbox,
+            "datetime": datetime,
+            "limit": limit,
+            "token": token,
+        }
+        return self._page(request, query, f"{base_url(request)}/collections/{collection_id}/items")
+
+    def get_search(
+        self,
+        collections: list[str] | None = None,
+        ids: list[str] | None = None,
+        bbox: Any = None,
+        intersects: Any = None,
+        datetime: str | None = None,
+        limit: int | None = 10,
+        **kwargs: Any,
+    ) -> Response:
+        request: Request = kwargs["request"]
+        query = {
+            "collections": collections,
+            "ids": ids,
+            "bbox": bbox,
+            "intersects": intersects,
+            "datetime": datetime,
+            "limit": limit,
+            "token": kwargs.get("token"),
+        }
+        return self._page(request, query, f"{base_url(request)}/search")
+
+    def post_search(self, search_request: Any, **kwargs: Any) -> Response:
+        request: Request = kwargs["request"]
+        body = search_request.model_dump(mode="json", exclude_none=True, by_alias=True)
+        if "datetime" in body and not isinstance(body["datetime"], str):
+            body["datetime"] = search_request.datetime  # keep the string the user sent
+        return self._page(request, body, f"{base_url(request)}/search", post=True)
+
+    # -- paging ------------------------------------------------------------------------------
+    def _page(
+        self, request: Request, query: Mapping[str, Any], href: str, *, post: bool = False
+    ) -> Response:
+        search = parse_search(
+            {k: v for k, v in query.items() if v is not None}, viewer=viewer(request)
+        )
+        page: Page = self.service.catalogue.search(search)
+        base = base_url(request)
+        links = [
+            {"rel": "self", "type": GEOJSON, "href": str(request.url)},
+            {"rel": "root", "type": JSON, "href": f"{base}/"},
+        ]
+        if page.next_token is not None:
+            if post:
+                links.append(
+                    {
+                        "rel": "next",
+                        "type": GEOJSON,
+                        "href": href,
+                        "method": "POST",
+                        "body": {"token": page.next_token},
+                        "merge": True,
+                    }
+                )
+            else:
+                params = {k: v for k, v in request.query_params.items() if k != "token"}
+                params["token"] = page.next_token
+                links.append(
+                    {"rel": "next", "type": GEOJSON, "href": f"{href}?{urlencode(params)}"}
+                )
+        body: dict[str, Any] = {
+            "type": "FeatureCollection",
+            "features": [item_to_stac(item, base) for item in page.items],
+            "links": links,
+            "numberReturned": len(page.items),
+        }
+        if page.matched is not None:
+            body["numberMatched"] = page.matched
+        return respond(body, media_type=GEOJSON)

@@ -1,0 +1,228 @@
+"""Item search that never reads the whole archive: the R*Tree walked in time windows.
+
+Answers come in start-time order (then insertion order), a page at a time, and a page ends
+with a token naming its last item, so the next page starts right after it: page n costs what
+page 1 does. Each collection is searched in windows of start time that begin where the page
+begins and double until the page is full: the first window is sized from the collection's
+own density (its count over its time span) to hold about one page, so a search finds its page
+in a few index probes whether the archive holds a thousand items or a billion. Candidates from
+the (single-precision) index are then checked exactly: time, owner, and shapely's
+``intersects`` on the footprint.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import sqlite3
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import shapely
+
+from nearline.archive.base import Page, Search
+from nearline.archive.index import MAX_BOXES, SLACK_HOURS, Box, hits, hours, search_shape
+from nearline.archive.rows import item_from_row, microseconds
+from nearline.errors import SearchError
+
+TOKEN = struct.Struct("<qq")  # (start in microseconds, rowid) of a page's last item
+CANDIDATE = "SELECT i.rowid, i.start_us, i.end_us, i.owner, i.collection, i.id, i.wkb FROM "
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One collection to search (``key`` None: all at once) and its window numbers."""
+
+    key: int | None
+    first: int
+    last: int
+    count: int
+    longest: int
+
+
+@dataclass(frozen=True)
+class Query:
+    """A search in the units of the tables."""
+
+    start: int | None
+    end: int | None
+    after: tuple[int, int] | None
+    boxes: list[Box] | None
+    where: shapely.Geometry | None
+    viewer: str | None
+    hidden: frozenset[int]
+    ids: frozenset[str] | None
+    want: int
+
+
+def encode_token(start_us: int, rowid: int) -> str:
+    return base64.urlsafe_b64encode(TOKEN.pack(start_us, rowid)).decode().rstrip("=")
+
+
+def decode_token(token: str | None) -> tuple[int, int] | None:
+    if token is None:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        return TOKEN.unpack(raw) if len(raw) == TOKEN.size else _bad_token()
+    except (binascii.Error, ValueError):
+        return _bad_token()
+
+
+def _bad_token() -> tuple[int, int]:
+    raise SearchError("token: not one this service gave; follow the next link of a page")
+
+
+def search_items(connection: sqlite3.Connection, search: Search) -> Page:
+    """One page of ``search``'s answer."""
+    boxes, where = search_shape(search)
+    streams, hidden = _streams(connection, search)
+    query = Query(
+        start=microseconds(search.start) if search.start else None,
+        end=microseconds(search.end) if search.end else None,
+        after=decode_token(search.token),
+        boxes=boxes,
+        where=where,
+        viewer=search.viewer,
+        hidden=hidden,
+        ids=frozenset(search.ids) if search.ids is not None else None,
+        want=search.limit + 1,
+    )
+    if query.ids is not None:
+        found = _by_ids(connection, query, streams)
+    else:
+        found = sorted(hit for stream in streams for hit in _scan(connection, stream, query))
+    page = found[: search.limit]
+    token = encode_token(*page[-1][:2]) if len(found) > search.limit else None
+    return Page(items=_load(connection, [rowid for _, rowid in page]), next_token=token)
+
+
+def _streams(connection: sqlite3.Connection, search: Search) -> tuple[list[Stream], frozenset[int]]:
+    """What to scan: each asked-for collection the viewer may see, or (none asked) every
+    collection at once; and the keys of collections the viewer may not see."""
+    rows = connection.execute(
+        "SELECT key, id, owner, first_start_us, last_start_us, count, longest_us FROM collections"
+    ).fetchall()
+    visible = [row for row in rows if row["owner"] is None or row["owner"] == search.viewer]
+    hidden = frozenset(row["key"] for row in rows) - {row["key"] for row in visible}
+    filled = [row for row in visible if row["count"] > 0 and row["first_start_us"] is not None]
+    if search.collections is not None:
+        wanted = set(search.collections)
+        return [
+            Stream(
+                row["key"],
+                row["first_start_us"],
+                row["last_start_us"],
+                row["count"],
+                row["longest_us"],
+            )
+            for row in filled
+            if row["id"] in wanted
+        ], hidden
+    if not filled:
+        return [], hidden
+    return [
+        Stream(
+            None,
+            min(row["first_start_us"] for row in filled),
+            max(row["last_start_us"] for row in filled),
+            sum(row["count"] for row in filled),
+            max(row["longest_us"] for row in filled),
+        )
+    ], hidden
+
+
+def _scan(connection: sqlite3.Connection, stream: Stream, query: Query) -> list[tuple[int, int]]:
+    """Up to ``query.want`` (start, rowid) of ``stream``'s matches after the token, in order."""
+    low = stream.first
+    if query.start is not None:
+        low = max(low, query.start - stream.longest)
+    if query.after is not None:
+        low = max(low, query.after[0])
+    high = stream.last if query.end is None else min(stream.last, query.end)
+    span = max(stream.last - stream.first, 1)
+    width = max(1_000_000, span * query.want * 2 // max(stream.count, 1))
+    found: list[tuple[int, int]] = []
+    while low <= high and len(found) < query.want:
+        stop = min(low + width, high + 1)
+        found += _window(connection, stream.key, query, low, stop)
+        low, width = stop, width * 2
+    return found[: query.want]
+
+
+def _window(
+    connection: sqlite3.Connection, key: int | None, query: Query, low: int, stop: int
+) -> list[tuple[int, int]]:
+    """Matches starting in [low, stop), in order."""
+    sql = (
+        CANDIDATE + f"items_index AS x JOIN items AS i ON i.rowid = x.id / {MAX_BOXES} "
+        "WHERE x.t0 >= ? AND x.t0 <= ?"
+    )
+    base: list[float | int] = [hours(low) - SLACK_HOURS, hours(stop) + SLACK_HOURS]
+    if query.start is not None:
+        sql += " AND x.t1 >= ?"
+        base.append(hours(query.start) - SLACK_HOURS)
+    if key is not None:
+        sql += " AND x.c0 <= ? AND x.c1 >= ?"
+        base += [key, key]
+    rows: dict[int, sqlite3.Row] = {}
+    for box in query.boxes or [None]:
+        if box is None:
+            found = connection.execute(sql, base)
+        else:
+            west, south, east, north = box
+            found = connection.execute(
+                sql + " AND x.x1 >= ? AND x.x0 <= ? AND x.y1 >= ? AND x.y0 <= ?",
+                [*base, west, east, south, north],
+            )
+        for row in found:
+            if low <= row["start_us"] < stop:
+                rows[row["rowid"]] = row
+    return sorted(_exact(list(rows.values()), query))
+
+
+def _by_ids(
+    connection: sqlite3.Connection, query: Query, streams: Sequence[Stream]
+) -> list[tuple[int, int]]:
+    """Matches among the items named by id (a short list: looked up one by one)."""
+    keys = [stream.key for stream in streams]
+    if not keys:
+        return []
+    rows = []
+    for item_id in sorted(query.ids or ()):
+        for row in connection.execute(CANDIDATE + "items AS i WHERE i.id = ?", (item_id,)):
+            if keys == [None] or row["collection"] in keys:
+                rows.append(row)
+    return sorted(_exact(rows, query))[: query.want]
+
+
+def _exact(rows: list[sqlite3.Row], query: Query) -> list[tuple[int, int]]:
+    """The exact test of index candidates: time, token, owner, ids, then the footprint."""
+    kept = [
+        row
+        for row in rows
+        if (query.start is None or row["end_us"] >= query.start)
+        and (query.end is None or row["start_us"] <= query.end)
+        and (query.after is None or (row["start_us"], row["rowid"]) > query.after)
+        and (row["owner"] is None or row["owner"] == query.viewer)
+        and row["collection"] not in query.hidden
+        and (query.ids is None or row["id"] in query.ids)
+    ]
+    if query.where is not None and kept:
+        inside = hits([row["wkb"] for row in kept], query.where)
+        kept = [row for row, hit in zip(kept, inside, strict=True) if hit]
+    return [(row["start_us"], row["rowid"]) for row in kept]
+
+
+def _load(connection: sqlite3.Connection, rowids: list[int]) -> list:
+    if not rowids:
+        return []
+    marks = ",".join("?" * len(rowids))
+    rows = connection.execute(
+        "SELECT i.*, c.id AS collection_id FROM items AS i "
+        f"JOIN collections AS c ON c.key = i.collection WHERE i.rowid IN ({marks})",
+        rowids,
+    ).fetchall()
+    by_rowid = {row["rowid"]: row for row in rows}
+    return [item_from_row(by_rowid[rowid], by_rowid[rowid]["collection_id"]) for rowid in rowids]

@@ -1,0 +1,66 @@
+"""``nearline ingest PATH... --collection C``: granule files into the service's catalogue."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from nearline.cli_serve import add_data_option
+
+
+def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``ingest PATH... --collection C`` to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "ingest",
+        help="catalogue granule files (time, footprint, size, SHA-256)",
+        description="Catalogue granule files as items of a collection (created if missing): "
+        "each file's reader is found by sniffing its bytes, and gives its time range and "
+        "footprint. Folders stand for every file below them. A running `nearline serve` on "
+        "the same --data sees the items at once.",
+    )
+    parser.add_argument("paths", nargs="+", help="granule files, or folders holding them")
+    parser.add_argument("--collection", required=True, help="the collection's id, e.g. avhrr-gac")
+    add_data_option(parser)
+    parser.add_argument(
+        "--on-error",
+        choices=["fail", "skip"],
+        default="fail",
+        help="a file no reader knows: fail and add nothing, or skip it (default: %(default)s)",
+    )
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
+    parser.set_defaults(func=run_ingest)
+    return parser
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from nearline.archive import SQLiteCatalogue
+    from nearline.archive.ingest import ingest
+    from nearline.orders import ServiceSettings
+    from nearline.units import format_size
+
+    settings = ServiceSettings.resolve(data=args.data)
+    settings.data.mkdir(parents=True, exist_ok=True)
+    console = Console(stderr=True)
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with SQLiteCatalogue(settings.data / "catalogue.db") as catalogue:
+        with Progress(*columns, console=console, transient=True) as bars:
+            task = bars.add_task("granules read", total=None)
+            report = ingest(
+                catalogue,
+                args.paths,
+                collection=args.collection,
+                on_error=args.on_error,
+                workers=args.workers,
+                progress=lambda done, total: bars.update(task, completed=done, total=total),
+            )
+        total = catalogue.count(args.collection)
+    for path, why in report.skipped:
+        console.print(f"skipped {path}: {why}")
+    print(
+        f"ingested {len(report.items)} granules ({format_size(report.bytes)}) into "
+        f"{args.collection} ({total} items in all)"
+    )
+    return 0

@@ -1,0 +1,169 @@
+"""``nearline serve``, ``nearline users`` and ``nearline jobs``: the service from the shell.
+
+Embedded defaults: everything under ``./nearline-data`` (``--data`` or ``NEARLINE_DATA``), a
+SQLite catalogue and job store, runs as local sandboxed processes. Nothing to install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from nearline.errors import ConfigError
+
+
+def add_data_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="the service's data folder (default: $NEARLINE_DATA or ./nearline-data)",
+    )
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"expected a port number 1-65535, got {text!r}")
+    return int(text)
+
+
+def add_serve_parser(subparsers: Any) -> None:
+    serve = subparsers.add_parser(
+        "serve",
+        help="run the near-archive service (STAC API, OGC API - Processes)",
+        description="Serve the catalogue, the algorithms and orders over HTTP. Runs go to "
+        "local sandboxed processes; state lives in --data.",
+    )
+    add_data_option(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=_port, default=8000, help="port (default: %(default)s)")
+    serve.add_argument(
+        "--base-url", default=None, help="the URL users reach it by (default: http://HOST:PORT)"
+    )
+    serve.add_argument("--cpus", type=float, default=None, help="CPUs lent to runs at once")
+    serve.add_argument("--memory", default=None, help="memory lent to runs at once, e.g. 16GiB")
+    serve.add_argument(
+        "--max-upload", default=None, help="largest algorithm package accepted (default: 512MiB)"
+    )
+    serve.set_defaults(func=run_serve)
+
+    users = subparsers.add_parser("users", help="add users, issue and revoke their API tokens")
+    add_data_option(users)
+    actions = users.add_subparsers(dest="action", required=True)
+    for name, helptext in (
+        ("add", "add a user and print their API token (shown once)"),
+        ("token", "issue a new token for a user (the old one stops working)"),
+        ("revoke", "revoke a user's token"),
+    ):
+        action = actions.add_parser(name, help=helptext)
+        action.add_argument("name")
+    actions.add_parser("list", help="list users")
+    users.set_defaults(func=run_users)
+
+    jobs = subparsers.add_parser("jobs", help="jobs and the stations' queues")
+    add_data_option(jobs)
+    jobs.add_argument("--user", default=None, help="only this user's jobs")
+    jobs.add_argument("--limit", type=int, default=20, help="how many jobs (default: 20)")
+    jobs.set_defaults(func=run_jobs)
+
+
+def _service(args: argparse.Namespace, **settings: Any):
+    from nearline.orders import Service, ServiceSettings
+
+    return Service(ServiceSettings.resolve(data=args.data, **settings))
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+    from rich.console import Console
+
+    from nearline.api import create_app
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    base = args.base_url or f"http://{args.host}:{args.port}"
+    service = _service(
+        args, base_url=base, cpus=args.cpus, memory=args.memory, max_upload=args.max_upload
+    )
+    console = Console(stderr=True)
+    try:
+        service.start()
+        app = create_app(service)
+        console.print(f"nearline serving {service.settings.data} at {base}")
+        if not service.users.list():
+            console.print("no users yet: `nearline users add NAME` prints a token")
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    except OSError as error:
+        raise ConfigError(f"cannot serve on {args.host}:{args.port}: {error.strerror}") from None
+    finally:
+        service.close()
+    return 0
+
+
+def run_users(args: argparse.Namespace) -> int:
+    from nearline.orders.service import ServiceSettings
+    from nearline.orders.users import UserStore
+    from nearline.sqlite import Database
+
+    settings = ServiceSettings.resolve(data=args.data)
+    settings.data.mkdir(parents=True, exist_ok=True)
+    database = Database(settings.data / "service.db")
+    try:
+        users = UserStore(database)
+        if args.action == "add":
+            print(users.add(args.name))
+        elif args.action == "token":
+            print(users.new_token(args.name))
+        elif args.action == "revoke":
+            users.revoke(args.name)
+            print(f"revoked {args.name}'s token")
+        else:
+            for user in users.list():
+                state = f"revoked {user.revoked:%Y-%m-%d}" if user.revoked else "active"
+                print(f"{user.name}\t{state}\tsince {user.created:%Y-%m-%d}")
+    finally:
+        database.close()
+    return 0
+
+
+def run_jobs(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from nearline.orders import Station
+    from nearline.orders.service import ServiceSettings
+    from nearline.orders.store import JobStore
+    from nearline.sqlite import Database
+
+    settings = ServiceSettings.resolve(data=args.data)
+    database = Database(settings.data / "service.db")
+    try:
+        store = JobStore(database)
+        active = [station for station in Station if not station.ended]
+        queues = {s: 0 for s in active}
+        for run in store.at(*active):
+            queues[run.station] += 1
+        console = Console()
+        console.print("stations: " + ", ".join(f"{s.value} {n}" for s, n in queues.items()))
+        table = Table("job", "user", "process", "status", "runs", "progress", "waiting")
+        rows = database.query(
+            "SELECT id FROM jobs WHERE (? IS NULL OR owner = ?) ORDER BY created DESC LIMIT ?",
+            (args.user, args.user, args.limit),
+        )
+        for row in rows:
+            job = store.get(row["id"], viewer=None)
+            waiting = next((run.waiting for run in job.runs if run.waiting), "")
+            table.add_row(
+                job.id[:12],
+                job.owner,
+                f"{job.process} {job.version}",
+                job.status.value,
+                str(len(job.runs)),
+                f"{job.progress}%",
+                waiting,
+            )
+        console.print(table)
+    finally:
+        database.close()
+    return 0

@@ -1,0 +1,250 @@
+"""The station manager: admits queued runs by their declared resources and walks each one
+through its stations on the executor.
+
+One thread decides (what runs next, and why the others wait); the executor does the work. A
+run is admitted only when its declared CPUs and memory fit beside the runs already going, so
+a heavy load queues instead of driving the machine out of memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import psutil
+
+from nearline.algorithms import Algorithm
+from nearline.closing import Closing
+from nearline.errors import NearlineError
+from nearline.orders import stations
+from nearline.orders.base import Executor, Job, Run, Station
+from nearline.orders.store import JobStore
+from nearline.units import format_size
+
+log = logging.getLogger(__name__)
+
+
+class LocalExecutor(Executor):
+    """Runs' stations on threads of this process; the algorithms themselves are sandboxed
+    processes, so a thread per run only waits."""
+
+    name = "local"
+
+    def __init__(self, workers: int = 64) -> None:
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="nearline-run")
+
+    def submit(self, work: Callable[[], None]):
+        return self._pool.submit(work)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+@dataclass
+class Capacity:
+    """What the machine lends to runs at once: CPUs and memory (bytes)."""
+
+    cpus: float = field(default_factory=lambda: float(os.cpu_count() or 1))
+    memory: int = field(default_factory=lambda: int(psutil.virtual_memory().total * 0.8))
+    used_cpus: float = 0.0
+    used_memory: int = 0
+
+    def why_not(self, cpus: float, memory: int) -> str | None:
+        """None if a run of this size fits now, else why it waits."""
+        if cpus > self.cpus or memory > self.memory:
+            return (
+                f"needs {cpus:g} CPUs and {format_size(memory)}, more than this service lends "
+                f"to one run ({self.cpus:g} CPUs, {format_size(self.memory)})"
+            )
+        if self.used_cpus + cpus > self.cpus + 1e-9:
+            return f"waiting for free slots: {self.used_cpus:g} of {self.cpus:g} CPUs busy"
+        if self.used_memory + memory > self.memory:
+            return (
+                f"waiting for memory: {format_size(self.used_memory)} of "
+                f"{format_size(self.memory)} lent to running jobs"
+            )
+        return None
+
+
+class Dispatcher(Closing):
+    """Moves runs through the stations. ``wake()`` after new work arrives."""
+
+    def __init__(
+        self,
+        *,
+        store: JobStore,
+        find_algorithm: Callable[[Job], Algorithm],
+        context: dict[str, Any],
+        executor: Executor | None = None,
+        capacity: Capacity | None = None,
+        poll: float = 2.0,
+    ) -> None:
+        self.store = store
+        self.find_algorithm = find_algorithm
+        self.context = context  # catalogue, places, base_url
+        self.executor = executor or LocalExecutor()
+        self.capacity = capacity or Capacity()
+        self.poll = poll
+        self._wake = threading.Condition()
+        self._pending = False
+        self._stop = False
+        self._cancels: dict[str, threading.Event] = {}
+        self._sizes: dict[str, tuple[float, int]] = {}
+        self._thread: threading.Thread | None = None
+
+    # -- control ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Resume what a previous service left, then start admitting runs."""
+        self.resume()
+        self._thread = threading.Thread(target=self._loop, name="nearline-dispatcher", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        with self._wake:
+            self._pending = True
+            self._wake.notify()
+
+    def cancel(self, runs: list[Run]) -> None:
+        """Stop these runs (their job was dismissed)."""
+        for run in runs:
+            event = self._cancels.get(run.id)
+            if event is not None:
+                event.set()
+        self.wake()
+
+    def close(self) -> None:
+        with self._wake:
+            self._stop = True
+            self._wake.notify()
+        for event in list(self._cancels.values()):
+            event.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.executor.close()
+
+    def resume(self) -> None:
+        """After a restart: runs caught staging, allocating or running start again from the
+        queue (none had finished its algorithm); runs caught ingesting or cleaning up finish
+        those stations (their algorithm had finished: it is not run again)."""
+        for run in self.store.at(Station.STAGE, Station.ALLOCATE, Station.RUN):
+            self.store.move(
+                run,
+                Station.QUEUED,
+                attempts=run.attempts + 1,
+                waiting="queued again: the service restarted while this run was at "
+                f"station {run.station.value}",
+            )
+        for run in self.store.at(Station.INGEST, Station.CLEANUP):
+            self.executor.submit(lambda run=run: self._pipeline(run))
+
+    # -- the loop ---------------------------------------------------------------------------
+    def _loop(self) -> None:
+        while True:
+            with self._wake:
+                if not self._pending and not self._stop:
+                    self._wake.wait(timeout=self.poll)
+                self._pending = False
+                if self._stop:
+                    return
+            try:
+                self._admit()
+            except Exception:  # the loop must outlive any one bad run
+                log.exception("dispatcher: admitting runs failed")
+
+    def _admit(self) -> None:
+        for run in self.store.at(Station.QUEUED):
+            job = self.store.get(run.job, viewer=None)
+            try:
+                algorithm = self.find_algorithm(job)
+            except Exception as error:  # retired and gone: the run cannot happen
+                self._fail(run, f"the algorithm {job.process} {job.version} is gone: {error}")
+                continue
+            resources = algorithm.manifest.resources
+            why = self.capacity.why_not(resources.cpus, resources.memory)
+            if why is not None:
+                self.store.set_waiting(run, why)
+                continue
+            moved = self.store.move(run, Station.STAGE, waiting=None, started=datetime.now(UTC))
+            if moved is None:
+                continue
+            self.capacity.used_cpus += resources.cpus
+            self.capacity.used_memory += resources.memory
+            self._sizes[run.id] = (resources.cpus, resources.memory)
+            self.executor.submit(lambda moved=moved: self._pipeline(moved))
+
+    # -- one run ----------------------------------------------------------------------------
+    def _pipeline(self, run: Run) -> None:
+        cancel = self._cancels.setdefault(run.id, threading.Event())
+        try:
+            job = self.store.get(run.job, viewer=None)
+            algorithm = self.find_algorithm(job)
+            self._walk(run, job, algorithm, cancel)
+        except _Dismissed:
+            stations.cleanup(run, places=self.context["places"])
+        except Exception as error:
+            log.error("run %s failed: %s", run.id, traceback.format_exc())
+            current = self.store.run(run.id)
+            if not current.station.ended:
+                why = str(error) if isinstance(error, NearlineError) else repr(error)
+                self._fail(current, f"the run failed at station {current.station.value}: {why}")
+        finally:
+            self._cancels.pop(run.id, None)
+            cpus, memory = self._sizes.pop(run.id, (0.0, 0))
+            self.capacity.used_cpus -= cpus
+            self.capacity.used_memory -= memory
+            self.wake()
+
+    def _walk(self, run: Run, job: Job, algorithm: Algorithm, cancel: threading.Event) -> None:
+        ctx = self.context
+        places: stations.Places = ctx["places"]
+        if run.station == Station.STAGE:
+            inputs = stations.stage(
+                run, job, catalogue=ctx["catalogue"], places=places, base_url=ctx["base_url"]
+            )
+            run = self._next(run, Station.ALLOCATE)
+            disk = algorithm.manifest.resources.disk
+            while (free := stations.free_disk(places)) < disk and not cancel.is_set():
+                self.store.set_waiting(
+                    run,
+                    f"waiting for disk: needs {format_size(disk)}, {format_size(free)} free",
+                )
+                cancel.wait(self.poll)
+            run = self._next(run, Station.RUN)
+            outcome, outputs = stations.execute(
+                run, job, algorithm, inputs=inputs, places=places, cancel=cancel
+            )
+            if not outcome.ok:
+                if cancel.is_set():  # dismissed: the store already says so
+                    stations.cleanup(run, places=places)
+                    return
+                why = outcome.reason or f"the algorithm exited with code {outcome.exit_code}"
+                self._fail(run, f"{why}; see GET /jobs/{job.id}/logs", usage=outcome.usage)
+                stations.cleanup(run, places=places)
+                return
+            run = self._next(run, Station.INGEST, usage=outcome.usage, outputs=outputs)
+        if run.station == Station.INGEST:
+            stations.ingest(run, job, algorithm, catalogue=ctx["catalogue"], places=places)
+            run = self._next(run, Station.CLEANUP)
+        if run.station == Station.CLEANUP:
+            stations.cleanup(run, places=places)
+            self._next(run, Station.DONE, finished=datetime.now(UTC))
+
+    def _next(self, run: Run, to: Station, **changes: Any) -> Run:
+        moved = self.store.move(run, to, **changes)
+        if moved is None:  # dismissed meanwhile
+            raise _Dismissed(run.id)
+        return moved
+
+    def _fail(self, run: Run, message: str, **changes: Any) -> None:
+        self.store.move(run, Station.FAILED, message=message, finished=datetime.now(UTC), **changes)
+
+
+class _Dismissed(Exception):
+    """The run's job was dismissed while it was at a station."""

@@ -1,0 +1,220 @@
+"""The service as one object: catalogue, algorithms, users, orders and the station manager,
+all under one data folder. The web API and the CLI both drive this; neither knows SQL.
+
+Embedded defaults need nothing installed: SQLite files and an archive folder under
+``./nearline-data`` (``--data``, or ``NEARLINE_DATA``), runs as local sandboxed processes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from nearline.algorithms import (
+    Algorithm,
+    AlgorithmRegistry,
+    DeploySettings,
+    builtin_algorithms,
+    cleanup_stale,
+)
+from nearline.archive import Item, SQLiteCatalogue
+from nearline.closing import Closing
+from nearline.errors import AlgorithmNotFound, ConfigError, JobNotFound
+from nearline.orders.base import Job, JobStatus, Run, Station
+from nearline.orders.dispatcher import Capacity, Dispatcher
+from nearline.orders.planning import plan_order
+from nearline.orders.stations import Places
+from nearline.orders.store import JobStore
+from nearline.orders.users import UserStore
+from nearline.sqlite import Database
+from nearline.units import parse_size
+
+log = logging.getLogger(__name__)
+SERVICE_OWNER = "nearline"  # owns the built-in algorithms
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """How a service runs. Arguments first, then ``NEARLINE_*`` variables, then defaults."""
+
+    data: Path = Path("nearline-data")
+    base_url: str = "http://127.0.0.1:8000"
+    cpus: float | None = None  # lent to runs at once (default: every CPU)
+    memory: int | None = None  # lent to runs at once (default: 80% of memory)
+    max_upload: int = 512 * 1024**2
+    poll: float = 2.0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        data: str | Path | None = None,
+        base_url: str | None = None,
+        cpus: float | None = None,
+        memory: str | int | None = None,
+        max_upload: str | int | None = None,
+    ) -> ServiceSettings:
+        env = os.environ
+        data = data or env.get("NEARLINE_DATA") or "nearline-data"
+        memory = memory or env.get("NEARLINE_MEMORY")
+        max_upload = max_upload or env.get("NEARLINE_MAX_UPLOAD")
+        cpus_text = cpus if cpus is not None else env.get("NEARLINE_CPUS")
+        try:
+            cpus_value = float(cpus_text) if cpus_text is not None else None
+        except ValueError:
+            raise ConfigError(f"cpus: expected a number such as 2, got {cpus_text!r}") from None
+        if cpus_value is not None and cpus_value <= 0:
+            raise ConfigError(f"cpus: must be more than 0, got {cpus_value:g}")
+        return cls(
+            data=Path(data).absolute(),
+            base_url=(base_url or env.get("NEARLINE_BASE_URL") or cls.base_url).rstrip("/"),
+            cpus=cpus_value,
+            memory=parse_size(memory, what="memory") if memory is not None else None,
+            max_upload=(
+                parse_size(max_upload, what="max upload")
+                if max_upload is not None
+                else cls.max_upload
+            ),
+        )
+
+
+class Service(Closing):
+    """Everything the web API and the CLI need, opened on one data folder."""
+
+    def __init__(self, settings: ServiceSettings | None = None) -> None:
+        self.settings = settings or ServiceSettings.resolve()
+        data = self.settings.data
+        data.mkdir(parents=True, exist_ok=True)
+        self.places = Places(data)
+        self.database = Database(data / "service.db")
+        self.users = UserStore(self.database)
+        self.jobs = JobStore(self.database)
+        self.catalogue = SQLiteCatalogue(data / "catalogue.db")
+        self.algorithms = AlgorithmRegistry(
+            data, settings=DeploySettings.resolve(max_upload=self.settings.max_upload)
+        )
+        capacity = Capacity()
+        if self.settings.cpus is not None:
+            capacity.cpus = self.settings.cpus
+        if self.settings.memory is not None:
+            capacity.memory = self.settings.memory
+        self.dispatcher = Dispatcher(
+            store=self.jobs,
+            find_algorithm=self._algorithm_of,
+            context={
+                "catalogue": self.catalogue,
+                "places": self.places,
+                "base_url": self.settings.base_url,
+            },
+            capacity=capacity,
+            poll=self.settings.poll,
+        )
+        self._started = False
+
+    # -- life -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Deploy the built-in algorithms if missing, resume unfinished runs, start."""
+        cleanup_stale()  # runs of a killed service: their groups and any process left
+        for package in builtin_algorithms():
+            self.algorithms.ensure_builtin(package, owner=SERVICE_OWNER)
+        self.dispatcher.start()
+        self._started = True
+
+    def close(self) -> None:
+        if self._started:
+            self.dispatcher.close()
+        self.catalogue.close()
+        self.algorithms.close()
+        self.database.close()
+
+    # -- orders -----------------------------------------------------------------------------
+    def submit(self, process: str, body: Mapping[str, Any], *, owner: str) -> Job:
+        """Accept an order for ``process`` (an OGC execute request body) from ``owner``."""
+        algorithm = self.algorithms.get(process, viewer=owner)
+        plan = plan_order(algorithm, body, catalogue=self.catalogue, owner=owner)
+        job_id = uuid.uuid4().hex
+        stamp = datetime.now(UTC)
+        runs = tuple(
+            Run(
+                id=f"{job_id}-{index}",
+                job=job_id,
+                index=index,
+                station=Station.QUEUED,
+                inputs=refs,
+                waiting="queued",
+            )
+            for index, refs in enumerate(plan.runs)
+        )
+        data_inputs = {spec.name for spec in algorithm.manifest.inputs}
+        job = Job(
+            id=job_id,
+            owner=owner,
+            process=algorithm.id,
+            version=algorithm.version,
+            status=JobStatus.ACCEPTED,
+            created=stamp,
+            updated=stamp,
+            inputs={k: v for k, v in body.get("inputs", {}).items() if k in data_inputs},
+            parameters=plan.parameters,
+            runs=runs,
+        )
+        self.jobs.create(job)
+        self.dispatcher.wake()
+        return job
+
+    def job(self, job_id: str, *, viewer: str) -> Job:
+        return self.jobs.get(job_id, viewer=viewer)
+
+    def job_list(self, *, viewer: str, limit: int = 100, offset: int = 0) -> list[Job]:
+        return self.jobs.list(viewer=viewer, limit=limit, offset=offset)
+
+    def results(self, job_id: str, *, viewer: str) -> list[Item]:
+        """The catalogue items a successful job made."""
+        job = self.jobs.get(job_id, viewer=viewer)
+        algorithm = self._algorithm_of(job)
+        collection = algorithm.manifest.output_collection
+        return [
+            self.catalogue.get_item(
+                collection, f"{job.id}-{run.index}-{out.name.replace('/', '_')}", viewer=viewer
+            )
+            for run in job.runs
+            if run.station == Station.DONE
+            for out in run.outputs
+        ]
+
+    def log_text(self, job_id: str, *, viewer: str, limit: int = 1_000_000) -> str:
+        """Every run's log, each under a heading, the last ``limit`` bytes of each."""
+        job = self.jobs.get(job_id, viewer=viewer)
+        parts = []
+        for run in job.runs:
+            path = self.places.log_of(run)
+            text = ""
+            if path.exists():
+                with open(path, "rb") as handle:
+                    size = path.stat().st_size
+                    handle.seek(max(0, size - limit))
+                    text = handle.read().decode("utf-8", "replace")
+            parts.append(f"== run {run.index} ({run.station.value}) ==\n{text}")
+        return "\n".join(parts)
+
+    def dismiss(self, job_id: str, *, viewer: str) -> Job:
+        """Stop a job: running runs are killed and their working folders removed."""
+        job = self.jobs.get(job_id, viewer=viewer)
+        if job.status in (JobStatus.SUCCESSFUL, JobStatus.FAILED, JobStatus.DISMISSED):
+            return job
+        open_runs = self.jobs.dismiss(job_id, viewer=viewer, message="dismissed by its owner")
+        self.dispatcher.cancel(open_runs)
+        return self.jobs.get(job_id, viewer=viewer)
+
+    def _algorithm_of(self, job: Job) -> Algorithm:
+        try:
+            return self.algorithms.get(job.process, viewer=job.owner, version=job.version)
+        except AlgorithmNotFound:
+            raise JobNotFound(f"job {job.id}'s algorithm {job.process} is gone") from None

@@ -1,0 +1,243 @@
+"""What each station does to a run: stage its inputs, allocate its disk, run the algorithm
+in its sandbox, ingest its outputs, clean up. Each is safe to repeat from its beginning, which
+is what a restarted service does with a run it finds at that station.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Any
+
+import shapely
+from shapely.geometry import mapping, shape
+
+from nearline.algorithms import Algorithm, limits_for, run_algorithm
+from nearline.archive import Asset, Catalogue, Collection, Item, item_to_stac
+from nearline.errors import CollectionNotFound, IngestError
+from nearline.orders.base import Job, OutputFile, Run
+
+log = logging.getLogger(__name__)
+CHUNK = 8 * 1024**2
+OUTPUTS_OF = "nearline:outputs_of"  # marks a collection as one algorithm's outputs
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where the service keeps things under its data folder."""
+
+    data: Path
+
+    @property
+    def runs(self) -> Path:
+        return self.data / "runs"
+
+    @property
+    def logs(self) -> Path:
+        return self.data / "logs"
+
+    @property
+    def outputs(self) -> Path:
+        return self.data / "archive" / "outputs"
+
+    def run_folder(self, run: Run) -> Path:
+        return self.runs / run.id
+
+    def log_of(self, run: Run) -> Path:
+        return self.logs / run.job[:2] / run.job / f"run-{run.index:04d}.log"
+
+    def output_folder(self, collection: str, run: Run) -> Path:
+        """Kept outputs: two levels keyed by job id, so no folder grows past a few thousand
+        entries however many jobs the service runs."""
+        return self.outputs / collection / run.job[:2] / run.job / f"run-{run.index:04d}"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def input_items(run: Run, *, catalogue: Catalogue, owner: str) -> list[Item]:
+    return [catalogue.get_item(ref.collection, ref.item, viewer=owner) for ref in run.inputs]
+
+
+def stage(
+    run: Run, job: Job, *, catalogue: Catalogue, places: Places, base_url: str
+) -> dict[str, list[dict[str, Any]]]:
+    """Make every input readable to the run: a local file is shown to the sandbox read-only
+    where it lies (no copy); anything else is copied into the run's folder and verified
+    against its SHA-256. Returns job.json's ``inputs``."""
+    folder = places.run_folder(run)
+    if folder.exists():  # a restarted stage starts clean
+        shutil.rmtree(folder)
+    (folder / "inputs").mkdir(parents=True)
+    staged: dict[str, list[dict[str, Any]]] = {}
+    for ref, item in zip(
+        run.inputs, input_items(run, catalogue=catalogue, owner=job.owner), strict=True
+    ):
+        asset = item.assets.get("data") or next(iter(item.assets.values()))
+        path = _stage_asset(asset, folder / "inputs" / ref.input)
+        staged.setdefault(ref.input, []).append(
+            {"path": str(path), "item": item_to_stac(item, base_url)}
+        )
+    return staged
+
+
+def _stage_asset(asset: Asset, into: Path) -> Path:
+    location = asset.location
+    if "://" not in location and not location.startswith("bundle:"):
+        path = Path(location)
+        if not path.is_file():
+            raise FileNotFoundError(f"an input granule is missing from the archive ({path.name})")
+        return path
+    import fsspec  # an object store or any fsspec URL: copy, then verify
+
+    into.mkdir(parents=True, exist_ok=True)
+    target = into / location.rstrip("/").rpartition("/")[2]
+    with fsspec.open(location, "rb") as source, open(target, "wb") as sink:
+        shutil.copyfileobj(source, sink, CHUNK)
+    if asset.sha256 and sha256_of(target) != asset.sha256:
+        raise OSError(f"input {target.name} changed in the archive: its SHA-256 differs")
+    return target
+
+
+def free_disk(places: Places) -> int:
+    places.data.mkdir(parents=True, exist_ok=True)
+    return shutil.disk_usage(places.data).free
+
+
+def execute(
+    run: Run,
+    job: Job,
+    algorithm: Algorithm,
+    *,
+    inputs: Mapping[str, list[dict[str, Any]]],
+    places: Places,
+    cancel: threading.Event,
+) -> tuple[Any, tuple[OutputFile, ...]]:
+    """Run the algorithm; returns its outcome and, if it succeeded, the files it left."""
+    places.log_of(run).parent.mkdir(parents=True, exist_ok=True)
+    result = run_algorithm(
+        algorithm,
+        job_id=job.id,
+        inputs=inputs,
+        parameters=job.parameters,
+        folder=places.run_folder(run),
+        limits=limits_for(algorithm.manifest.resources),
+        cancel=cancel,
+        log=places.log_of(run),
+    )
+    if not result.outcome.ok:
+        return result.outcome, ()
+    outputs = tuple(
+        _describe_output(path, result.outputs_folder, algorithm) for path in result.output_files
+    )
+    return result.outcome, outputs
+
+
+def _describe_output(path: Path, folder: Path, algorithm: Algorithm) -> OutputFile:
+    name = path.relative_to(folder).as_posix()
+    spec = next(
+        (s for s in algorithm.manifest.outputs if fnmatch(name, s.pattern)),
+        algorithm.manifest.outputs[0] if algorithm.manifest.outputs else None,
+    )
+    return OutputFile(
+        name=name,
+        output=spec.name if spec else "output",
+        size=path.stat().st_size,
+        sha256=sha256_of(path),
+        media_type=spec.media_type if spec else "application/octet-stream",
+    )
+
+
+def ingest(
+    run: Run, job: Job, algorithm: Algorithm, *, catalogue: Catalogue, places: Places
+) -> list[Item]:
+    """Move the run's outputs into the archive and catalogue them, with provenance. Moving
+    a file already moved is skipped, and items are upserted by id, so repeating is safe."""
+    collection = algorithm.manifest.output_collection
+    owner = None if algorithm.public else algorithm.owner
+    try:
+        found = catalogue.get_collection(collection, viewer=owner)
+    except CollectionNotFound:
+        catalogue.put_collection(
+            Collection(
+                id=collection,
+                title=f"Outputs of {algorithm.manifest.title or algorithm.id}",
+                description=f"Files made by the algorithm {algorithm.id} for nearline's users.",
+                owner=owner,
+                properties={OUTPUTS_OF: algorithm.id},
+            )
+        )
+    else:
+        if found.properties.get(OUTPUTS_OF) != algorithm.id:
+            raise IngestError(
+                f"the output collection {collection!r} holds other data (archive granules or "
+                f"another algorithm's outputs); give {algorithm.id} an output collection of "
+                "its own in algorithm.yaml"
+            )
+    sources = input_items(run, catalogue=catalogue, owner=job.owner)
+    start = min(item.start for item in sources)
+    end = max(item.end for item in sources)
+    geometry, bbox = _union_footprint(sources)
+    kept = places.output_folder(collection, run)
+    kept.mkdir(parents=True, exist_ok=True)
+    items = []
+    for output in run.outputs:
+        source = places.run_folder(run) / "outputs" / output.name
+        target = kept / output.name
+        if source.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(source, target)
+        items.append(
+            Item(
+                id=f"{job.id}-{run.index}-{output.name.replace('/', '_')}",
+                collection=collection,
+                start=start,
+                end=end,
+                geometry=geometry,
+                bbox=bbox,
+                owner=job.owner,
+                properties={
+                    "nearline:job": job.id,
+                    "nearline:run": run.index,
+                    "nearline:output": output.output,
+                    "nearline:algorithm": {"id": algorithm.id, "version": algorithm.version},
+                    "nearline:inputs": [f"{ref.collection}/{ref.item}" for ref in run.inputs],
+                    "nearline:parameters": dict(job.parameters),
+                    "nearline:usage": run.usage.to_dict() if run.usage else None,
+                },
+                assets={
+                    "data": Asset(
+                        location=str(target),
+                        media_type=output.media_type,
+                        size=output.size,
+                        sha256=output.sha256,
+                        title=output.name,
+                    )
+                },
+            )
+        )
+    catalogue.add_items(items)
+    return items
+
+
+def _union_footprint(items: list[Item]) -> tuple[dict[str, Any] | None, Any]:
+    shapes = [shape(item.geometry) for item in items if item.geometry is not None]
+    if not shapes:
+        return None, None
+    union = shapely.union_all(shapes)
+    return mapping(union), tuple(float(v) for v in union.bounds)
+
+
+def cleanup(run: Run, *, places: Places) -> None:
+    shutil.rmtree(places.run_folder(run), ignore_errors=True)

@@ -1,0 +1,105 @@
+"""A real `nearline serve` on 127.0.0.1 for the service's tests, with real users.
+
+The server runs as its own process (as an operator starts it), so tests can kill it with
+SIGKILL and start it again on the same data folder, and clients talk to it over real HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from nearline.mpirun import MPI_ENV
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def nearline(*args: str, data: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the `nearline` command as a user would, on the service's data folder."""
+    command = [sys.executable, "-m", "nearline", *args]
+    env = {**os.environ, **MPI_ENV, "NEARLINE_DATA": str(data)}
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    if check and result.returncode != 0:
+        raise AssertionError(f"nearline {' '.join(args)} failed:\n{result.stderr}")
+    return result
+
+
+@dataclass
+class LiveService:
+    data: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen | None = None
+    tokens: dict[str, str] = field(default_factory=dict)
+    log: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, *extra: str, timeout: float = 60) -> None:
+        self.log = self.data.parent / f"{self.data.name}-server.log"
+        env = {**os.environ, **MPI_ENV, "NEARLINE_DATA": str(self.data)}
+        command = [sys.executable, "-m", "nearline", "serve", "--port", str(self.port), *extra]
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"nearline serve exited:\n{self.log.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/conformance", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AssertionError(f"nearline serve did not answer:\n{self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: no clean-up runs."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+        self.process = None
+
+    def add_user(self, name: str) -> str:
+        token = nearline("users", "add", name, data=self.data).stdout.strip()
+        self.tokens[name] = token
+        return token
+
+    def client(self, user: str | None = None, **kwargs) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.tokens[user]}"} if user else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60, **kwargs)
+
+    def wait_for_job(
+        self, user: str, job_id: str, *, timeout: float = 300, poll: float = 0.2
+    ) -> dict:
+        """Poll GET /jobs/{id} until the job has ended; its final status document."""
+        deadline = time.monotonic() + timeout
+        with self.client(user) as client:
+            while time.monotonic() < deadline:
+                status = client.get(f"/jobs/{job_id}").json()
+                if status["status"] in ("successful", "failed", "dismissed"):
+                    return status
+                time.sleep(poll)
+        raise AssertionError(f"job {job_id} did not end in {timeout} s: {status}")

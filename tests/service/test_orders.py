@@ -1,0 +1,143 @@
+"""Orders through the live API: deploy an uploaded algorithm, order it on catalogue granules,
+watch the job through its stations, fetch the results, and check what they say."""
+
+from __future__ import annotations
+
+import time
+
+from .granules import COLLECTION
+
+
+def order(live, user, process, inputs, *, prefer="respond-async"):
+    headers = {"Prefer": prefer} if prefer else {}
+    with live.client(user) as client:
+        return client.post(
+            f"/processes/{process}/execution", json={"inputs": inputs}, headers=headers
+        )
+
+
+def test_deploy_order_and_results(live, alices_processes):
+    summary = alices_processes["sizes"]
+    assert (summary["id"], summary["version"]) == ("granule-sizes", "1.0")
+    response = order(
+        live,
+        "alice",
+        "granule-sizes",
+        {"granules": {"ids": ["granule-001", "granule-002"]}, "scale": 2},
+    )
+    assert response.status_code == 201, response.text
+    job_id = response.json()["jobID"]
+    assert response.headers["location"].endswith(f"/jobs/{job_id}")
+    status = live.wait_for_job("alice", job_id)
+    assert status["status"] == "successful", status
+    assert status["progress"] == 100
+    run = status["nearline:runs"][0]
+    assert run["station"] == "done"
+    assert run["inputs"] == [f"{COLLECTION}/granule-001", f"{COLLECTION}/granule-002"]
+    assert run["usage"]["wall_seconds"] > 0
+    assert run["usage"]["cpu_seconds"] > 0
+    with live.client("alice") as client:
+        results = client.get(f"/jobs/{job_id}/results").json()
+        (link,) = results["summary"]
+        assert link["type"] == "application/json"
+        summary = client.get(link["href"]).json()
+        item = client.get(link["nearline:item"]).json()
+    assert summary == {
+        "job": job_id,
+        "granules": [
+            {"item": "granule-001", "size": 2 * (1000 + 37)},
+            {"item": "granule-002", "size": 2 * (1000 + 74)},
+        ],
+    }
+    provenance = item["properties"]
+    assert provenance["nearline:inputs"] == run["inputs"]
+    assert provenance["nearline:algorithm"] == {"id": "granule-sizes", "version": "1.0"}
+    assert provenance["nearline:parameters"] == {"scale": 2}
+    assert provenance["nearline:usage"]["cpu_seconds"] > 0
+    assert item["bbox"] == [-160.0, -5.0, -142.0, 5.0]  # the two inputs' footprints together
+    assert provenance["start_datetime"] == "2012-12-12T00:05:00Z"
+
+
+def test_an_order_over_the_maximum_is_split_into_runs(live, alices_processes):
+    response = order(
+        live,
+        "alice",
+        "granule-sizes",
+        {
+            "granules": {
+                "bbox": [-180, -10, 180, 10],
+                "datetime": "2012-12-12T00:00:00Z/2012-12-12T00:49:59Z",
+            }
+        },
+    )
+    assert response.status_code == 201, response.text
+    status = live.wait_for_job("alice", response.json()["jobID"])
+    assert status["status"] == "successful", status
+    sizes = [len(run["inputs"]) for run in status["nearline:runs"]]
+    assert sizes == [4, 3, 3]  # 10 granules start in those 50 minutes; at most 4 a run
+    every = [ref for run in status["nearline:runs"] for ref in run["inputs"]]
+    assert every == [f"{COLLECTION}/granule-{i:03d}" for i in range(10)]
+    with live.client("alice") as client:
+        results = client.get(f"/jobs/{status['jobID']}/results").json()
+        granules = [
+            g["item"]
+            for link in results["summary"]
+            for g in client.get(link["href"]).json()["granules"]
+        ]
+    assert granules == [f"granule-{i:03d}" for i in range(10)]
+
+
+def test_without_prefer_a_short_job_answers_with_its_results(live, alices_processes):
+    response = order(
+        live, "alice", "granule-sizes", {"granules": {"ids": ["granule-005"]}}, prefer=None
+    )
+    assert response.status_code == 200, response.text
+    (link,) = response.json()["summary"]
+    with live.client("alice") as client:
+        assert client.get(link["href"]).json()["granules"] == [
+            {"item": "granule-005", "size": 1000 + 5 * 37}
+        ]
+
+
+def test_job_list_logs_and_dismiss(live, alices_processes):
+    response = order(
+        live, "alice", "sleeper", {"granules": {"ids": ["granule-003"]}, "seconds": 60}
+    )
+    job_id = response.json()["jobID"]
+    with live.client("alice") as client:
+        ids = [job["jobID"] for job in client.get("/jobs").json()["jobs"]]
+        assert job_id in ids
+        for _ in range(100):  # until the algorithm prints
+            if "started" in client.get(f"/jobs/{job_id}/logs").text:
+                break
+            time.sleep(0.1)
+        assert "started" in client.get(f"/jobs/{job_id}/logs").text
+        dismissed = client.delete(f"/jobs/{job_id}").json()
+        assert dismissed["status"] == "dismissed"
+        final = live.wait_for_job("alice", job_id)
+        assert final["nearline:runs"][0]["station"] == "dismissed"
+        assert client.get(f"/jobs/{job_id}/results").status_code == 404
+    run_folders = list((live.data / "runs").glob(f"{job_id}-*"))
+    assert run_folders == []  # its working folder is removed
+
+
+def test_the_order_records_stations_and_waiting_reasons(live, alices_processes):
+    # two 60 s sleepers fill both CPUs; the third waits and says why
+    ids = []
+    for granule in ("granule-006", "granule-007", "granule-008"):
+        response = order(live, "alice", "sleeper", {"granules": {"ids": [granule]}, "seconds": 60})
+        ids.append(response.json()["jobID"])
+    with live.client("alice") as client:
+        for _ in range(100):
+            third = client.get(f"/jobs/{ids[2]}").json()
+            if (
+                third["nearline:runs"][0]["waiting"]
+                and "slots" in third["nearline:runs"][0]["waiting"]
+            ):
+                break
+            time.sleep(0.1)
+        assert third["status"] == "accepted"
+        assert "waiting for free slots" in third["nearline:runs"][0]["waiting"]
+        assert third["nearline:stations"]["run"] >= 2
+        for job_id in ids:
+            client.delete(f"/jobs/{job_id}")

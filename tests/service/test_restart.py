@@ -1,0 +1,65 @@
+"""kill -9 of the server in the middle of jobs, then a restart: every job accounted for,
+every run's algorithm finished exactly once."""
+
+from __future__ import annotations
+
+import time
+
+import psutil
+
+from ..live_service import LiveService
+from .conftest import deploy
+from .granules import add_granules
+
+
+def test_kill_9_mid_jobs_then_restart_loses_nothing_and_repeats_nothing(tmp_path):
+    live = LiveService(tmp_path / "data")
+    add_granules(live.data, 6)
+    live.add_user("alice")
+    live.start("--cpus", "2")
+    try:
+        deploy(live, "alice", "sleeper")
+        with live.client("alice") as client:
+            response = client.post(
+                "/processes/sleeper/execution",
+                json={
+                    "inputs": {
+                        "granules": {"ids": [f"granule-{i:03d}" for i in range(5)]},
+                        "seconds": 3,
+                    }
+                },
+                headers={"Prefer": "respond-async"},
+            )
+            job_id = response.json()["jobID"]
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # until two runs are inside the algorithm
+                runs = client.get(f"/jobs/{job_id}").json()["nearline:runs"]
+                if sum(run["station"] == "run" for run in runs) == 2:
+                    break
+                time.sleep(0.05)
+        assert [run["station"] for run in runs].count("run") == 2
+        time.sleep(0.5)
+        live.kill()
+        sleepers = [
+            p
+            for p in psutil.process_iter(["cwd"])
+            if (p.info["cwd"] or "").startswith(str(live.data / "runs"))
+        ]
+        assert sleepers == []  # the runs died with their service
+        live.start("--cpus", "2")
+        status = live.wait_for_job("alice", job_id, timeout=120)
+        assert status["status"] == "successful", status
+        runs = status["nearline:runs"]
+        assert [run["station"] for run in runs] == ["done"] * 5
+        assert sum(run["attempts"] for run in runs) == 2  # the two caught running, once each
+        with live.client("alice") as client:
+            logs = client.get(f"/jobs/{job_id}/logs").text
+            results = client.get(f"/jobs/{job_id}/results").json()["done"]
+            made = [client.get(link["href"]).text for link in results]
+            found = client.get("/search", params={"collections": "sleeper", "limit": 100}).json()
+        assert logs.splitlines().count("done") == 5  # every algorithm finished exactly once
+        assert logs.splitlines().count("started") == 7  # the two killed runs started twice
+        assert sorted(made) == [f"granule-{i:03d}" for i in range(5)]
+        assert len(found["features"]) == 5  # no output catalogued twice
+    finally:
+        live.stop()
