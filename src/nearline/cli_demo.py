@@ -1,8 +1,10 @@
 """``nearline demo``: the main jobs on embedded defaults, with nothing to install or set up.
 
-Two parts, both on this machine: burst (a model on MPI ranks hands its output to an I/O
-rank, against writing it directly) and composite (a small synthetic day of AVHRR orbits
-composited to the 8 km Goode Homolosine world, with an NDVI quicklook PNG).
+Three parts, all on this machine: burst (a model on MPI ranks hands its output to an I/O
+rank, against writing it directly), composite (a small synthetic day of AVHRR orbits
+composited to the 8 km Goode Homolosine world, with an NDVI quicklook PNG) and service (a
+real ``nearline serve`` on 127.0.0.1: the day ingested into its catalogue, the built-in
+composite ordered through OGC API - Processes, its results and usage read back).
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ def _positive(text: str) -> int:
 
 
 def add_demo_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``demo [--only burst|composite]`` to ``subparsers``."""
+    """Add ``demo [--only burst|composite|service]`` to ``subparsers``."""
     demo = subparsers.add_parser("demo", help="run the main jobs on embedded defaults")
     demo.add_argument("--out", default="demo-output", help="output folder (default: %(default)s)")
     demo.add_argument(
-        "--only", choices=["burst", "composite"], default=None, help="run one part only"
+        "--only",
+        choices=["burst", "composite", "service"],
+        default=None,
+        help="run one part only",
     )
     demo.add_argument(
         "--compute-ranks", type=_positive, default=4, help="burst: MPI compute ranks (default: 4)"
@@ -57,6 +62,10 @@ def run_demo(args: argparse.Namespace) -> int:
         _burst_demo(args, out, console)
     if args.only in (None, "composite"):
         _composite_demo(args, out / "composite", console)
+    if args.only in (None, "service"):
+        from nearline.cli_demo_service import service_demo
+
+        service_demo(out / "service", granules=out / "composite" / "granules", args=args)
     return 0
 
 

@@ -18,7 +18,13 @@ def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:
         "footprint. Folders stand for every file below them. A running `nearline serve` on "
         "the same --data sees the items at once.",
     )
-    parser.add_argument("paths", nargs="+", help="granule files, or folders holding them")
+    parser.add_argument("paths", nargs="*", help="granule files, or folders holding them")
+    parser.add_argument(
+        "--archive",
+        default=None,
+        help="instead of files: a layout archive tier (folder or URL) whose migrated "
+        "granules are catalogued where they lie, in their bundles",
+    )
     parser.add_argument("--collection", required=True, help="the collection's id, e.g. avhrr-gac")
     add_data_option(parser)
     parser.add_argument(
@@ -37,10 +43,13 @@ def run_ingest(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from nearline.archive import SQLiteCatalogue
-    from nearline.archive.ingest import ingest
+    from nearline.archive.ingest import ingest, ingest_archive
+    from nearline.errors import IngestError
     from nearline.orders import ServiceSettings
     from nearline.units import format_size
 
+    if bool(args.paths) == bool(args.archive):
+        raise IngestError("give granule files (or folders), or --archive TIER, not both")
     settings = ServiceSettings.resolve(data=args.data)
     settings.data.mkdir(parents=True, exist_ok=True)
     console = Console(stderr=True)
@@ -48,9 +57,10 @@ def run_ingest(args: argparse.Namespace) -> int:
     with SQLiteCatalogue(settings.data / "catalogue.db") as catalogue:
         with Progress(*columns, console=console, transient=True) as bars:
             task = bars.add_task("granules read", total=None)
-            report = ingest(
+            source = {"tier": args.archive} if args.archive else {"inputs": args.paths}
+            report = (ingest_archive if args.archive else ingest)(
                 catalogue,
-                args.paths,
+                **source,
                 collection=args.collection,
                 on_error=args.on_error,
                 workers=args.workers,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 
-from .granules import COLLECTION
+from .conftest import deploy
+from .granules import COLLECTION, add_granules
 
 
 def order(live, user, process, inputs, *, prefer="respond-async"):
@@ -141,3 +142,33 @@ def test_the_order_records_stations_and_waiting_reasons(live, alices_processes):
         assert third["nearline:stations"]["run"] >= 2
         for job_id in ids:
             client.delete(f"/jobs/{job_id}")
+
+
+def test_many_inputs_and_many_outputs_per_run(live):
+    """NADM ran one file in, one file out; here two data inputs (one split over runs, one
+    given whole to each run) and several outputs of two kinds per run."""
+    add_granules(live.data, 2, collection="test-references")
+    deploy(live, "alice", "pairs")
+    response = order(
+        live,
+        "alice",
+        "pairs",
+        {
+            "granules": {"ids": [f"granule-{i:03d}" for i in range(6)]},
+            "reference": {"ids": ["granule-001"], "collections": ["test-references"]},
+        },
+    )
+    assert response.status_code == 201, response.text
+    status = live.wait_for_job("alice", response.json()["jobID"])
+    assert status["status"] == "successful", status
+    runs = status["nearline:runs"]
+    assert [len(run["inputs"]) for run in runs] == [4, 4]  # 3 + 3 granules, each + 1 reference
+    assert all("test-references/granule-001" in run["inputs"] for run in runs)
+    with live.client("alice") as client:
+        results = client.get(f"/jobs/{status['jobID']}/results").json()
+        pairs = [client.get(link["href"]).json() for link in results["pairs"]]
+        counts = [client.get(link["href"]).text for link in results["count"]]
+    assert sorted(p["granule"] for p in pairs) == [f"granule-{i:03d}" for i in range(6)]
+    assert {p["reference"] for p in pairs} == {"granule-001"}
+    assert all(p["sizes"][1] == 1000 + 37 for p in pairs)  # the reference's own bytes
+    assert counts == ["3", "3"]

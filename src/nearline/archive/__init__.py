@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from nearline.archive.assets import BundleMember, fetch, is_local, sha256_of
 from nearline.archive.base import (
     FILE_EXTENSION,
     STAC_VERSION,
@@ -23,6 +24,7 @@ __all__ = [
     "STAC_VERSION",
     "Asset",
     "BBox",
+    "BundleMember",
     "Catalogue",
     "Collection",
     "Item",
@@ -30,10 +32,13 @@ __all__ = [
     "SQLiteCatalogue",
     "Search",
     "collection_to_stac",
+    "fetch",
+    "is_local",
     "item_to_stac",
     "modis_like_items",
     "parse_bbox",
     "parse_datetime",
     "parse_search",
     "rfc3339",
+    "sha256_of",
 ]

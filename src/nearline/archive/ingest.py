@@ -8,9 +8,9 @@ no half-ingested folder is left looking complete.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -19,11 +19,12 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from nearline.archive.assets import bundle_members, fetch, sha256_of
 from nearline.archive.base import Asset, Catalogue, Collection, Item
 from nearline.errors import CollectionNotFound, GranuleError, IngestError
 
 log = logging.getLogger(__name__)
-CHUNK = 8 * 1024**2
+ARCHIVE_BATCH = 64  # bundle members restored to scratch at once
 MEDIA_TYPES = {"nearline-avhrr": "application/x-netcdf"}
 Progress = Callable[[int, int], None]  # (files described, files in all)
 
@@ -38,21 +39,17 @@ class IngestReport:
     bytes: int = 0
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def describe_file(path: Path, location: str | None = None) -> dict[str, Any]:
-    """One granule file as the fields of its item (picklable, for worker processes)."""
+def describe_file(
+    path: Path, *, location: str | None = None, sha256: str | None = None, name: str | None = None
+) -> dict[str, Any]:
+    """One granule file as the fields of its item (picklable, for worker processes).
+    ``location``, ``sha256`` and ``name``: of the original, when ``path`` is a copy of it."""
     from nearline.swath import describe_granule
 
     summary = describe_granule(path)
+    name = name or path.name
     return {
-        "id": path.name,
+        "id": name,
         "start": summary.start,
         "end": summary.end,
         "geometry": summary.geometry,
@@ -67,15 +64,19 @@ def describe_file(path: Path, location: str | None = None) -> dict[str, Any]:
             location=location or str(path.resolve()),
             media_type=MEDIA_TYPES.get(summary.reader, "application/octet-stream"),
             size=path.stat().st_size,
-            sha256=sha256_of(path),
-            title=path.name,
+            sha256=sha256 or sha256_of(path),
+            title=name,
         ),
     }
 
 
-def _describe(path: Path) -> tuple[Path, dict[str, Any] | None, str | None]:
+Described = tuple[Path, dict[str, Any] | None, str | None]  # (file, fields, error)
+
+
+def _describe(job: tuple[Path, dict[str, Any]]) -> Described:
+    path, original = job
     try:
-        return path, describe_file(path), None
+        return path, describe_file(path, **original), None
     except (GranuleError, OSError) as error:
         return path, None, str(error)
 
@@ -101,21 +102,27 @@ def file_paths(inputs: Iterable[str | Path]) -> list[Path]:
 
 
 def describe_all(
-    paths: Sequence[Path], *, workers: int | None = None, progress: Progress | None = None
-) -> list[tuple[Path, dict[str, Any] | None, str | None]]:
-    """(path, fields or None, error or None) of each file, in order, ``workers`` at once."""
+    paths: Sequence[Path],
+    *,
+    originals: Sequence[dict[str, Any]] | None = None,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> list[Described]:
+    """(path, fields or None, error or None) of each file, in order, ``workers`` at once.
+    ``originals``: for each path that is a copy, its original's location, SHA-256 and name."""
     report = progress or (lambda done, total: None)
+    jobs = list(zip(paths, originals or [{}] * len(paths), strict=True))
     workers = workers or min(len(paths), os.cpu_count() or 1)
     found = []
     if workers <= 1 or len(paths) < 8:
-        for done, path in enumerate(paths, 1):
-            found.append(_describe(path))
+        for done, job in enumerate(jobs, 1):
+            found.append(_describe(job))
             report(done, len(paths))
         return found
     # fork is cheapest (workers inherit the loaded readers); a threaded caller gets forkserver
     method = "fork" if threading.active_count() == 1 else "forkserver"
     with ProcessPoolExecutor(workers, mp_context=get_context(method)) as pool:
-        for done, result in enumerate(pool.map(_describe, paths, chunksize=16), 1):
+        for done, result in enumerate(pool.map(_describe, jobs, chunksize=16), 1):
             found.append(result)
             report(done, len(paths))
     return found
@@ -134,10 +141,58 @@ def ingest(
     """Catalogue the granule files ``inputs`` (folders: every file below them) as items of
     ``collection`` (created if missing). ``on_error="skip"`` leaves out files no reader
     knows, and says which; ``"fail"`` adds nothing if any file is bad."""
+    _check_on_error(on_error)
+    described = describe_all(file_paths(inputs), workers=workers, progress=progress)
+    return _catalogue(catalogue, described, collection, owner, on_error)
+
+
+def ingest_archive(
+    catalogue: Catalogue,
+    tier: str,
+    *,
+    collection: str,
+    owner: str | None = None,
+    on_error: str = "fail",
+    workers: int | None = None,
+    progress: Progress | None = None,
+    scratch: Path | None = None,
+) -> IngestReport:
+    """Catalogue every granule that layout migrated to the archive ``tier`` (a folder or an
+    fsspec URL), where it lies: each is restored to ``scratch`` a batch at a time (checked
+    against its bundle's manifest) to be read, and its asset points into its bundle."""
+    _check_on_error(on_error)
+    members = bundle_members(tier)
+    described: list[Described] = []
+    with tempfile.TemporaryDirectory(dir=scratch, prefix="nearline-ingest-") as folder:
+        for first in range(0, len(members), ARCHIVE_BATCH):
+            batch = members[first : first + ARCHIVE_BATCH]
+            paths = [
+                fetch(Asset(location=m.location), Path(folder) / str(first + i))
+                for i, (m, _, _) in enumerate(batch)
+            ]
+            originals = [
+                {"location": m.location, "sha256": digest, "name": m.name} for m, _, digest in batch
+            ]
+            described += describe_all(paths, originals=originals, workers=workers)
+            for path in paths:
+                path.unlink()
+            if progress is not None:
+                progress(len(described), len(members))
+    return _catalogue(catalogue, described, collection, owner, on_error)
+
+
+def _check_on_error(on_error: str) -> None:
     if on_error not in ("fail", "skip"):
         raise IngestError(f"on_error: expected 'fail' or 'skip', got {on_error!r}")
-    paths = file_paths(inputs)
-    described = describe_all(paths, workers=workers, progress=progress)
+
+
+def _catalogue(
+    catalogue: Catalogue,
+    described: list[Described],
+    collection: str,
+    owner: str | None,
+    on_error: str,
+) -> IngestReport:
     bad = [(path, why) for path, _, why in described if why is not None]
     if bad and on_error == "fail":
         _, why = bad[0]

@@ -97,10 +97,16 @@ def collection_to_stac(collection: Collection, base: str) -> dict[str, Any]:
             "temporal": {"interval": [[rfc3339(start), rfc3339(end)]]},
         },
         **collection.properties,
-        "links": [
-            {"rel": "self", "type": JSON, "href": href},
-            {"rel": "parent", "type": JSON, "href": f"{base}/"},
-            {"rel": "root", "type": JSON, "href": f"{base}/"},
-            {"rel": "items", "type": GEOJSON, "href": f"{href}/items"},
-        ],
+        "links": _collection_links(collection, href, base),
     }
+
+
+def _collection_links(collection: Collection, href: str, base: str) -> list[dict[str, Any]]:
+    """A collection's links, each with a title (STAC's best practice: stac-check asks)."""
+    name = collection.title or collection.id
+    return [
+        {"rel": "self", "type": JSON, "title": name, "href": href},
+        {"rel": "parent", "type": JSON, "title": "The archive", "href": f"{base}/"},
+        {"rel": "root", "type": JSON, "title": "The archive", "href": f"{base}/"},
+        {"rel": "items", "type": GEOJSON, "title": f"Items of {name}", "href": f"{href}/items"},
+    ]

@@ -15,7 +15,13 @@ from nearline.layout.markers import (
 )
 from nearline.layout.migrate import Migrator
 from nearline.layout.paths import Layout, OutputPath, hds_path, parse
-from nearline.layout.restore import restore, verify_archive
+from nearline.layout.restore import (
+    manifests,
+    read_manifest,
+    restore,
+    restore_member,
+    verify_archive,
+)
 from nearline.layout.tier import ArchiveTier
 
 __all__ = [
@@ -31,10 +37,13 @@ __all__ = [
     "Phase",
     "closed_sets",
     "hds_path",
+    "manifests",
     "mark_complete",
     "marker_path",
     "parse",
+    "read_manifest",
     "read_marker",
     "restore",
+    "restore_member",
     "verify_archive",
 ]

@@ -153,6 +153,57 @@ def restore(
     return chosen
 
 
+def read_manifest(
+    archive: str | Path | ArchiveTier,
+    name: str,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Manifest:
+    """The manifest called ``name`` (as :attr:`Manifest.name` gives it) on ``archive``."""
+    tier = open_tier(archive, storage_options=storage_options)
+    try:
+        text = tier.read_bytes(name)
+    except FileNotFoundError:
+        raise ArchiveError(
+            f"{tier.describe(name)} does not exist: the set was never archived there, or its "
+            "bundle was removed"
+        ) from None
+    except OSError as error:
+        raise archive_failure(tier, name, error, "reading") from error
+    return Manifest.from_json(text, where=tier.describe(name))
+
+
+def restore_member(
+    archive: str | Path | ArchiveTier,
+    manifest: str,
+    member: str,
+    target: str | Path,
+    *,
+    chunk_size: str | int = "8MiB",
+    storage_options: Mapping[str, Any] | None = None,
+) -> Path:
+    """Bring one file of an archived set back to ``target``: ``member`` is its path in the
+    manifest called ``manifest``. Its SHA-256 is checked before it takes its name."""
+    tier = open_tier(archive, storage_options=storage_options)
+    found = read_manifest(tier, manifest)
+    entry = next((e for e in found.entries if e.path == member), None)
+    if entry is None:
+        raise ArchiveError(f"{found.label()} holds no file {member!r}; its manifest lists others")
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        with open(partial, "wb") as out:
+            pump = Pump(parse_size(chunk_size, what="chunk_size"))
+            read_entry(tier, found, entry, pump, _writer(out, target))
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise
+    return target
+
+
 def _inside(root: Path, manifest: Manifest, relative: str) -> Path:
     """``root / relative``, refusing a path a tampered manifest could aim outside ``root``."""
     parts = PurePosixPath(relative).parts

@@ -5,7 +5,6 @@ is what a restarted service does with a run it finds at that station.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import shutil
 import threading
@@ -19,12 +18,11 @@ import shapely
 from shapely.geometry import mapping, shape
 
 from nearline.algorithms import Algorithm, limits_for, run_algorithm
-from nearline.archive import Asset, Catalogue, Collection, Item, item_to_stac
+from nearline.archive import Asset, Catalogue, Collection, Item, fetch, item_to_stac, sha256_of
 from nearline.errors import CollectionNotFound, IngestError
 from nearline.orders.base import Job, OutputFile, Run
 
 log = logging.getLogger(__name__)
-CHUNK = 8 * 1024**2
 OUTPUTS_OF = "nearline:outputs_of"  # marks a collection as one algorithm's outputs
 
 
@@ -58,14 +56,6 @@ class Places:
         return self.outputs / collection / run.job[:2] / run.job / f"run-{run.index:04d}"
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def input_items(run: Run, *, catalogue: Catalogue, owner: str) -> list[Item]:
     return [catalogue.get_item(ref.collection, ref.item, viewer=owner) for ref in run.inputs]
 
@@ -74,8 +64,9 @@ def stage(
     run: Run, job: Job, *, catalogue: Catalogue, places: Places, base_url: str
 ) -> dict[str, list[dict[str, Any]]]:
     """Make every input readable to the run: a local file is shown to the sandbox read-only
-    where it lies (no copy); anything else is copied into the run's folder and verified
-    against its SHA-256. Returns job.json's ``inputs``."""
+    where it lies (no copy); a file in an object store or a layout archive bundle is copied
+    into the run's folder and verified (:func:`nearline.archive.fetch`). Returns job.json's
+    ``inputs``."""
     folder = places.run_folder(run)
     if folder.exists():  # a restarted stage starts clean
         shutil.rmtree(folder)
@@ -85,29 +76,11 @@ def stage(
         run.inputs, input_items(run, catalogue=catalogue, owner=job.owner), strict=True
     ):
         asset = item.assets.get("data") or next(iter(item.assets.values()))
-        path = _stage_asset(asset, folder / "inputs" / ref.input)
+        path = fetch(asset, folder / "inputs" / ref.input)
         staged.setdefault(ref.input, []).append(
             {"path": str(path), "item": item_to_stac(item, base_url)}
         )
     return staged
-
-
-def _stage_asset(asset: Asset, into: Path) -> Path:
-    location = asset.location
-    if "://" not in location and not location.startswith("bundle:"):
-        path = Path(location)
-        if not path.is_file():
-            raise FileNotFoundError(f"an input granule is missing from the archive ({path.name})")
-        return path
-    import fsspec  # an object store or any fsspec URL: copy, then verify
-
-    into.mkdir(parents=True, exist_ok=True)
-    target = into / location.rstrip("/").rpartition("/")[2]
-    with fsspec.open(location, "rb") as source, open(target, "wb") as sink:
-        shutil.copyfileobj(source, sink, CHUNK)
-    if asset.sha256 and sha256_of(target) != asset.sha256:
-        raise OSError(f"input {target.name} changed in the archive: its SHA-256 differs")
-    return target
 
 
 def free_disk(places: Places) -> int:
