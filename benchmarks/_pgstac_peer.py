@@ -1,0 +1,455 @@
+"""The service benchmark's peer: pgstac on PostgreSQL + PostGIS, served by stac-fastapi-pgstac.
+
+The standard STAC API stack, run beside nearline in one run: a throwaway PostgreSQL cluster
+(``initdb``, Debian's PostgreSQL with PostGIS, default settings), pgstac's schema installed by
+``pypgstac migrate``, items loaded by pypgstac's loader (COPY into the collection's partition)
+and searched through stac-fastapi-pgstac under uvicorn, one process, as ``nearline serve`` runs.
+
+    with PgstacPeer() as peer:
+        peer.start(folder)
+        items_per_second = peer.load(stac_items, stac_collection)
+        base_url = peer.serve()
+
+Run as a script, it checks itself on MODIS-like items and prints the load rate and the search
+latency of the service benchmark's searches:
+
+    .venv/bin/python benchmarks/_pgstac_peer.py [--items 10000] [--searches 100]
+        [--folder bench-output/pgstac-peer]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import itertools
+import os
+import pwd
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Self
+
+import httpx
+
+DATABASE = "pgstac"
+SUPERUSER = "postgres"
+SERVICE_USER = "nearline-pg"  # created only when running as root and "nobody" is missing
+SOCKET_PATH_MAX = 107  # sun_path's size, less its terminating zero
+START = datetime(2020, 1, 1, tzinfo=UTC)  # as in benchmarks/service.py
+COLLECTION = "MOD06_L2"
+STAMP = "%Y-%m-%dT%H:%M:%SZ"
+
+
+class PeerError(RuntimeError):
+    """The peer stack cannot run here; the message says what to do."""
+
+
+# -- finding PostgreSQL and PostGIS --------------------------------------------------------------
+def postgres_bindir() -> Path:
+    """The folder of ``initdb`` and ``postgres``: $NEARLINE_PG_BINDIR, else Debian's newest
+    /usr/lib/postgresql/N/bin, else ``pg_config --bindir``, else ``initdb`` on PATH."""
+    if named := os.environ.get("NEARLINE_PG_BINDIR"):
+        candidates = [Path(named)]
+    else:
+        debian = glob.glob("/usr/lib/postgresql/*/bin")
+        candidates = sorted(
+            (Path(d) for d in debian if Path(d).parent.name.isdigit()),
+            key=lambda d: int(d.parent.name),
+            reverse=True,
+        )
+        if pg_config := shutil.which("pg_config"):
+            found = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True)
+            candidates.append(Path(found.stdout.strip()))
+        if initdb := shutil.which("initdb"):
+            candidates.append(Path(initdb).parent)
+    for folder in candidates:
+        if (folder / "initdb").is_file() and (folder / "postgres").is_file():
+            return folder
+    raise PeerError(
+        "PostgreSQL's initdb and postgres were not found (looked in "
+        f"{[str(c) for c in candidates] or '/usr/lib/postgresql/*/bin and PATH'}): install "
+        "them with `apt-get install -y postgresql-15`, or set NEARLINE_PG_BINDIR"
+    )
+
+
+def postgres_major(bindir: Path) -> str:
+    found = subprocess.run([bindir / "postgres", "--version"], capture_output=True, text=True)
+    return found.stdout.split()[-1].split(".")[0]  # "postgres (PostgreSQL) 15.18" -> "15"
+
+
+def postgis_present(bindir: Path) -> bool:
+    pg_config = bindir / "pg_config"
+    if pg_config.is_file():
+        found = subprocess.run([pg_config, "--sharedir"], capture_output=True, text=True)
+        share = Path(found.stdout.strip())
+    else:
+        share = Path("/usr/share/postgresql") / postgres_major(bindir)
+    return (share / "extension" / "postgis.control").is_file()
+
+
+def ensure_postgis(bindir: Path) -> None:
+    """Install Debian's PostGIS for this PostgreSQL when it is missing and we are root."""
+    if postgis_present(bindir):
+        return
+    package = f"postgresql-{postgres_major(bindir)}-postgis-3"
+    install = ["apt-get", "install", "-y", "--no-install-recommends", package]
+    if os.geteuid() != 0:
+        raise PeerError(f"PostGIS is not installed for {bindir}: run `sudo {' '.join(install)}`")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    done = subprocess.run(install, capture_output=True, text=True, env=env)
+    if done.returncode != 0:  # most often: no package lists yet, or stale ones
+        subprocess.run(["apt-get", "update"], capture_output=True, env=env)
+        done = subprocess.run(install, capture_output=True, text=True, env=env)
+    if done.returncode != 0 or not postgis_present(bindir):
+        raise PeerError(f"`{' '.join(install)}` failed:\n{done.stdout[-2000:]}{done.stderr}")
+
+
+def service_user() -> tuple[int, int] | None:
+    """(uid, gid) to run PostgreSQL as when we are root (postgres refuses root); else None."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam("nobody")
+    except KeyError:
+        try:
+            entry = pwd.getpwnam(SERVICE_USER)
+        except KeyError:
+            subprocess.run(
+                [
+                    "useradd",
+                    "--system",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    SERVICE_USER,
+                ],
+                check=True,
+            )
+            entry = pwd.getpwnam(SERVICE_USER)
+    return entry.pw_uid, entry.pw_gid
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def stop_process(process: subprocess.Popen | None, first: int = signal.SIGINT) -> None:
+    """Signal ``first`` (SIGINT: fast shutdown for postgres), then SIGKILL after 30 s."""
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(first)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+# -- the peer ------------------------------------------------------------------------------------
+class PgstacPeer:
+    """A throwaway pgstac database and its STAC API; everything ends with the ``with`` block.
+
+    Parameters
+    ----------
+    bindir
+        PostgreSQL's binaries; found by :func:`postgres_bindir` when None.
+    """
+
+    def __init__(self, *, bindir: Path | None = None) -> None:
+        self.bindir = bindir
+        self.home: Path | None = None  # the cluster's folder: data, socket, logs
+        self.port = 0
+        self.postgres: subprocess.Popen | None = None
+        self.api: subprocess.Popen | None = None
+        self.url = ""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def dsn(self) -> str:
+        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{DATABASE}"
+
+    def start(self, folder: Path) -> None:
+        """Create a cluster in a new folder inside ``folder``, start it on 127.0.0.1 and a
+        free port, create the database and install pgstac (with PostGIS) in it."""
+        try:
+            self._start(Path(folder).absolute())
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, folder: Path) -> None:
+        self.bindir = self.bindir or postgres_bindir()
+        ensure_postgis(self.bindir)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.home = Path(tempfile.mkdtemp(prefix="pgstac-", dir=folder))
+        self.port = free_port()
+        if len(f"{self.home}/.s.PGSQL.{self.port}") > SOCKET_PATH_MAX:
+            raise PeerError(f"{self.home} is too long a path for a unix socket: use a shorter")
+        user = service_user()
+        if user is not None:
+            os.chown(self.home, *user)
+            reachable = self._run_as(["test", "-w", str(self.home)], check=False)
+            if reachable.returncode != 0:
+                raise PeerError(
+                    f"{self.home} is not writable by uid {user[0]}, which runs PostgreSQL "
+                    "(postgres refuses root): every folder above it needs o+x; use one under /tmp"
+                )
+        data = self.home / "data"
+        initdb = [self.bindir / "initdb", "-D", data, "-U", SUPERUSER, "--auth=trust"]
+        self._run_as([*initdb, "--encoding=UTF8", "--locale=C", "--no-sync"])
+        with open(self.home / "postgres.log", "ab") as log:
+            self.postgres = subprocess.Popen(
+                [
+                    *(self.bindir / "postgres", "-D", data, "-p", str(self.port)),
+                    *("-k", self.home, "-c", "listen_addresses=127.0.0.1"),
+                ],
+                stdout=log,
+                stderr=log,
+                cwd=self.home,
+                **self._as_user(),
+            )
+        self._wait_for_postgres()
+        import psycopg
+
+        with psycopg.connect(self.dsn.replace(f"/{DATABASE}", "/postgres"), autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {DATABASE}")
+        from pypgstac.migrate import Migrate
+
+        with self._pgstac() as db:
+            Migrate(db).run_migration()
+
+    @contextlib.contextmanager
+    def _pgstac(self) -> Iterator[Any]:
+        """pypgstac's ``PgstacDB`` on a pool of our own: its own pool is never closed."""
+        from psycopg_pool import ConnectionPool
+        from pypgstac.db import PgstacDB
+
+        with ConnectionPool(self.dsn, min_size=1, max_size=1) as pool, PgstacDB(pool=pool) as db:
+            yield db
+
+    def _as_user(self) -> dict[str, Any]:
+        user = service_user()
+        if user is None:
+            return {}
+        return {"user": user[0], "group": user[1], "extra_groups": []}
+
+    def _run_as(self, command: Sequence[Any], *, check: bool = True) -> subprocess.CompletedProcess:
+        done = subprocess.run(
+            [str(c) for c in command],
+            capture_output=True,
+            text=True,
+            cwd=self.home,
+            **self._as_user(),
+        )
+        if check and done.returncode != 0:
+            raise PeerError(f"{command[0]} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        return done
+
+    def _wait_for_postgres(self, timeout: float = 60) -> None:
+        import psycopg
+
+        assert self.postgres is not None
+        assert self.home is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.postgres.poll() is not None:
+                log = (self.home / "postgres.log").read_text()[-3000:]
+                raise PeerError(f"postgres exited:\n{log}")
+            try:
+                with psycopg.connect(self.dsn.replace(f"/{DATABASE}", "/postgres")):
+                    return
+            except psycopg.OperationalError:
+                time.sleep(0.1)
+        raise PeerError(f"postgres did not answer in {timeout} s")
+
+    def load(self, items: list[dict[str, Any]], collection: dict[str, Any]) -> float:
+        """Put ``collection`` (upserted), then bulk load ``items`` (STAC Item dicts) with
+        pypgstac's loader in its insert mode (COPY into the partition); items/s of the latter.
+
+        The tables are ANALYZEd afterwards, outside the time, as autovacuum would soon do.
+        """
+        from pypgstac.load import Loader, Methods
+
+        with self._pgstac() as db:
+            loader = Loader(db=db)
+            loader.load_collections(iter([collection]), Methods.upsert)
+            began = time.perf_counter()
+            loader.load_items(iter(items), Methods.insert)
+            rate = len(items) / (time.perf_counter() - began)
+            db.connect().execute("ANALYZE")
+        return rate
+
+    def serve(self, timeout: float = 60) -> str:
+        """Start stac-fastapi-pgstac (uvicorn, one process, 127.0.0.1, a free port) on the
+        database; its base URL once GET /conformance answers."""
+        assert self.home is not None, "start() the peer first"
+        port = free_port()
+        env = {
+            **os.environ,
+            "PGUSER": SUPERUSER,
+            "PGPASSWORD": "unused",  # trust authentication; the setting is required
+            "PGHOST": "127.0.0.1",
+            "PGPORT": str(self.port),
+            "PGDATABASE": DATABASE,
+        }
+        # 7.x builds the app in a factory (the module no longer has an ``app``)
+        command = [sys.executable, "-m", "uvicorn", "stac_fastapi.pgstac.app:create_app"]
+        command += [
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ]
+        log_path = self.home / "api.log"
+        with open(log_path, "ab") as log:  # cwd: the cluster's folder, so no stray .env is read
+            self.api = subprocess.Popen(command, env=env, stdout=log, stderr=log, cwd=self.home)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.api.poll() is not None:
+                raise PeerError(f"stac-fastapi-pgstac exited:\n{log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{url}/conformance", timeout=1).status_code == 200:
+                    self.url = url
+                    return url
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise PeerError(f"stac-fastapi-pgstac did not answer:\n{log_path.read_text()[-3000:]}")
+
+    def versions(self) -> dict[str, str]:
+        """PostgreSQL, PostGIS, pgstac and stac-fastapi-pgstac versions, for a report."""
+        from importlib.metadata import version
+
+        import psycopg
+
+        with psycopg.connect(self.dsn) as connection:
+            postgres = connection.execute("SHOW server_version").fetchone()[0]
+            postgis = connection.execute("SELECT postgis_lib_version()").fetchone()[0]
+            pgstac = connection.execute("SELECT pgstac.get_version()").fetchone()[0]
+        return {
+            "PostgreSQL": postgres.split()[0],
+            "PostGIS": postgis,
+            "pgstac": pgstac,
+            "stac-fastapi-pgstac": version("stac-fastapi-pgstac"),
+        }
+
+    def close(self) -> None:
+        """Stop the API and PostgreSQL, and remove the cluster's folder."""
+        stop_process(self.api)
+        self.api, self.url = None, ""
+        stop_process(self.postgres)
+        self.postgres = None
+        if self.home is not None:
+            shutil.rmtree(self.home, ignore_errors=True)
+            self.home = None
+
+
+# -- the self-check ------------------------------------------------------------------------------
+def stac_items(count: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """MODIS-like items and their collection as STAC JSON, as benchmarks/service.py makes them;
+    nearline's own links are dropped (pgstac's API makes its own)."""
+    from nearline.archive import Collection, collection_to_stac, item_to_stac, modis_like_items
+
+    items = []
+    for item in modis_like_items(count, collection=COLLECTION, start=START, seed=1):
+        stac = item_to_stac(item, "http://x")
+        stac["links"] = []
+        items.append(stac)
+    last = datetime.fromisoformat(items[-1]["properties"]["end_datetime"])
+    collection = collection_to_stac(
+        Collection(
+            id=COLLECTION, title="MODIS-like granules", extent=(None, START, last.astimezone(UTC))
+        ),
+        "http://x",
+    )
+    collection["links"] = []
+    return items, collection
+
+
+def queries(count: int, *, days: float, seed: int = 7) -> list[dict[str, str]]:
+    """bbox (10 x 10 degrees) + one-day datetime searches, limit 10: service.py's shape."""
+    pick = random.Random(seed)
+    found = []
+    for _ in range(count):
+        west, south = pick.uniform(-180, 170), pick.uniform(-80, 70)
+        day = START + timedelta(days=pick.uniform(0, max(days - 1, 0)))
+        found.append(
+            {
+                "bbox": f"{west:.3f},{south:.3f},{west + 10:.3f},{south + 10:.3f}",
+                "datetime": f"{day:{STAMP}}/{day + timedelta(days=1):{STAMP}}",
+                "limit": "10",
+            }
+        )
+    return found
+
+
+def percentiles(seconds: Sequence[float]) -> tuple[float, float]:
+    ordered = sorted(seconds)
+    return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+
+
+def timed(call: Callable[[], object], count: int, warmup: int = 20) -> list[float]:
+    for _ in range(warmup):
+        call()
+    spent = []
+    for _ in range(count):
+        began = time.perf_counter()
+        call()
+        spent.append(time.perf_counter() - began)
+    return spent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--searches", type=int, default=100)
+    parser.add_argument("--folder", default="bench-output/pgstac-peer")
+    args = parser.parse_args()
+    items, collection = stac_items(args.items)
+    asked = queries(args.searches, days=args.items * 5 / 60 / 24)
+    with PgstacPeer() as peer:
+        began = time.perf_counter()
+        peer.start(Path(args.folder))
+        print(f"cluster with pgstac ready in {time.perf_counter() - began:.1f} s", flush=True)
+        rate = peer.load(items, collection)
+        url = peer.serve()
+        print(", ".join(f"{k} {v}" for k, v in peer.versions().items()))
+        with httpx.Client(base_url=url, timeout=60) as client:
+            returned = [client.get("/search", params=q).json()["numberReturned"] for q in asked]
+            assert sum(returned) > 0, "the searches find nothing: a benchmark would measure nothing"
+            pending = itertools.cycle(asked)
+
+            def search() -> None:
+                response = client.get("/search", params=next(pending))
+                assert response.status_code == 200, response.text
+
+            p50, p95 = percentiles(timed(search, args.searches))
+    print(f"{args.items:,} items: pypgstac load {rate:,.0f} items/s")
+    print(
+        f"{args.searches} searches (bbox 10x10 degrees + one day, limit 10, keep-alive): "
+        f"p50 {p50 * 1e3:.2f} ms, p95 {p95 * 1e3:.2f} ms; "
+        f"{sum(returned)} items returned, {sum(1 for r in returned if r)} searches found some"
+    )
+
+
+if __name__ == "__main__":
+    main()
