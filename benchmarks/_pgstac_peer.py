@@ -25,7 +25,6 @@ import glob
 import itertools
 import os
 import pwd
-import random
 import shutil
 import signal
 import socket
@@ -33,20 +32,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
 import httpx
 
+from _stac_searches import COLLECTION, START, days_of, percentiles, queries, timed
+
 DATABASE = "pgstac"
 SUPERUSER = "postgres"
 SERVICE_USER = "nearline-pg"  # created only when running as root and "nobody" is missing
 SOCKET_PATH_MAX = 107  # sun_path's size, less its terminating zero
-START = datetime(2020, 1, 1, tzinfo=UTC)  # as in benchmarks/service.py
-COLLECTION = "MOD06_L2"
-STAMP = "%Y-%m-%dT%H:%M:%SZ"
 
 
 class PeerError(RuntimeError):
@@ -385,39 +383,6 @@ def stac_items(count: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return items, collection
 
 
-def queries(count: int, *, days: float, seed: int = 7) -> list[dict[str, str]]:
-    """bbox (10 x 10 degrees) + one-day datetime searches, limit 10: service.py's shape."""
-    pick = random.Random(seed)
-    found = []
-    for _ in range(count):
-        west, south = pick.uniform(-180, 170), pick.uniform(-80, 70)
-        day = START + timedelta(days=pick.uniform(0, max(days - 1, 0)))
-        found.append(
-            {
-                "bbox": f"{west:.3f},{south:.3f},{west + 10:.3f},{south + 10:.3f}",
-                "datetime": f"{day:{STAMP}}/{day + timedelta(days=1):{STAMP}}",
-                "limit": "10",
-            }
-        )
-    return found
-
-
-def percentiles(seconds: Sequence[float]) -> tuple[float, float]:
-    ordered = sorted(seconds)
-    return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
-
-
-def timed(call: Callable[[], object], count: int, warmup: int = 20) -> list[float]:
-    for _ in range(warmup):
-        call()
-    spent = []
-    for _ in range(count):
-        began = time.perf_counter()
-        call()
-        spent.append(time.perf_counter() - began)
-    return spent
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=10_000)
@@ -425,7 +390,7 @@ def main() -> None:
     parser.add_argument("--folder", default="bench-output/pgstac-peer")
     args = parser.parse_args()
     items, collection = stac_items(args.items)
-    asked = queries(args.searches, days=args.items * 5 / 60 / 24)
+    asked = queries(args.searches, days=days_of(args.items))
     with PgstacPeer() as peer:
         began = time.perf_counter()
         peer.start(Path(args.folder))

@@ -3,33 +3,34 @@ granule files are ingested, and what an order costs beyond the algorithm's own w
 
 Measured in one run, each beside its floor on this machine:
 (1) bulk insert of MODIS-like 5-minute granule items through ``SQLiteCatalogue.add_items``,
-    against a bare ``executemany`` of the same rows into an unindexed SQLite table;
+    against a bare ``executemany`` of the same rows into an unindexed SQLite table, and
+    against the peer: pgstac 0.10 on PostgreSQL + PostGIS, loaded by pypgstac (COPY);
 (2) ``nearline ingest`` of real granule files (time and footprint read from each), against
     only reading and hashing the same files;
 (3) search latency over HTTP (one client, keep-alive) of bbox+datetime searches, limit 10,
-    at each archive size, against the same searches in-process and an empty request
-    (GET /conformance) over the same connection;
+    at each archive size, against the same searches in-process, an empty request
+    (GET /conformance) over the same connection, and the peer's stac-fastapi-pgstac 7.2;
 (4) an order on an idle server: POST .../execution to the algorithm's first instruction, and
     POST to a successful job, against the same command run by hand on the same files.
 
     .venv/bin/python benchmarks/service.py [--quick] [--sizes 10000,100000,1000000]
-        [--out bench-output/service] [--update-docs]
+        [--out bench-output/service] [--no-peer] [--update-docs]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
-import random
 import shutil
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import httpx
 import orjson
 
 from _common import (
@@ -41,22 +42,28 @@ from _common import (
     now_stamp,
     replace_section,
 )
+from _pgstac_peer import PgstacPeer
+from _stac_searches import COLLECTION, START, days_of, percentiles, queries, timed
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))  # tests.live_service: the same live server the tests drive
 
 from tests.live_service import LiveService, nearline  # noqa: E402
+from tests.service.granules import COLLECTION as TEST_COLLECTION  # noqa: E402
+from tests.service.granules import add_granules  # noqa: E402
 
-from nearline.archive import SQLiteCatalogue, modis_like_items  # noqa: E402
+from nearline.archive import (  # noqa: E402
+    SQLiteCatalogue,
+    collection_to_stac,
+    item_to_stac,
+    modis_like_items,
+)
 from nearline.archive.base import Collection  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- service:begin -->", "<!-- service:end -->"
 DOCS_HEADER = "# Benchmarks\n\nEach section is rewritten by its script's `--update-docs`.\n"
-START = datetime(2020, 1, 1, tzinfo=UTC)
-COLLECTION = "MOD06_L2"
 BATCH = 10_000
-STAMP = "%Y-%m-%dT%H:%M:%SZ"
 ALGORITHM = """\
 import json, os, sys, time
 started = time.time()
@@ -69,17 +76,18 @@ MANIFEST = f"""\
 id: bench-sizes
 version: "1.0"
 title: sums its inputs' sizes
+description: Writes the total size of its input files and when it started, for timing orders.
 command: [python, run.py]
-inputs: [{{name: granules, collection: {COLLECTION}, min: 1, max: 100}}]
+inputs: [{{name: granules, collection: {TEST_COLLECTION}, min: 1, max: 100}}]
 outputs: [{{name: sizes, media_type: application/json, pattern: "*.json"}}]
 resources: {{cpus: 1, memory: 256MiB, disk: 1MiB, timeout: 60s}}
 """
 
 
 # -- (1) bulk insert -----------------------------------------------------------------------------
-def insert_rates(folder: Path, size: int) -> tuple[float, float, Path]:
-    """Items/s into a fresh catalogue of ``size`` items, and into a bare table; the catalogue."""
-    items = list(modis_like_items(size, collection=COLLECTION, start=START, seed=1))
+def insert_rates(folder: Path, items: list) -> tuple[float, float, Path]:
+    """Items/s into a fresh catalogue, and into a bare table; the catalogue's file."""
+    size = len(items)
     path = folder / f"catalogue-{size}.db"
     path.unlink(missing_ok=True)
     with SQLiteCatalogue(path) as catalogue:
@@ -116,68 +124,60 @@ def insert_rates(folder: Path, size: int) -> tuple[float, float, Path]:
     return nearline_rate, bare_rate, path
 
 
+def stac_json(items: list) -> tuple[list[dict], dict]:
+    """The items and their collection as STAC JSON, for the peer (which makes its own links)."""
+    stac = []
+    for item in items:
+        body = item_to_stac(item, "http://peer")
+        body["links"] = []
+        stac.append(body)
+    collection = collection_to_stac(
+        Collection(id=COLLECTION, title="MODIS-like granules", extent=(None, START, items[-1].end)),
+        "http://peer",
+    )
+    collection["links"] = []
+    return stac, collection
+
+
 # -- (3) search ----------------------------------------------------------------------------------
-def queries(count: int, *, days: float, seed: int = 7) -> list[dict[str, str]]:
-    """bbox (10 x 10 degrees) + one-day datetime searches inside the archive's span."""
-    pick = random.Random(seed)
-    found = []
-    for _ in range(count):
-        west, south = pick.uniform(-180, 170), pick.uniform(-80, 70)
-        day = START + timedelta(days=pick.uniform(0, max(days - 1, 0)))
-        found.append(
-            {
-                "bbox": f"{west:.3f},{south:.3f},{west + 10:.3f},{south + 10:.3f}",
-                "datetime": f"{day:{STAMP}}/{day + timedelta(days=1):{STAMP}}",
-                "limit": "10",
-            }
-        )
-    return found
-
-
-def percentiles(seconds: Sequence[float]) -> tuple[float, float]:
-    ordered = sorted(seconds)
-    return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
-
-
-def timed(call: Callable[[], object], count: int, warmup: int = 20) -> list[float]:
-    for _ in range(warmup):
-        call()
-    spent = []
-    for _ in range(count):
-        began = time.perf_counter()
-        call()
-        spent.append(time.perf_counter() - began)
-    return spent
-
-
 def search_latencies(
-    live: LiveService, catalogue: Path, size: int, count: int
+    live: LiveService, catalogue: Path, size: int, count: int, peer_url: str | None
 ) -> dict[str, tuple[float, float]]:
     from nearline.archive import parse_search
 
-    days = size * 5 / 60 / 24
-    asked = queries(count, days=days)
+    asked = queries(count, days=days_of(size))
     with SQLiteCatalogue(catalogue) as local:
         shuffled = iter(asked * 2)
         in_process = timed(
             lambda: local.search(parse_search(next(shuffled), viewer="bench")), count, warmup=0
         )
+    found = {
+        "nearline over HTTP": http_latencies(live.client("bench"), asked, count),
+        "in-process": percentiles(in_process),
+    }
     with live.client("bench") as client:
-        found = [client.get("/search", params=q).json()["numberReturned"] for q in asked[:20]]
-        assert sum(found) > 0, "the searches find nothing: the benchmark would measure nothing"
+        found["empty request"] = percentiles(timed(lambda: client.get("/conformance"), count))
+    if peer_url is not None:
+        found["pgstac over HTTP"] = http_latencies(
+            httpx.Client(base_url=peer_url, timeout=60), asked, count
+        )
+    return found
+
+
+def http_latencies(
+    client: httpx.Client, asked: list[dict[str, str]], count: int
+) -> tuple[float, float]:
+    """p50, p95 of ``count`` GET /search over one keep-alive connection."""
+    with client:
+        returned = [client.get("/search", params=q).json()["numberReturned"] for q in asked[:20]]
+        assert sum(returned) > 0, "the searches find nothing: the benchmark would measure nothing"
         pending = iter(asked * 2)
 
         def search() -> None:
             response = client.get("/search", params=next(pending))
             assert response.status_code == 200, response.text
 
-        over_http = timed(search, count)
-        empty = timed(lambda: client.get("/conformance"), count)
-    return {
-        "http": percentiles(over_http),
-        "in-process": percentiles(in_process),
-        "empty request": percentiles(empty),
-    }
+        return percentiles(timed(search, count))
 
 
 # -- (2) ingest ----------------------------------------------------------------------------------
@@ -202,15 +202,29 @@ def ingest_rates(folder: Path, files: int, lines: int) -> tuple[float, float]:
 
 
 # -- (4) orders ----------------------------------------------------------------------------------
-def order_costs(live: LiveService, folder: Path, repeats: int) -> dict[str, float]:
+def order_costs(folder: Path, repeats: int) -> dict[str, float]:
+    """Seconds from an order to its run's start and to its end, on an idle server, and the
+    same command run by hand."""
+    data = folder / "orders-data"
+    shutil.rmtree(data, ignore_errors=True)
+    (granule,) = add_granules(data, 1)
+    live = LiveService(data)
+    live.add_user("bench")
+    live.start()
+    try:
+        return _order_costs(live, folder, granule, repeats)
+    finally:
+        live.stop()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def _order_costs(live: LiveService, folder: Path, granule: Any, repeats: int) -> dict[str, float]:
     package = folder / "bench-sizes"
     package.mkdir(exist_ok=True)
     (package / "algorithm.yaml").write_text(MANIFEST)
     (package / "run.py").write_text(ALGORITHM)
     nearline("algorithms", "deploy", str(package), "--user", "bench", data=live.data)
-    with live.client("bench") as client:
-        item = client.get("/search", params={"limit": "1"}).json()["features"][0]["id"]
-    body = {"inputs": {"granules": {"ids": [item]}}}
+    body = {"inputs": {"granules": {"ids": [granule.id]}}}
     to_start, to_done = [], []
     with live.client("bench") as client:
         for _ in range(repeats + 1):  # the first warms up
@@ -230,7 +244,7 @@ def order_costs(live: LiveService, folder: Path, repeats: int) -> dict[str, floa
     for _ in range(repeats + 1):
         shutil.rmtree(work, ignore_errors=True)
         (work / "outputs").mkdir(parents=True)
-        job = {"inputs": {"granules": [{"path": str(live.data / "catalogue.db")}]}}
+        job = {"inputs": {"granules": [{"path": granule.assets["data"].location}]}}
         job["outputs"] = str(work / "outputs")
         (work / "job.json").write_text(orjson.dumps(job).decode())
         began = time.time()
@@ -248,61 +262,108 @@ def order_costs(live: LiveService, folder: Path, repeats: int) -> dict[str, floa
 
 
 # -- the run -------------------------------------------------------------------------------------
+def one_size(out: Path, size: int, count: int, *, peer: bool) -> dict[str, Any]:
+    """Insert and search figures at one archive size, nearline and the peer side by side."""
+    print(f"{size:,} items: making them ...", flush=True)
+    items = list(modis_like_items(size, collection=COLLECTION, start=START, seed=1))
+    print(f"{size:,} items: filling the catalogue ...", flush=True)
+    ours, bare, catalogue = insert_rates(out, items)
+    figures: dict[str, Any] = {"insert": (ours, bare, None)}
+    data = out / f"data-{size}"
+    shutil.rmtree(data, ignore_errors=True)
+    data.mkdir(parents=True)
+    shutil.move(catalogue, data / "catalogue.db")
+    live = LiveService(data)
+    live.add_user("bench")
+    with contextlib.ExitStack() as stack:
+        peer_url = None
+        if peer:
+            print(f"{size:,} items: loading the peer (pgstac) ...", flush=True)
+            stac, collection = stac_json(items)
+            pgstac = stack.enter_context(PgstacPeer())
+            pgstac.start(out)
+            figures["insert"] = (ours, bare, pgstac.load(stac, collection))
+            peer_url = pgstac.serve()
+            figures["versions"] = pgstac.versions()
+        live.start()
+        stack.callback(live.stop)
+        print(f"{size:,} items: searching ...", flush=True)
+        figures["search"] = search_latencies(live, data / "catalogue.db", size, count, peer_url)
+    figures["data"] = data
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--quick", action="store_true", help="10^3 and 10^4 items, fewer repeats")
     parser.add_argument("--out", default="bench-output/service")
+    parser.add_argument("--no-peer", action="store_true", help="skip pgstac (no PostgreSQL)")
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
     sizes = [1000, 10_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     count, repeats = (100, 5) if args.quick else (400, 15)
     out = Path(args.out).absolute()
     out.mkdir(parents=True, exist_ok=True)
+    out.chmod(0o755)  # the peer's PostgreSQL runs as nobody inside it
 
-    rows_insert, rows_search = [], []
+    print("ordering on an idle server ...", flush=True)
+    costs = order_costs(out, repeats)
+    rows_insert, rows_search, versions = [], [], {}
     for size in sizes:
-        print(f"{size:,} items: filling the catalogue ...", flush=True)
-        ours, bare, catalogue = insert_rates(out, size)
-        rows_insert.append([f"{size:,}", f"{ours:,.0f}", f"{bare:,.0f}", f"{ours / bare:.2f}"])
-        data = out / f"data-{size}"
-        shutil.rmtree(data, ignore_errors=True)
-        data.mkdir(parents=True)
-        shutil.move(catalogue, data / "catalogue.db")
-        live = LiveService(data)
-        live.add_user("bench")
-        live.start()
-        try:
-            print(f"{size:,} items: searching ...", flush=True)
-            found = search_latencies(live, data / "catalogue.db", size, count)
-            rows_search.append(
-                [f"{size:,}"]
-                + [f"{found[k][0] * 1e3:.2f} / {found[k][1] * 1e3:.2f}" for k in found]
-            )
-            if size == sizes[0]:
-                print("ordering on an idle server ...", flush=True)
-                costs = order_costs(live, out, repeats)
-        finally:
-            live.stop()
-        shutil.rmtree(data, ignore_errors=True)
+        figures = one_size(out, size, count, peer=not args.no_peer)
+        shutil.rmtree(figures["data"], ignore_errors=True)
+        versions = figures.get("versions", versions)
+        ours, bare, theirs = figures["insert"]
+        rows_insert.append(
+            [f"{size:,}", f"{ours:,.0f}", f"{bare:,.0f}", f"{ours / bare:.2f}"]
+            + ([f"{theirs:,.0f}", f"{ours / theirs:.1f}x"] if theirs else ["-", "-"])
+        )
+        found = figures["search"]
+        row = [f"{size:,}"] + [f"{v[0] * 1e3:.2f} / {v[1] * 1e3:.2f}" for v in found.values()]
+        if "pgstac over HTTP" in found:
+            row.append(f"{found['pgstac over HTTP'][1] / found['nearline over HTTP'][1]:.0f}x")
+        rows_search.append(row)
 
     print("ingesting granule files ...", flush=True)
     small = (60, 200) if args.quick else (300, 200)
     ingest_small, hash_small = ingest_rates(out, *small)
     ingest_full, hash_full = ingest_rates(out, 14, 13000)
-
+    peer_name = (
+        f"pgstac {versions['pgstac']} on PostgreSQL {versions['PostgreSQL']} with PostGIS "
+        f"{versions['PostGIS']}, served by stac-fastapi-pgstac {versions['stac-fastapi-pgstac']}"
+        if versions
+        else "not run (--no-peer)"
+    )
     text = "\n\n".join(
         [
             "## Service: catalogue, ingest, search and orders",
-            f"`{command_line()}` on {now_stamp()}. Machine: {machine_summary(out)}.",
+            f"`{command_line()}` on {now_stamp()}. Machine: {machine_summary(out)}. "
+            f"Peer: {peer_name}, default settings, in the same run.",
             "Bulk insert of MODIS-like 5-minute granule items (items/s), batches of "
             f"{BATCH:,}; the floor is a bare `executemany` of the same rows into an unindexed "
-            "table (no R*Tree, no JSON checks):",
-            markdown_table(["items", "SQLiteCatalogue", "bare executemany", "ratio"], rows_insert),
+            "table (no R*Tree, no JSON checks); the peer loads the same items as STAC JSON "
+            "with pypgstac's loader (COPY into the collection's partition):",
+            markdown_table(
+                [
+                    "items",
+                    "SQLiteCatalogue",
+                    "bare executemany",
+                    "of the floor",
+                    "pgstac (pypgstac load)",
+                    "nearline vs pgstac",
+                ],
+                rows_insert,
+            ),
             f"Search latency, p50 / p95 in ms, of {count} bbox (10°x10°) + one-day searches "
             "with limit 10, one client with keep-alive; in-process is the same search without "
-            "HTTP, the empty request is GET /conformance on the same connection:",
-            markdown_table(["items", "over HTTP", "in-process", "empty request"], rows_search),
+            "HTTP, the empty request is GET /conformance on the same connection; the peer "
+            "answers the same searches over the same items:",
+            markdown_table(
+                ["items", "nearline over HTTP", "in-process", "empty request"]
+                + (["pgstac over HTTP", "p95 pgstac / nearline"] if versions else []),
+                rows_search,
+            ),
             "`nearline ingest` of granule files (files/s; each file's time and footprint read "
             "by the swath readers, SHA-256 of its bytes), against reading and hashing only:",
             markdown_table(

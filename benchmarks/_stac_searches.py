@@ -1,0 +1,53 @@
+"""The searches the service benchmark times, the same for nearline and its peer: MODIS-like
+5-minute granule items from 2020-01-01, searched by a 10x10 degree bbox and one day."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+
+START = datetime(2020, 1, 1, tzinfo=UTC)
+COLLECTION = "MOD06_L2"
+STAMP = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def days_of(items: int) -> float:
+    """The days ``items`` consecutive 5-minute granules span."""
+    return items * 5 / 60 / 24
+
+
+def queries(count: int, *, days: float, seed: int = 7) -> list[dict[str, str]]:
+    """bbox (10 x 10 degrees) + one-day datetime searches, limit 10, inside the span."""
+    pick = random.Random(seed)
+    found = []
+    for _ in range(count):
+        west, south = pick.uniform(-180, 170), pick.uniform(-80, 70)
+        day = START + timedelta(days=pick.uniform(0, max(days - 1, 0)))
+        found.append(
+            {
+                "bbox": f"{west:.3f},{south:.3f},{west + 10:.3f},{south + 10:.3f}",
+                "datetime": f"{day:{STAMP}}/{day + timedelta(days=1):{STAMP}}",
+                "limit": "10",
+            }
+        )
+    return found
+
+
+def percentiles(seconds: Sequence[float]) -> tuple[float, float]:
+    """(p50, p95)."""
+    ordered = sorted(seconds)
+    return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+
+
+def timed(call: Callable[[], object], count: int, warmup: int = 20) -> list[float]:
+    """Seconds of each of ``count`` calls, after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        call()
+    spent = []
+    for _ in range(count):
+        began = time.perf_counter()
+        call()
+        spent.append(time.perf_counter() - began)
+    return spent
