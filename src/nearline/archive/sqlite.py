@@ -148,7 +148,16 @@ class SQLiteCatalogue(Catalogue):
         return item_from_row(rows[0], collection)
 
     def search(self, search: Search) -> Page:
-        return search_items(self.database.connection(), search)
+        connection = self.database.connection()
+        if connection.in_transaction:
+            return search_items(connection, search)
+        # one read transaction: every statement of the search sees the same snapshot, so a
+        # write in between cannot swap the rows found for others (rowids are reused)
+        connection.execute("BEGIN")
+        try:
+            return search_items(connection, search)
+        finally:
+            connection.execute("COMMIT")
 
     def delete_items(self, collection: str, ids: Iterable[str]) -> int:
         wanted = list(dict.fromkeys(ids))
