@@ -90,6 +90,8 @@ def item_rows(items: Sequence[Item]) -> list[ItemRow]:
 def _check(item: Item) -> None:
     if not item.id or len(item.id) > MAX_ID or "/" in item.id:
         raise InvalidRequest(f"item id {item.id!r}: use 1-{MAX_ID} characters, no '/'")
+    if item.start.tzinfo is None or item.end.tzinfo is None:
+        raise InvalidRequest(f"item {item.id}: its times have no time zone; give them in UTC")
     if item.end < item.start:
         raise InvalidRequest(f"item {item.id}: ends ({item.end}) before it starts ({item.start})")
     if (item.geometry is None) != (item.bbox is None):
