@@ -41,7 +41,8 @@ def parse_search(query: Mapping[str, Any], *, viewer: str | None) -> Search:
             f"unknown search parameter {unknown[0]!r}; use {', '.join(sorted(KNOWN))}"
         )
     bbox = parse_bbox(query["bbox"]) if query.get("bbox") not in (None, "", []) else None
-    intersects = parse_intersects(query["intersects"]) if query.get("intersects") else None
+    given = query.get("intersects") not in (None, "")  # {} is no geometry: refused, not ignored
+    intersects = parse_intersects(query["intersects"]) if given else None
     if bbox is not None and intersects is not None:
         raise SearchError("bbox and intersects: give one or the other, not both")
     start, end = parse_datetime(query["datetime"]) if query.get("datetime") else (None, None)
