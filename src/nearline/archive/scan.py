@@ -5,9 +5,11 @@ with a token naming its last item, so the next page starts right after it: page 
 page 1 does. Each collection is searched in windows of start time that begin where the page
 begins and double until the page is full: the first window is sized from the collection's
 own density (its count over its time span) to hold about one page, so a search finds its page
-in a few index probes whether the archive holds a thousand items or a billion. Candidates from
-the (single-precision) index are then checked exactly: time, owner, and shapely's
-``intersects`` on the footprint.
+in a few index probes whether the archive holds a thousand items or a billion. A window is
+counted (no further than a few pages) before it is read: one denser than the average, as
+after a gap or in a collection with a few far older items, is halved (skipping halves where
+nothing starts) until it holds a few pages at most. Candidates from the (single-precision)
+index are then checked exactly: time, owner, and shapely's ``intersects`` on the footprint.
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ from dataclasses import dataclass
 import shapely
 
 from nearline.archive.base import Page, Search
-from nearline.archive.index import MAX_BOXES, SLACK_HOURS, Box, hits, hours, search_shape
+from nearline.archive.index import HOUR_US, MAX_BOXES, SLACK_HOURS, Box, hits, hours, search_shape
 from nearline.archive.rows import item_from_row, microseconds
 from nearline.errors import SearchError
 
+MIN_WIDTH = 1_000_000  # the narrowest window, in microseconds
+CROWDED = 4  # a window holding more than this many pages' worth of boxes is narrowed
+SLACK = int(SLACK_HOURS * HOUR_US)  # the index's time slack, in microseconds
 TOKEN = struct.Struct("<qq")  # (start in microseconds, rowid) of a page's last item
 CANDIDATE = "SELECT i.rowid, i.start_us, i.end_us, i.owner, i.collection, i.id, i.wkb FROM "
 
@@ -142,41 +147,74 @@ def _scan(connection: sqlite3.Connection, stream: Stream, query: Query) -> list[
         low = max(low, query.after[0])
     high = stream.last if query.end is None else min(stream.last, query.end)
     span = max(stream.last - stream.first, 1)
-    width = max(1_000_000, span * query.want * 2 // max(stream.count, 1))
+    width = max(MIN_WIDTH, span * query.want * 2 // max(stream.count, 1))
     found: list[tuple[int, int]] = []
+    most = CROWDED * query.want
     while low <= high and len(found) < query.want:
         stop = min(low + width, high + 1)
+        # a window denser than the average (or past a gap) is narrowed before it is read,
+        # skipping halves where nothing starts
+        crowded = _boxes(connection, stream.key, query, low, stop, most) > most
+        while crowded and stop - low > MIN_WIDTH:
+            middle = low + (stop - low) // 2
+            if _boxes(connection, stream.key, query, low - SLACK, middle + SLACK, 0) == 0:
+                low = middle
+            else:
+                stop = middle
+                crowded = _boxes(connection, stream.key, query, low, stop, most) > most
         found += _window(connection, stream.key, query, low, stop)
-        low, width = stop, width * 2
+        low, width = stop, (stop - low) * 2
     return found[: query.want]
 
 
-def _window(
-    connection: sqlite3.Connection, key: int | None, query: Query, low: int, stop: int
-) -> list[tuple[int, int]]:
-    """Matches starting in [low, stop), in order."""
-    sql = (
-        CANDIDATE + f"items_index AS x JOIN items AS i ON i.rowid = x.id / {MAX_BOXES} "
-        "WHERE x.t0 >= ? AND x.t0 <= ?"
-    )
-    base: list[float | int] = [hours(low) - SLACK_HOURS, hours(stop) + SLACK_HOURS]
+def _boxes(
+    connection: sqlite3.Connection, key: int | None, query: Query, low: int, stop: int, most: int
+) -> int:
+    """How many index boxes start in [low, stop), counted no further than ``most + 1``."""
+    seen = 0
+    for where, parameters in _conditions(key, query, hours(low), hours(stop)):
+        seen += connection.execute(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM items_index AS x WHERE {where} LIMIT ?)",
+            [*parameters, most + 1 - seen],
+        ).fetchone()[0]
+        if seen > most:
+            break
+    return seen
+
+
+def _conditions(
+    key: int | None, query: Query, first: float, last: float
+) -> list[tuple[str, list[float | int]]]:
+    """The R*Tree conditions of a window whose boxes start within [first, last] hours: one
+    (SQL, parameters) per box the search looks in."""
+    sql = "x.t0 >= ? AND x.t0 <= ?"
+    base: list[float | int] = [first, last]
     if query.start is not None:
         sql += " AND x.t1 >= ?"
         base.append(hours(query.start) - SLACK_HOURS)
     if key is not None:
         sql += " AND x.c0 <= ? AND x.c1 >= ?"
         base += [key, key]
+    if not query.boxes:
+        return [(sql, base)]
+    return [
+        (
+            sql + " AND x.x1 >= ? AND x.x0 <= ? AND x.y1 >= ? AND x.y0 <= ?",
+            [*base, west, east, south, north],
+        )
+        for west, south, east, north in query.boxes
+    ]
+
+
+def _window(
+    connection: sqlite3.Connection, key: int | None, query: Query, low: int, stop: int
+) -> list[tuple[int, int]]:
+    """Matches starting in [low, stop), in order."""
+    sql = CANDIDATE + f"items_index AS x JOIN items AS i ON i.rowid = x.id / {MAX_BOXES} WHERE "
     rows: dict[int, sqlite3.Row] = {}
-    for box in query.boxes or [None]:
-        if box is None:
-            found = connection.execute(sql, base)
-        else:
-            west, south, east, north = box
-            found = connection.execute(
-                sql + " AND x.x1 >= ? AND x.x0 <= ? AND x.y1 >= ? AND x.y0 <= ?",
-                [*base, west, east, south, north],
-            )
-        for row in found:
+    first, last = hours(low) - SLACK_HOURS, hours(stop) + SLACK_HOURS
+    for where, parameters in _conditions(key, query, first, last):
+        for row in connection.execute(sql + where, parameters):
             if low <= row["start_us"] < stop:
                 rows[row["rowid"]] = row
     return sorted(_exact(list(rows.values()), query))
