@@ -16,8 +16,10 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pytest
 import shapely
@@ -103,36 +105,39 @@ class Reference:
             self.shapes.pop(key, None)
             self.items[key] = item
 
-    def shape(self, key: Key) -> Any:
-        if key not in self.shapes:
-            geometry = self.items[key].geometry
-            self.shapes[key] = shape(geometry) if geometry is not None else None
-        return self.shapes[key]
-
     def matches(self, search: Search) -> list[Item]:
+        """Every item ``search`` finds, each tested, in start time and insertion order."""
+        viewer = search.viewer
+        hits = [
+            (item.start, order, key, item)
+            for order, (key, item) in enumerate(self.items.items())
+            if self.owners[item.collection] in (None, viewer)
+            and item.owner in (None, viewer)
+            and (search.collections is None or item.collection in search.collections)
+            and (search.ids is None or item.id in search.ids)
+            and (search.start is None or item.end >= search.start)
+            and (search.end is None or item.start <= search.end)
+        ]
         where = _where(search)
-        hits = []
-        for order, (key, item) in enumerate(self.items.items()):
-            viewer = search.viewer
-            if self.owners[item.collection] not in (None, viewer) or item.owner not in (
-                None,
-                viewer,
-            ):
-                continue
-            if search.collections is not None and item.collection not in search.collections:
-                continue
-            if search.ids is not None and item.id not in search.ids:
-                continue
-            if (search.start is not None and item.end < search.start) or (
-                search.end is not None and item.start > search.end
-            ):
-                continue
-            if where is not None and (
-                self.shape(key) is None or not any(self.shape(key).intersects(w) for w in where)
-            ):
-                continue
-            hits.append((item.start, order, item))
-        return [item for _, _, item in sorted(hits, key=lambda hit: hit[:2])]
+        if where is not None:
+            shapes = self.footprints([key for _, _, key, _ in hits])
+            inside = np.zeros(len(hits), dtype=bool)
+            for part in where:
+                inside |= shapely.intersects(shapes, part)  # no footprint: never
+            hits = [hit for hit, hit_inside in zip(hits, inside, strict=True) if hit_inside]
+        return [item for *_, item in sorted(hits, key=lambda hit: hit[:2])]
+
+    def footprints(self, keys: list[Key]) -> np.ndarray:
+        """The shapely footprints (None: no place) of ``keys``, parsed once each."""
+        new = [key for key in keys if key not in self.shapes]
+        texts = [orjson.dumps(self.items[key].geometry) for key in new]
+        placed = [i for i, text in enumerate(texts) if text != b"null"]
+        parsed = shapely.from_geojson([texts[i] for i in placed]) if placed else []
+        self.shapes.update(dict.fromkeys(new))
+        self.shapes.update({new[i]: footprint for i, footprint in zip(placed, parsed, strict=True)})
+        shapes = np.empty(len(keys), dtype=object)
+        shapes[:] = [self.shapes[key] for key in keys]
+        return shapes
 
 
 def _where(search: Search) -> list[Any] | None:
@@ -310,7 +315,7 @@ def visibility_catalogue(catalogue: Catalogue) -> None:
     )
 
 
-def refusal(call: Any) -> tuple[type, int, str]:
+def refusal(call: Any) -> tuple[type, int | None, str]:
     """The kind, status and message of the error ``call()`` raises."""
     with pytest.raises(Exception) as raised:  # noqa: PT011 - any kind: compared by the caller
         call()
@@ -340,28 +345,30 @@ def bad_items() -> list[tuple[str, Item, str]]:
 class CatalogueTests:
     """Generic tests of the :class:`~nearline.archive.base.Catalogue` contract."""
 
-    def make_catalogue(self, tmp_path: Any) -> Catalogue:
-        """A new, empty catalogue keeping its files (if any) in ``tmp_path``."""
+    def make_catalogue(self, tmp_path: Path) -> Catalogue:
+        """A new, empty catalogue keeping its files (if any) in ``tmp_path``. Also called on a
+        fresh instance for the catalogue a whole class shares."""
         raise NotImplementedError
 
     @pytest.fixture
-    def catalogue(self, tmp_path: Any) -> Iterator[Catalogue]:
+    def catalogue(self, tmp_path: Path) -> Iterator[Catalogue]:
         catalogue = self.make_catalogue(tmp_path)
         yield catalogue
         catalogue.close()
 
     @pytest.fixture(scope="class")
-    def filled(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Filled]:
-        catalogue = self.make_catalogue(tmp_path_factory.mktemp("filled"))
+    @classmethod
+    def filled(cls, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Filled]:
+        """The catalogue of :func:`filled_items` (and some moved an hour later), once a class."""
+        catalogue = cls().make_catalogue(tmp_path_factory.mktemp("filled"))
         reference = Reference()
         collections, items = filled_items()
         for collection in collections:
             catalogue.put_collection(collection)
             reference.owners[collection.id] = collection.owner
         for first in range(0, len(items), 400):
-            assert catalogue.add_items(items[first : first + 400]) == len(
-                items[first : first + 400]
-            )
+            batch = items[first : first + 400]
+            assert catalogue.add_items(batch) == len(batch)
         moved = [
             replace(item, start=item.start + DAY / 24, end=item.end + DAY / 24)
             for item in items[:: len(items) // 20]
