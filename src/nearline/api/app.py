@@ -16,7 +16,7 @@ from stac_fastapi.api.app import StacApi
 from stac_fastapi.types.config import ApiSettings
 
 from nearline import __version__
-from nearline.api import problems
+from nearline.api import openapi, problems
 from nearline.api.auth import require_user
 from nearline.api.landing import landing_html
 from nearline.api.routes import build_router
@@ -28,6 +28,7 @@ from nearline.api.stac import (
     base_url,
     respond,
 )
+from nearline.archive import STAC_VERSION
 from nearline.orders import Service
 
 TITLE = "nearline"
@@ -58,6 +59,7 @@ class NearlineStacApi(StacApi):
                 return HTMLResponse(landing_html(client.service, base_url(request)))
             page = client.landing_page(request=request)
             body = page if isinstance(page, dict) else dict(page)
+            body["stac_version"] = STAC_VERSION  # as the items and collections (not 1.0.0)
             body["links"] = [*body.get("links", []), *_ogc_links(base_url(request))]
             return respond(body)
 
@@ -118,4 +120,5 @@ def create_app(service: Service) -> FastAPI:
     app.state.service = service
     app.include_router(build_router())
     problems.install(app)
+    openapi.install(app)
     return app

@@ -17,8 +17,8 @@ JSON = "application/json"
 Answer = tuple[int, Any, dict[str, str]]
 
 
-def _stamp(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
+def _stamp(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
 
 
 def status_info(service: Service, job: Job, *, base: str) -> dict[str, Any]:
@@ -39,16 +39,23 @@ def status_info(service: Service, job: Job, *, base: str) -> dict[str, Any]:
                 "href": f"{href}/results",
             }
         )
+    stamps = {
+        name: _stamp(moment)
+        for name, moment in (
+            ("created", job.created),
+            ("started", job.started),
+            ("finished", job.finished),
+            ("updated", job.updated),
+        )
+        if moment is not None  # OGC's statusInfo has these as strings: absent, never null
+    }
     return {
         "jobID": job.id,
         "processID": job.process,
         "type": "process",
         "status": job.status.value,
         "message": job.message or _message(job),
-        "created": _stamp(job.created),
-        "started": _stamp(job.started),
-        "finished": _stamp(job.finished),
-        "updated": _stamp(job.updated),
+        **stamps,
         "progress": job.progress,
         "links": links,
         "nearline:version": job.version,

@@ -20,6 +20,7 @@ from nearline.orders import Service
 
 JSON = "application/json"
 ZIP = "application/zip"
+MAX_OFFSET = 2**63 - 1  # the largest whole number the job store (SQLite) can take
 User = Annotated[str, Depends(require_user)]
 OGC_ERROR = {"description": "An OGC exception document (type, title, status, detail)"}
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -71,6 +72,10 @@ async def read_package(request: Request) -> bytes:
     return b"".join(chunks)
 
 
+FILE_BODY = {  # an asset's bytes come in the asset's own media type
+    "description": "The file's bytes, in the media type its item's asset names",
+    "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+}
 ZIP_BODY = {
     "requestBody": {
         "required": True,
@@ -97,7 +102,7 @@ def build_router() -> APIRouter:
         tags=["Processes"],
         summary="Order: run a process on granules from the catalogue",
         status_code=201,
-        responses={200: {"description": "results (synchronous)"}},
+        responses={200: {"description": "Results (synchronous)", "content": {JSON: {}}}},
     )
     def execute(
         process_id: str,
@@ -135,7 +140,7 @@ def build_router() -> APIRouter:
         tags=["Processes"],
         summary="Deploy a new version",
         openapi_extra=ZIP_BODY,
-        responses={413: OGC_ERROR, 409: OGC_ERROR, 415: OGC_ERROR},
+        responses={403: OGC_ERROR, 413: OGC_ERROR, 409: OGC_ERROR, 415: OGC_ERROR},
     )
     async def replace(process_id: str, request: Request, user: User) -> Response:
         package = await read_package(request)
@@ -146,7 +151,11 @@ def build_router() -> APIRouter:
         return answer(result)
 
     @router.delete(
-        "/processes/{process_id}", tags=["Processes"], summary="Undeploy", status_code=204
+        "/processes/{process_id}",
+        tags=["Processes"],
+        summary="Undeploy",
+        status_code=204,
+        responses={403: OGC_ERROR},
     )
     def undeploy(process_id: str, request: Request, user: User) -> Response:
         return answer(processes.undeploy(service_of(request), process_id, user=user))
@@ -156,7 +165,7 @@ def build_router() -> APIRouter:
         request: Request,
         user: User,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-        offset: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     ) -> Response:
         service, base = service_of(request), base_url(request)
         return answer(jobs.list_jobs(service, user=user, base=base, limit=limit, offset=offset))
@@ -189,6 +198,8 @@ def build_router() -> APIRouter:
         "/collections/{collection_id}/items/{item_id}/assets/{key}",
         tags=["Data"],
         summary="Download an item's file",
+        response_class=FileResponse,
+        responses={200: FILE_BODY, 409: OGC_ERROR},
     )
     def download(
         collection_id: str, item_id: str, key: str, request: Request, user: User

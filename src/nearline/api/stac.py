@@ -16,6 +16,7 @@ import attr
 import orjson
 from fastapi import Query, Request
 from fastapi.responses import Response
+from pydantic import model_validator
 from stac_fastapi.api.models import ItemCollectionUri
 from stac_fastapi.types.core import BaseCoreClient
 from stac_fastapi.types.search import BaseSearchGetRequest, BaseSearchPostRequest
@@ -58,6 +59,15 @@ class SearchPost(BaseSearchPostRequest):
     """POST /search with paging by token (in the body, as the next link's merge asks)."""
 
     token: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _an_object(cls, values: Any) -> Any:
+        """Refuse a body that is not a JSON object before stac-pydantic's own check, which
+        calls ``values.get`` and so fails with a 500 on a list or a number."""
+        if not isinstance(values, Mapping):
+            raise ValueError('expected a JSON object such as {"collections": ["c"]}')
+        return values
 
 
 def respond(body: Any, *, status: int = 200, media_type: str = JSON) -> Response:
