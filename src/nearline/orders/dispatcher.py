@@ -13,7 +13,8 @@ import os
 import threading
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent import futures
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -96,6 +97,7 @@ class Dispatcher(Closing):
         self._pending = False
         self._stop = False
         self._cancels: dict[str, threading.Event] = {}
+        self._futures: dict[str, Future[None]] = {}
         self._sizes: dict[str, tuple[float, int]] = {}
         self._thread: threading.Thread | None = None
 
@@ -111,13 +113,16 @@ class Dispatcher(Closing):
             self._pending = True
             self._wake.notify()
 
-    def cancel(self, runs: list[Run]) -> None:
-        """Stop these runs (their job was dismissed)."""
+    def cancel(self, runs: list[Run], *, wait: float = 30.0) -> None:
+        """Stop these runs (their job was dismissed) and wait up to ``wait`` seconds until
+        their processes are gone and their working folders removed."""
         for run in runs:
             event = self._cancels.get(run.id)
             if event is not None:
                 event.set()
         self.wake()
+        pending = [self._futures[run.id] for run in runs if run.id in self._futures]
+        futures.wait(pending, timeout=wait)
 
     def close(self) -> None:
         with self._wake:
@@ -177,7 +182,8 @@ class Dispatcher(Closing):
             self.capacity.used_cpus += resources.cpus
             self.capacity.used_memory += resources.memory
             self._sizes[run.id] = (resources.cpus, resources.memory)
-            self.executor.submit(lambda moved=moved: self._pipeline(moved))
+            self._cancels[run.id] = threading.Event()  # before it starts: a dismissal may come
+            self._futures[run.id] = self.executor.submit(lambda moved=moved: self._pipeline(moved))
 
     # -- one run ----------------------------------------------------------------------------
     def _pipeline(self, run: Run) -> None:
@@ -196,6 +202,7 @@ class Dispatcher(Closing):
                 self._fail(current, f"the run failed at station {current.station.value}: {why}")
         finally:
             self._cancels.pop(run.id, None)
+            self._futures.pop(run.id, None)
             cpus, memory = self._sizes.pop(run.id, (0.0, 0))
             self.capacity.used_cpus -= cpus
             self.capacity.used_memory -= memory
