@@ -4,7 +4,8 @@ A :class:`Reader` knows one format: ``can_open`` sniffs a file, ``open`` gives a
 :class:`Granule`. A granule hands out :class:`~nearline.swath.block.SwathBlock` s of
 contiguous scan lines in large reads, plus two small things the compositor needs up front:
 the tie-point latitudes (to map lines to latitude bands by sampling) and the calibration
-telemetry of the whole granule.
+telemetry of the whole granule; and, for the catalogue, the tie-point longitudes and
+latitudes of every few lines (:mod:`~nearline.swath.footprint` makes the footprint of them).
 
 AVHRR GAC has 409 pixels per line; geolocation comes at 51 tie points per line (pixels
 5, 13, ..., 405 counting from 1, as in the Level 1b files), and
@@ -21,8 +22,20 @@ from typing import ClassVar
 
 import numpy as np
 
-from nearline.swath.block import SwathBlock, Telemetry
+from nearline.swath.block import TIE_COLUMNS, SwathBlock, Telemetry
 from nearline.swath.wire import pack_block
+
+READ_LINES = 1024  # lines a block read asks for at once (818 KiB of counts per channel)
+
+
+def tie_rows(n_lines: int, step: int) -> np.ndarray:
+    """The lines ``read_tie_lonlat(step)`` samples: ``0, step, 2 step, ...`` and the last."""
+    if not isinstance(step, int | np.integer) or step < 1:
+        raise ValueError(f"step: expected a whole number of lines >= 1, got {step!r}")
+    rows = np.arange(0, n_lines, step)
+    if n_lines and rows[-1] != n_lines - 1:
+        rows = np.append(rows, n_lines - 1)
+    return rows
 
 
 class Granule(ABC):
@@ -31,9 +44,15 @@ class Granule(ABC):
     - ``read(start, stop)`` returns exactly lines ``[start, stop)``, reading each variable
       in one request; it raises :class:`~nearline.errors.GranuleError` naming the file if
       the bytes are not there.
+    - ``read_tie_lonlat(step)`` gives the same tie points as ``read`` does for the lines it
+      samples; formats that can read the two variables alone override it (the default reads
+      whole blocks, counts and all).
     - ``platform`` is pygac's spacecraft name ("noaa19", "metopb", ...).
+    - ``reader`` is the name the format's :class:`Reader` is registered under (its entry
+      point in ``nearline.readers``).
     """
 
+    reader: ClassVar[str]
     path: Path
     platform: str
     n_lines: int
@@ -47,6 +66,25 @@ class Granule(ABC):
     @abstractmethod
     def read_telemetry(self) -> Telemetry:
         """Calibration telemetry of every line."""
+
+    def read_tie_lonlat(self, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """Tie-point longitudes and latitudes of every ``step``-th line and of the last line.
+
+        Returns
+        -------
+        lon, lat : (len(tie_rows(n_lines, step)), 51) float32 degrees, in the order of
+            :func:`tie_rows`.
+        """
+        rows = tie_rows(self.n_lines, step)
+        lon = np.empty((rows.size, TIE_COLUMNS.size), np.float32)
+        lat = np.empty_like(lon)
+        for start in range(0, self.n_lines, READ_LINES):
+            stop = min(start + READ_LINES, self.n_lines)
+            wanted = (rows >= start) & (rows < stop)
+            block = self.read(start, stop)
+            lon[wanted] = block.tie_lon[rows[wanted] - start]
+            lat[wanted] = block.tie_lat[rows[wanted] - start]
+        return lon, lat
 
     @abstractmethod
     def read(self, start: int, stop: int) -> SwathBlock:

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath.base import Granule, Reader
+from nearline.swath.base import Granule, Reader, tie_rows
 from nearline.swath.block import N_PIXELS, TIE_COLUMNS, SwathBlock, Telemetry
 from nearline.swath.orbit import gac_scan_angles
 
+READER = "avhrr-gac"
 ORBIT_HEIGHT_KM = 850.0
 EARTH_RADIUS_KM = 6371.0
 
@@ -40,6 +41,8 @@ def satellite_zenith(scan_angle_degrees: np.ndarray) -> np.ndarray:
 
 class GACGranule(Granule):
     """A GAC L1b file decoded by pygac, held in memory (one orbit is 40-45 MB)."""
+
+    reader = READER
 
     def __init__(self, path: Path, reader: Any) -> None:
         self.path = path
@@ -79,6 +82,10 @@ class GACGranule(Granule):
 
     def read_telemetry(self) -> Telemetry:
         return Telemetry(self._times, self._prt, self._ict, self._space)
+
+    def read_tie_lonlat(self, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        rows = tie_rows(self.n_lines, step)
+        return self._lon[rows], self._lat[rows]
 
     def read(self, start: int, stop: int) -> SwathBlock:
         from pyorbital import astronomy
@@ -126,7 +133,7 @@ def _across_track_azimuth(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
 class GACReader(Reader):
     """NOAA AVHRR GAC Level 1b, POD and KLM, recognised by pygac's own header checks."""
 
-    name = "avhrr-gac"
+    name = READER
 
     @classmethod
     def can_open(cls, path: Path) -> bool:
