@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearline.cli_serve import add_data_option
+from nearline.cli_serve import add_data_option, data_folder
 
 
 def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -45,16 +45,15 @@ def run_ingest(args: argparse.Namespace) -> int:
     from nearline.archive import SQLiteCatalogue
     from nearline.archive.ingest import ingest, ingest_archive
     from nearline.errors import IngestError
-    from nearline.orders import ServiceSettings
     from nearline.units import format_size
 
     if bool(args.paths) == bool(args.archive):
         raise IngestError("give granule files (or folders), or --archive TIER, not both")
-    settings = ServiceSettings.resolve(data=args.data)
-    settings.data.mkdir(parents=True, exist_ok=True)
+    data = data_folder(args)
+    data.mkdir(parents=True, exist_ok=True)
     console = Console(stderr=True)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with SQLiteCatalogue(settings.data / "catalogue.db") as catalogue:
+    with SQLiteCatalogue(data / "catalogue.db") as catalogue:
         with Progress(*columns, console=console, transient=True) as bars:
             task = bars.add_task("granules read", total=None)
             source = {"tier": args.archive} if args.archive else {"inputs": args.paths}
@@ -64,6 +63,7 @@ def run_ingest(args: argparse.Namespace) -> int:
                 collection=args.collection,
                 on_error=args.on_error,
                 workers=args.workers,
+                start_method="fork",  # the bar's thread holds nothing the workers need
                 progress=lambda done, total: bars.update(task, completed=done, total=total),
             )
         total = catalogue.count(args.collection)

@@ -8,9 +8,17 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 from nearline.errors import ConfigError
+
+
+def data_folder(args: argparse.Namespace) -> Path:
+    """The service's data folder: --data, else $NEARLINE_DATA, else ./nearline-data (as
+    ServiceSettings.resolve says, without importing the service)."""
+    return Path(args.data or os.environ.get("NEARLINE_DATA") or "nearline-data").absolute()
 
 
 def add_data_option(parser: argparse.ArgumentParser) -> None:
@@ -102,13 +110,12 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_users(args: argparse.Namespace) -> int:
-    from nearline.orders.service import ServiceSettings
     from nearline.orders.users import UserStore
     from nearline.sqlite import Database
 
-    settings = ServiceSettings.resolve(data=args.data)
-    settings.data.mkdir(parents=True, exist_ok=True)
-    database = Database(settings.data / "service.db")
+    data = data_folder(args)
+    data.mkdir(parents=True, exist_ok=True)
+    database = Database(data / "service.db")
     try:
         users = UserStore(database)
         if args.action == "add":
@@ -132,12 +139,10 @@ def run_jobs(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from nearline.orders import Station
-    from nearline.orders.service import ServiceSettings
     from nearline.orders.store import JobStore
     from nearline.sqlite import Database
 
-    settings = ServiceSettings.resolve(data=args.data)
-    database = Database(settings.data / "service.db")
+    database = Database(data_folder(args) / "service.db")
     try:
         store = JobStore(database)
         active = [station for station in Station if not station.ended]

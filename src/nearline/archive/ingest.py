@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -107,9 +106,13 @@ def describe_all(
     originals: Sequence[dict[str, Any]] | None = None,
     workers: int | None = None,
     progress: Progress | None = None,
+    start_method: str = "forkserver",
 ) -> list[Described]:
     """(path, fields or None, error or None) of each file, in order, ``workers`` at once.
-    ``originals``: for each path that is a copy, its original's location, SHA-256 and name."""
+    ``originals``: for each path that is a copy, its original's location, SHA-256 and name.
+    ``start_method``: of the worker processes; "fork" is fastest (they inherit the readers
+    already loaded) and safe in a caller whose other threads hold no locks the workers need,
+    such as the CLI's progress bar."""
     report = progress or (lambda done, total: None)
     jobs = list(zip(paths, originals or [{}] * len(paths), strict=True))
     workers = workers or min(len(paths), os.cpu_count() or 1)
@@ -119,10 +122,10 @@ def describe_all(
             found.append(_describe(job))
             report(done, len(paths))
         return found
-    # fork is cheapest (workers inherit the loaded readers); a threaded caller gets forkserver
-    method = "fork" if threading.active_count() == 1 else "forkserver"
-    with ProcessPoolExecutor(workers, mp_context=get_context(method)) as pool:
-        for done, result in enumerate(pool.map(_describe, jobs, chunksize=16), 1):
+    found.append(_describe(jobs[0]))  # here first: the workers inherit the loaded readers
+    report(1, len(paths))
+    with ProcessPoolExecutor(workers, mp_context=get_context(start_method)) as pool:
+        for done, result in enumerate(pool.map(_describe, jobs[1:], chunksize=16), 2):
             found.append(result)
             report(done, len(paths))
     return found
@@ -137,12 +140,15 @@ def ingest(
     on_error: str = "fail",
     workers: int | None = None,
     progress: Progress | None = None,
+    start_method: str = "forkserver",
 ) -> IngestReport:
     """Catalogue the granule files ``inputs`` (folders: every file below them) as items of
     ``collection`` (created if missing). ``on_error="skip"`` leaves out files no reader
     knows, and says which; ``"fail"`` adds nothing if any file is bad."""
     _check_on_error(on_error)
-    described = describe_all(file_paths(inputs), workers=workers, progress=progress)
+    described = describe_all(
+        file_paths(inputs), workers=workers, progress=progress, start_method=start_method
+    )
     return _catalogue(catalogue, described, collection, owner, on_error)
 
 
@@ -155,6 +161,7 @@ def ingest_archive(
     on_error: str = "fail",
     workers: int | None = None,
     progress: Progress | None = None,
+    start_method: str = "forkserver",
     scratch: Path | None = None,
 ) -> IngestReport:
     """Catalogue every granule that layout migrated to the archive ``tier`` (a folder or an
@@ -173,7 +180,9 @@ def ingest_archive(
             originals = [
                 {"location": m.location, "sha256": digest, "name": m.name} for m, _, digest in batch
             ]
-            described += describe_all(paths, originals=originals, workers=workers)
+            described += describe_all(
+                paths, originals=originals, workers=workers, start_method=start_method
+            )
             for path in paths:
                 path.unlink()
             if progress is not None:

@@ -2,21 +2,29 @@
 geometry, granule footprints for the catalogue, and the input data servers that ship scan
 lines to the band owners.
 
-The footprint names are imported on first use (they need shapely, which the compositor does
-not): ``from nearline.swath import describe_granule`` works as usual.
+The heavier parts are imported on first use: footprints need shapely (the compositor does
+not), geolocation compiles with numba and the synthesis loads pyorbital (the catalogue's
+ingest needs neither). ``from nearline.swath import describe_granule`` works as usual.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from nearline.swath.base import Granule, Reader
 from nearline.swath.block import CHANNELS, N_PIXELS, TIE_COLUMNS, SwathBlock, Telemetry
-from nearline.swath.geolocation import interpolate_tiepoints, lonlat
 from nearline.swath.registry import available_readers, get_reader, granule_paths, open_granule
-from nearline.swath.synth import synthesize_day
 
-_FOOTPRINT = ("GranuleSummary", "describe_granule", "granule_footprint", "swath_footprint")
+_LAZY = {
+    "GranuleSummary": "footprint",
+    "describe_granule": "footprint",
+    "granule_footprint": "footprint",
+    "swath_footprint": "footprint",
+    "interpolate_tiepoints": "geolocation",
+    "lonlat": "geolocation",
+    "synthesize_day": "synth",
+}
 
 __all__ = [
     "CHANNELS",
@@ -41,8 +49,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in _FOOTPRINT:
-        from nearline.swath import footprint
-
-        return getattr(footprint, name)
+    if name in _LAZY:
+        module = importlib.import_module(f"nearline.swath.{_LAZY[name]}")
+        return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
