@@ -7,6 +7,7 @@ earlier one wrote, as a reader following the page would.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import psutil
 import pytest
 
 from nearline.cli import build_parser
@@ -93,15 +95,27 @@ def check_data(block: Block) -> None:
         json.loads(block.code)
 
 
+def stop_left_behind(folder: Path) -> None:
+    """Kill what a page started in the background (a server) and left running in ``folder``,
+    even when a block failed before the page's own clean-up."""
+    for process in psutil.process_iter(["cwd"]):
+        if (process.info["cwd"] or "").startswith(str(folder)):
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+
+
 @pytest.mark.parametrize("page", pages(), ids=lambda page: str(page.relative_to(ROOT)))
 def test_every_block_of_the_page_runs(page: Path, tmp_path: Path) -> None:
-    for block in blocks(page):
-        if block.excerpt is not None:
-            check_excerpt(block)
-        elif block.language in RUN:
-            run_block(block, tmp_path)
-        else:
-            check_data(block)
+    try:
+        for block in blocks(page):
+            if block.excerpt is not None:
+                check_excerpt(block)
+            elif block.language in RUN:
+                run_block(block, tmp_path)
+            else:
+                check_data(block)
+    finally:
+        stop_left_behind(tmp_path)
 
 
 def test_every_block_names_a_language_the_runner_knows() -> None:
