@@ -8,6 +8,7 @@ import csv
 import hashlib
 import io
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -196,6 +197,17 @@ def test_granules_in_a_layout_archive_are_ingested_and_ordered_where_they_lie(li
     assert result.stdout.startswith("ingested 2 granules")
     items = search(live, "alice", collections="avhrr-archived")
     assert sorted(i["id"] for i in items) == [p.name for p in day]
+    with live.client("alice") as client:  # a download is restored from its bundle, verified
+        for item in items:
+            original = next(p for p in day if p.name == item["id"])
+            response = client.get(item["assets"]["data"]["href"])
+            assert response.status_code == 200
+            assert response.content == original.read_bytes()
+    for _ in range(50):  # the copy is removed once sent (just after the client has it)
+        if not any((live.data / "scratch").iterdir()):
+            break
+        time.sleep(0.1)
+    assert list((live.data / "scratch").iterdir()) == []
     summary = deploy(live, "alice", _histogram_package(tmp_path, "avhrr-archived"))
     with live.client("alice") as client:
         response = client.post(

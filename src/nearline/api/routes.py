@@ -3,6 +3,9 @@ a plain handler (processes.py, jobs.py), turn its (status, body, headers) into a
 
 from __future__ import annotations
 
+import logging
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,13 +14,16 @@ from fastapi import APIRouter, Body, Depends, Header, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.background import BackgroundTask
 
 from nearline.api import jobs, processes
 from nearline.api.auth import require_user
 from nearline.api.stac import base_url
-from nearline.errors import ItemNotFound, ServiceError, TooLarge
+from nearline.archive import fetch, is_local
+from nearline.errors import ItemNotFound, NearlineError, ServiceError, TooLarge
 from nearline.orders import Service
 
+log = logging.getLogger(__name__)
 JSON = "application/json"
 ZIP = "application/zip"
 MAX_OFFSET = 2**63 - 1  # the largest whole number the job store (SQLite) can take
@@ -199,22 +205,36 @@ def build_router() -> APIRouter:
         tags=["Data"],
         summary="Download an item's file",
         response_class=FileResponse,
-        responses={200: FILE_BODY, 409: OGC_ERROR},
+        responses={200: FILE_BODY, 503: OGC_ERROR},
     )
     def download(
         collection_id: str, item_id: str, key: str, request: Request, user: User
     ) -> Response:
-        item = service_of(request).catalogue.get_item(collection_id, item_id, viewer=user)
+        service = service_of(request)
+        item = service.catalogue.get_item(collection_id, item_id, viewer=user)
         asset = item.assets.get(key)
         if asset is None:
             raise ItemNotFound(f"item {item_id} has no asset {key!r}")
-        if "://" in asset.location or asset.location.startswith("bundle:"):
+        if is_local(asset.location):
+            path = Path(asset.location)
+            if not path.is_file():
+                raise ItemNotFound(f"item {item_id}'s file {key!r} is no longer in the archive")
+            return FileResponse(path, media_type=asset.media_type, filename=path.name)
+        # in a bundle or an object store: restored (verified) to scratch, sent, removed
+        scratch = Path(tempfile.mkdtemp(prefix="download-", dir=service.places.scratch))
+        try:
+            path = fetch(asset, scratch)
+        except (OSError, NearlineError) as error:
+            shutil.rmtree(scratch, ignore_errors=True)
+            log.error("download of %s/%s/%s failed: %s", collection_id, item_id, key, error)
             raise ServiceError(
-                "this file lies in a bundle or an object store; order it", status=409
-            )
-        path = Path(asset.location)
-        if not path.is_file():
-            raise ItemNotFound(f"item {item_id}'s file {key!r} is no longer in the archive")
-        return FileResponse(path, media_type=asset.media_type, filename=path.name)
+                f"item {item_id}'s file {key!r} cannot be read from the archive now", status=503
+            ) from None
+        return FileResponse(
+            path,
+            media_type=asset.media_type,
+            filename=path.name,
+            background=BackgroundTask(shutil.rmtree, scratch, ignore_errors=True),
+        )
 
     return router

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -122,6 +123,8 @@ class Service(Closing):
     def start(self) -> None:
         """Deploy the built-in algorithms if missing, resume unfinished runs, start."""
         cleanup_stale()  # runs of a killed service: their groups and any process left
+        shutil.rmtree(self.places.scratch, ignore_errors=True)  # a killed service's downloads
+        self.places.scratch.mkdir(parents=True)
         for package in builtin_algorithms():
             self.algorithms.ensure_builtin(package, owner=SERVICE_OWNER)
         self.dispatcher.start()

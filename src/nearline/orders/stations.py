@@ -41,6 +41,11 @@ class Places:
         return self.data / "logs"
 
     @property
+    def scratch(self) -> Path:
+        """Short-lived copies (downloads restored from bundles), emptied at each start."""
+        return self.data / "scratch"
+
+    @property
     def outputs(self) -> Path:
         return self.data / "archive" / "outputs"
 
