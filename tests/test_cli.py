@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import xarray as xr
 
 from nearline.burst.demo import GRID, VARIABLES
@@ -53,6 +54,35 @@ def test_demo_composites_a_small_synthetic_day_into_a_netcdf_and_a_png(tmp_path)
         assert int(ds["ndvi"].count()) > 10_000
     with Image.open(folder / "ndvi.png") as image:
         assert image.size == (2502, 1084)
+
+
+def test_demo_orders_the_composite_through_the_service_and_shows_its_results(tmp_path):
+    result = nearline(
+        "demo", "--only", "service", "--out", "out", "--orbits", "2", "--lines", "600",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    said = result.stdout
+    assert "ingested 2 granules" in said
+    assert "STAC search of 2012-12-12: 2 granules on the first page" in said
+    assert "successful: 2 granules in one run" in said
+    links = [line.strip() for line in said.splitlines() if "/assets/data" in line]
+    assert len(links) == 2  # the composite and its quicklook, each a download link
+    data = tmp_path / "out" / "service" / "data"
+    (netcdf,) = (data / "archive" / "outputs" / "pathfinder").rglob("*.nc")
+    with xr.open_dataset(netcdf) as ds:
+        assert ds["ndvi"].shape == (2168, 5004)
+        assert ds.attrs["input_granules"].split() == sorted(
+            p.name for p in (tmp_path / "out" / "composite" / "granules").iterdir()
+        )
+    assert "nearline serving" in (tmp_path / "out" / "service" / "serve.log").read_text()
+    servers = [
+        process
+        for process in psutil.process_iter(["cmdline", "environ"])
+        if "serve" in (process.info["cmdline"] or [])
+        and (process.info["environ"] or {}).get("NEARLINE_DATA") == str(data)
+    ]
+    assert servers == []  # the demo stopped the server it started
 
 
 def test_composite_names_a_missing_input_in_one_line(tmp_path):

@@ -26,6 +26,7 @@ from nearline.units import format_size
 
 COLLECTION = "avhrr-gac"
 DAY = "2012-12-12"
+WHOLE_DAY = f"{DAY}T00:00:00Z/{DAY}T23:59:59Z"
 
 
 def _free_port() -> int:
@@ -90,7 +91,7 @@ def service_demo(out: Path, *, granules: Path, args: argparse.Namespace) -> None
     with Database(data / "service.db") as database:
         token = UserStore(database).add("demo")
     with SQLiteCatalogue(data / "catalogue.db") as catalogue:
-        report = ingest(catalogue, paths, collection=COLLECTION)
+        report = ingest(catalogue, paths, collection=COLLECTION, start_method="fork")
     console.print(
         f"service demo: ingested {len(report.items)} granules "
         f"({format_size(report.bytes)}) into the catalogue collection {COLLECTION}"
@@ -111,12 +112,15 @@ def service_demo(out: Path, *, granules: Path, args: argparse.Namespace) -> None
 
 def _order(client: httpx.Client, console: Any) -> dict[str, Any]:
     """Search the day's granules, order the built-in composite on them, follow the job."""
-    found = client.get("/search", params={"collections": COLLECTION, "datetime": DAY}).json()
+    found = client.get("/search", params={"collections": COLLECTION, "datetime": WHOLE_DAY})
+    if found.status_code != 200:
+        raise NearlineError(f"the search was refused: {found.json().get('detail')}")
+    found = found.json()
     console.print(
         f"STAC search of {DAY}: {found['numberReturned']} granules on the first page "
         f"(e.g. {found['features'][0]['id']})"
     )
-    order = {"inputs": {"granules": {"collections": [COLLECTION], "datetime": DAY}}}
+    order = {"inputs": {"granules": {"collections": [COLLECTION], "datetime": WHOLE_DAY}}}
     response = client.post(
         "/processes/pathfinder/execution", json=order, headers={"Prefer": "respond-async"}
     )
@@ -138,8 +142,6 @@ def _order(client: httpx.Client, console: Any) -> dict[str, Any]:
 
 
 def _show(client: httpx.Client, job: dict[str, Any], console: Any) -> None:
-    from rich.table import Table
-
     usage = job["nearline:usage"]
     (run,) = job["nearline:runs"]
     console.print(
@@ -149,8 +151,7 @@ def _show(client: httpx.Client, job: dict[str, Any], console: Any) -> None:
         f"{format_size(usage['bytes_read'])}, wrote {format_size(usage['bytes_written'])}"
     )
     results = client.get(f"/jobs/{job['jobID']}/results").json()
-    table = Table("output", "file", "size", "download link", title="the job's results")
     for output, links in results.items():
         for link in links:
-            table.add_row(output, link["title"], format_size(link["file:size"]), link["href"])
-    console.print(table)
+            console.print(f"{output}: {link['title']} ({format_size(link['file:size'])})")
+            console.print(f"  {link['href']}", soft_wrap=True)
