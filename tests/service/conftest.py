@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,18 +39,30 @@ def deploy(live: LiveService, user: str, package: str | Path, *, public: bool = 
     return response.json()
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
-    data = tmp_path_factory.mktemp("service") / "data"
+@contextmanager
+def serving(
+    folder: Path, prepare: Callable[[LiveService], None] | None = None
+) -> Iterator[LiveService]:
+    """A live service on ``folder``/data: the 12 test granules, users alice and bob, 2 CPUs,
+    4 MiB uploads; ``prepare`` runs once it answers. Stopped on leaving."""
+    data = folder / "data"
     service = LiveService(data)
     add_granules(data, 12)
     service.add_user("alice")
     service.add_user("bob")
     service.start("--cpus", "2", "--max-upload", "4MiB")
     try:
+        if prepare is not None:
+            prepare(service)
         yield service
     finally:
         service.stop()
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
+    with serving(tmp_path_factory.mktemp("service")) as service:
+        yield service
 
 
 @pytest.fixture(scope="module")

@@ -27,8 +27,8 @@ from schemathesis import GenerationMode
 from schemathesis.checks import positive_data_acceptance
 
 from ..live_service import LiveService
-from .conftest import deploy
-from .granules import COLLECTION, add_granules
+from .conftest import deploy, serving
+from .granules import COLLECTION
 from .test_orders import order
 from .test_standards import ROUTES
 
@@ -44,17 +44,10 @@ schemathesis.serializer.alias("application/zip", "application/octet-stream")
 
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
-    data = tmp_path_factory.mktemp("fuzz") / "data"
-    service = LiveService(data)
-    add_granules(data, 12)
-    service.add_user("alice")
-    service.add_user("bob")
-    service.start("--cpus", "2", "--max-upload", "4MiB")
-    try:
-        deploy(service, "alice", "sizes")
-        yield service
-    finally:
-        service.stop()
+    with serving(
+        tmp_path_factory.mktemp("fuzz"), lambda live: deploy(live, "alice", "sizes")
+    ) as live:
+        yield live
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,8 @@ from pystac_client import Client
 from nearline.archive import FILE_EXTENSION, Asset, Item, SQLiteCatalogue
 
 from ..live_service import LiveService
-from .granules import COLLECTION, START, add_granules
+from .conftest import serving
+from .granules import COLLECTION, START
 
 ROUTES = [  # every operation the service has, as its OpenAPI document names it
     ("GET", "/"),
@@ -125,18 +126,13 @@ def north_granule(data: Path) -> Item:
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     """conftest's live service, with the 12 test granules and the north granule."""
-    data = tmp_path_factory.mktemp("standards") / "data"
-    service = LiveService(data)
-    add_granules(data, 12)
-    with SQLiteCatalogue(data / "catalogue.db") as catalogue:
-        catalogue.add_items([north_granule(data)])
-    service.add_user("alice")
-    service.add_user("bob")
-    service.start("--cpus", "2", "--max-upload", "4MiB")
-    try:
-        yield service
-    finally:
-        service.stop()
+
+    def add_north(live: LiveService) -> None:
+        with SQLiteCatalogue(live.data / "catalogue.db") as catalogue:
+            catalogue.add_items([north_granule(live.data)])
+
+    with serving(tmp_path_factory.mktemp("standards"), add_north) as live:
+        yield live
 
 
 def bearer(live: LiveService, user: str) -> dict[str, str]:

@@ -82,22 +82,12 @@ def _describe(job: tuple[Path, dict[str, Any]]) -> Described:
 
 def file_paths(inputs: Iterable[str | Path]) -> list[Path]:
     """Files as given; a folder stands for every file below it (hidden ones left out)."""
-    paths: list[Path] = []
-    for name in inputs:
-        path = Path(name)
-        if path.is_dir():
-            paths += sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file() and not any(part.startswith(".") for part in p.parts[-1:])
-            )
-        elif path.is_file():
-            paths.append(path)
-        else:
-            raise IngestError(f"{path} does not exist; give granule files or folders of them")
-    if not paths:
-        raise IngestError(f"no files in {', '.join(str(n) for n in inputs)}")
-    return paths
+    from nearline.swath import granule_paths
+
+    try:
+        return granule_paths(inputs, recursive=True)
+    except GranuleError as error:
+        raise IngestError(f"{error}; give granule files, or folders of them") from None
 
 
 def describe_all(

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 from nearline.errors import ArchiveError, LayoutError
 from nearline.layout.events import MigrationEvent, Phase
-from nearline.layout.manifest import MANIFEST_SUFFIX, Manifest, step_folder
+from nearline.layout.manifest import MANIFEST_SUFFIX, Entry, Manifest, step_folder
 from nearline.layout.paths import STEP_WIDTH, check_name
 from nearline.layout.pump import Pump
 from nearline.layout.readback import read_entry, verify
@@ -137,19 +137,7 @@ def restore(
         count(0)
         for entry in manifest.entries:
             target = _inside(root, manifest, f"{manifest.folder}/{entry.path}")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(f".{target.name}.partial")
-            try:
-                with open(partial, "wb") as out:
-                    read_entry(tier, manifest, entry, pump, _writer(out, target))
-                if entry.mode:
-                    os.chmod(partial, entry.mode)
-                os.utime(partial, ns=(entry.mtime_ns, entry.mtime_ns))
-                os.replace(partial, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    partial.unlink()
-                raise
+            _restore_entry(tier, manifest, entry, pump, target, keep_stat=True)
     return chosen
 
 
@@ -190,18 +178,36 @@ def restore_member(
     if entry is None:
         raise ArchiveError(f"{found.label()} holds no file {member!r}; its manifest lists others")
     target = Path(target)
+    pump = Pump(parse_size(chunk_size, what="chunk_size"))
+    _restore_entry(tier, found, entry, pump, target, keep_stat=False)
+    return target
+
+
+def _restore_entry(
+    tier: ArchiveTier,
+    manifest: Manifest,
+    entry: Entry,
+    pump: Pump,
+    target: Path,
+    *,
+    keep_stat: bool,
+) -> None:
+    """``entry``'s bytes to ``target``, under a hidden name until they are whole and their
+    SHA-256 matched; ``keep_stat``: with the mode and modification time it was archived with."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.partial")
     try:
         with open(partial, "wb") as out:
-            pump = Pump(parse_size(chunk_size, what="chunk_size"))
-            read_entry(tier, found, entry, pump, _writer(out, target))
+            read_entry(tier, manifest, entry, pump, _writer(out, target))
+        if keep_stat and entry.mode:
+            os.chmod(partial, entry.mode)
+        if keep_stat:
+            os.utime(partial, ns=(entry.mtime_ns, entry.mtime_ns))
         os.replace(partial, target)
     except BaseException:
         with contextlib.suppress(OSError):
             partial.unlink()
         raise
-    return target
 
 
 def _inside(root: Path, manifest: Manifest, relative: str) -> Path:

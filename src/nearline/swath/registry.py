@@ -48,14 +48,15 @@ def open_granule(path: str | Path) -> Granule:
     )
 
 
-def granule_paths(inputs: Iterable[str | Path]) -> list[Path]:
-    """Files as given; a folder stands for the files directly inside it, sorted (hidden files,
-    such as a half-written ``.name.partial``, left out)."""
+def granule_paths(inputs: Iterable[str | Path], *, recursive: bool = False) -> list[Path]:
+    """Files as given; a folder stands for the files directly inside it (``recursive``: every
+    file below it), sorted, hidden ones (such as a half-written ``.name.partial``) left out."""
     inputs = [Path(name) for name in inputs]
     paths: list[Path] = []
     for path in inputs:
         if path.is_dir():
-            paths += sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+            found = path.rglob("*") if recursive else path.iterdir()
+            paths += sorted(p for p in found if p.is_file() and not _hidden(p.relative_to(path)))
         elif path.exists():
             paths.append(path)
         else:
@@ -63,3 +64,7 @@ def granule_paths(inputs: Iterable[str | Path]) -> list[Path]:
     if not paths:
         raise GranuleError(f"no input files in {', '.join(map(str, inputs))}")
     return paths
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
