@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/burst.py --update-docs
 	$(BIN)/python benchmarks/layout.py --update-docs
 	$(BIN)/python benchmarks/composite.py --update-docs
+	$(BIN)/python benchmarks/service.py --update-docs
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks

@@ -293,14 +293,14 @@ def one_size(out: Path, size: int, count: int, *, peer: bool) -> dict[str, Any]:
     return figures
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--quick", action="store_true", help="10^3 and 10^4 items, fewer repeats")
     parser.add_argument("--out", default="bench-output/service")
     parser.add_argument("--no-peer", action="store_true", help="skip pgstac (no PostgreSQL)")
     parser.add_argument("--update-docs", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     sizes = [1000, 10_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     count, repeats = (100, 5) if args.quick else (400, 15)
     out = Path(args.out).absolute()
@@ -403,7 +403,8 @@ def main() -> None:
     print(text)
     if args.update_docs:
         replace_section(DOCS, BEGIN, END, text, DOCS_HEADER)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
