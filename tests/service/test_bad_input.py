@@ -131,3 +131,15 @@ def test_bad_orders_are_400(live, alices_processes, inputs, words):
         response = client.post("/processes/granule-sizes/execution", json={"inputs": inputs})
     assert response.status_code == 400, response.text
     assert words in response.json()["detail"]
+
+
+def test_a_package_whose_outputs_would_land_among_archive_granules_is_refused(live):
+    text = manifest(**{"id: granule-sizes": "id: test-granules"})  # the archive's collection
+    response = post(live, zipped({"algorithm.yaml": text, "run.py": "print(1)"}))
+    assert response.status_code == 400, response.text
+    assert "collection" in response.json()["detail"]
+    assert "holds other data" in response.json()["detail"]
+    with live.client("alice") as client:
+        assert client.get("/processes/test-granules").status_code == 404
+        found = client.get("/collections/test-granules").json()
+    assert found["title"] == "Test granules"  # untouched

@@ -16,6 +16,7 @@ import shutil
 import sqlite3
 import sys
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -46,8 +47,17 @@ log = logging.getLogger(__name__)
 class AlgorithmRegistry(Closing):
     """Deploy, replace, undeploy and find algorithms kept under ``data``."""
 
-    def __init__(self, data: str | Path, *, settings: DeploySettings | None = None) -> None:
+    def __init__(
+        self,
+        data: str | Path,
+        *,
+        settings: DeploySettings | None = None,
+        accept: Callable[[Manifest, str], None] | None = None,
+    ) -> None:
+        """``accept(manifest, owner)`` may refuse a package (raise) before it is built, for
+        reasons the registry cannot see, such as a clash with the catalogue."""
         self.data = Path(data).absolute()
+        self.accept = accept
         self.root = self.data / "algorithms"
         self.path = self.data / "algorithms.db"
         self.settings = settings or DeploySettings.resolve()
@@ -153,6 +163,8 @@ class AlgorithmRegistry(Closing):
                     f"the package's id is {manifest.id!r}, but it is to replace {replacing!r}",
                     field="id",
                 )
+            if self.accept is not None:
+                self.accept(manifest, owner)
             _report(progress, "unpack", 1, 1)
             folder = self.root / manifest.id / manifest.version
             self.store.claim(

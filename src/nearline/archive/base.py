@@ -122,7 +122,8 @@ class Catalogue(Closing, ABC):
 
     @abstractmethod
     def put_collection(self, collection: Collection) -> None:
-        """Create ``collection``, or update its title, description, license and properties."""
+        """Create ``collection``, or update its title, description, license and properties;
+        :class:`~nearline.errors.Conflict` if one of that id belongs to another owner."""
 
     @abstractmethod
     def get_collection(self, id: str, *, viewer: str | None = None) -> Collection:

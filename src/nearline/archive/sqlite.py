@@ -20,7 +20,7 @@ from nearline.archive.base import Catalogue, Collection, Item, Page, Search
 from nearline.archive.index import MAX_BOXES, NO_PLACE, hours
 from nearline.archive.rows import ItemRow, item_from_row, item_rows, moment
 from nearline.archive.scan import search_items
-from nearline.errors import CollectionNotFound, ItemNotFound
+from nearline.errors import CollectionNotFound, Conflict, ItemNotFound
 from nearline.sqlite import Database
 
 SCHEMA = """
@@ -67,6 +67,11 @@ class SQLiteCatalogue(Catalogue):
     # -- collections ------------------------------------------------------------------------
     def put_collection(self, collection: Collection) -> None:
         with self.database.transaction() as connection:
+            found = connection.execute(
+                "SELECT owner FROM collections WHERE id = ?", (collection.id,)
+            ).fetchone()
+            if found is not None and found["owner"] != collection.owner:
+                raise Conflict(f"the collection id {collection.id!r} is taken; choose another")
             connection.execute(
                 "INSERT INTO collections (id, owner, title, description, license, properties) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET title = excluded.title, "

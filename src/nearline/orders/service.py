@@ -21,16 +21,23 @@ from nearline.algorithms import (
     Algorithm,
     AlgorithmRegistry,
     DeploySettings,
+    Manifest,
     builtin_algorithms,
     cleanup_stale,
 )
 from nearline.archive import Item, SQLiteCatalogue
 from nearline.closing import Closing
-from nearline.errors import AlgorithmNotFound, ConfigError, JobNotFound
+from nearline.errors import (
+    AlgorithmNotFound,
+    CollectionNotFound,
+    ConfigError,
+    JobNotFound,
+    ManifestError,
+)
 from nearline.orders.base import Job, JobStatus, Run, Station
 from nearline.orders.dispatcher import Capacity, Dispatcher
 from nearline.orders.planning import plan_order
-from nearline.orders.stations import Places
+from nearline.orders.stations import OUTPUTS_OF, Places
 from nearline.orders.store import JobStore
 from nearline.orders.users import UserStore
 from nearline.sqlite import Database
@@ -99,7 +106,9 @@ class Service(Closing):
         self.jobs = JobStore(self.database)
         self.catalogue = SQLiteCatalogue(data / "catalogue.db")
         self.algorithms = AlgorithmRegistry(
-            data, settings=DeploySettings.resolve(max_upload=self.settings.max_upload)
+            data,
+            settings=DeploySettings.resolve(max_upload=self.settings.max_upload),
+            accept=self._check_output_collection,
         )
         capacity = Capacity()
         if self.settings.cpus is not None:
@@ -215,6 +224,20 @@ class Service(Closing):
         open_runs = self.jobs.dismiss(job_id, viewer=viewer, message="dismissed by its owner")
         self.dispatcher.cancel(open_runs)
         return self.jobs.get(job_id, viewer=viewer)
+
+    def _check_output_collection(self, manifest: Manifest, owner: str) -> None:
+        """Refuse, before it is built, a package whose outputs would land in a collection
+        that holds other data (archive granules, or another algorithm's outputs)."""
+        try:
+            found = self.catalogue.get_collection(manifest.output_collection, viewer=owner)
+        except CollectionNotFound:
+            return
+        if found.properties.get(OUTPUTS_OF) != manifest.id:
+            raise ManifestError(
+                f"the output collection {manifest.output_collection!r} holds other data; give "
+                "the algorithm an output collection of its own",
+                field="collection",
+            )
 
     def _algorithm_of(self, job: Job) -> Algorithm:
         try:

@@ -19,7 +19,7 @@ from shapely.geometry import mapping, shape
 
 from nearline.algorithms import Algorithm, limits_for, run_algorithm
 from nearline.archive import Asset, Catalogue, Collection, Item, fetch, item_to_stac, sha256_of
-from nearline.errors import CollectionNotFound, IngestError
+from nearline.errors import CollectionNotFound, Conflict, IngestError
 from nearline.orders.base import Job, OutputFile, Run
 
 log = logging.getLogger(__name__)
@@ -147,15 +147,21 @@ def ingest(
     try:
         found = catalogue.get_collection(collection, viewer=owner)
     except CollectionNotFound:
-        catalogue.put_collection(
-            Collection(
-                id=collection,
-                title=f"Outputs of {algorithm.manifest.title or algorithm.id}",
-                description=f"Files made by the algorithm {algorithm.id} for nearline's users.",
-                owner=owner,
-                properties={OUTPUTS_OF: algorithm.id},
+        try:
+            catalogue.put_collection(
+                Collection(
+                    id=collection,
+                    title=f"Outputs of {algorithm.manifest.title or algorithm.id}",
+                    description=f"Files made by the algorithm {algorithm.id} for nearline's users.",
+                    owner=owner,
+                    properties={OUTPUTS_OF: algorithm.id},
+                )
             )
-        )
+        except Conflict:
+            raise IngestError(
+                f"the output collection {collection!r} is taken; give {algorithm.id} an output "
+                "collection of its own in algorithm.yaml"
+            ) from None
     else:
         if found.properties.get(OUTPUTS_OF) != algorithm.id:
             raise IngestError(
