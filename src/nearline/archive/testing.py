@@ -29,7 +29,13 @@ from shapely.geometry import shape
 
 from nearline.archive.base import Asset, BBox, Catalogue, Collection, Item, Page, Search
 from nearline.archive.synthetic import modis_like_items
-from nearline.errors import CollectionNotFound, InvalidRequest, ItemNotFound, SearchError
+from nearline.errors import (
+    CollectionNotFound,
+    Conflict,
+    InvalidRequest,
+    ItemNotFound,
+    SearchError,
+)
 
 T0 = datetime(2021, 3, 1, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -401,7 +407,9 @@ class CatalogueTests:
         catalogue.add_items([make_item("x", owner="alice"), make_item("y")])
         extent = catalogue.get_collection("c", viewer="alice").extent
         catalogue.put_collection(
-            Collection("c", title="new", description="d", license="MIT", properties={"k": 1})
+            Collection(
+                "c", title="new", description="d", license="MIT", owner="alice", properties={"k": 1}
+            )
         )
         got = catalogue.get_collection("c", viewer="alice")
         assert got == Collection(
@@ -414,7 +422,18 @@ class CatalogueTests:
             extent=extent,
         )
         assert found(catalogue, viewer="alice") == ["x", "y"]
-        with pytest.raises(CollectionNotFound):  # an update does not make it public
+
+    @pytest.mark.parametrize("claimant", [None, "bob"])
+    def test_a_collection_belongs_to_its_owner(
+        self, catalogue: Catalogue, claimant: str | None
+    ) -> None:
+        """An update under another owner (or none: public) is refused and changes nothing:
+        it would otherwise rename, or make public, someone else's collection."""
+        catalogue.put_collection(Collection("c", title="old", owner="alice"))
+        with pytest.raises(Conflict, match="'c' is taken"):
+            catalogue.put_collection(Collection("c", title="new", owner=claimant))
+        assert catalogue.get_collection("c", viewer="alice").title == "old"
+        with pytest.raises(CollectionNotFound):  # still private
             catalogue.get_collection("c")
 
     def test_the_extent_widens_as_items_arrive(self, catalogue: Catalogue) -> None:
