@@ -53,6 +53,11 @@ def add_serve_parser(subparsers: Any) -> None:
     serve.add_argument(
         "--max-upload", default=None, help="largest algorithm package accepted (default: 512MiB)"
     )
+    serve.add_argument(
+        "--executor",
+        default=None,
+        help="where runs execute: local (default), or dask://HOST:PORT for a Dask cluster",
+    )
     serve.set_defaults(func=run_serve)
 
     users = subparsers.add_parser("users", help="add users, issue and revoke their API tokens")
@@ -92,7 +97,12 @@ def run_serve(args: argparse.Namespace) -> int:
     )
     base = args.base_url or f"http://{args.host}:{args.port}"
     service = _service(
-        args, base_url=base, cpus=args.cpus, memory=args.memory, max_upload=args.max_upload
+        args,
+        base_url=base,
+        cpus=args.cpus,
+        memory=args.memory,
+        max_upload=args.max_upload,
+        executor=args.executor,
     )
     console = Console(stderr=True)
     try:

@@ -149,5 +149,16 @@ class Catalogue(Closing, ABC):
     def delete_items(self, collection: str, ids: Iterable[str]) -> int:
         """Remove these items (missing ones are ignored); returns how many went."""
 
+    @abstractmethod
+    def changes(self, after: int = 0, *, limit: int = 1000) -> tuple[list[Item], int]:
+        """Items added or replaced since position ``after`` (the service's view: every owner),
+        oldest first, at most ``limit``; and the position to ask from next. Position 0 is
+        the beginning; :meth:`position` is now. What subscriptions are triggered by."""
+
+    @abstractmethod
+    def position(self) -> int:
+        """The position of the latest change: ``changes(position())`` is empty until the
+        next item arrives."""
+
     def close(self) -> None:
         """Release connections."""

@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS collections (
     count INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS items (
-    rowid INTEGER PRIMARY KEY,
+    rowid INTEGER PRIMARY KEY AUTOINCREMENT,
     collection INTEGER NOT NULL REFERENCES collections (key),
     id TEXT NOT NULL,
     owner TEXT,
@@ -108,7 +108,9 @@ class SQLiteCatalogue(Catalogue):
         with self.database.transaction() as connection:
             keys = self._keys(connection, {row.collection for row in rows})
             self._remove(connection, keys, rows)
-            first = connection.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM items").fetchone()
+            first = connection.execute(  # AUTOINCREMENT's counter: never a deleted item's
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM sqlite_sequence WHERE name = 'items'"
+            ).fetchone()
             numbers = range(first[0], first[0] + len(rows))
             connection.executemany(
                 "INSERT INTO items (rowid, collection, id, owner, start_us, end_us, wkb, body) "
@@ -172,6 +174,22 @@ class SQLiteCatalogue(Catalogue):
             if row is None:
                 return 0
             return self._remove_ids(connection, row["key"], wanted)
+
+    def changes(self, after: int = 0, *, limit: int = 1000) -> tuple[list[Item], int]:
+        """Rowids only grow (AUTOINCREMENT: an item replaced takes a new one, a deleted one's
+        is never used again), so they are the positions."""
+        rows = self.database.query(
+            "SELECT i.*, c.id AS collection_id FROM items AS i "
+            "JOIN collections AS c ON c.key = i.collection "
+            "WHERE i.rowid > ? ORDER BY i.rowid LIMIT ?",
+            (after, limit),
+        )
+        items = [item_from_row(row, row["collection_id"]) for row in rows]
+        return items, rows[-1]["rowid"] if rows else after
+
+    def position(self) -> int:
+        found = self.database.query("SELECT seq FROM sqlite_sequence WHERE name = 'items'")
+        return int(found[0]["seq"]) if found else 0
 
     def count(self, collection: str | None = None) -> int:
         """How many items (of ``collection``) the catalogue holds."""

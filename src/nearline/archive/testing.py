@@ -526,6 +526,37 @@ class CatalogueTests:
         assert found(catalogue) == ["y", "x"]
         assert found(catalogue, start=T0, end=T0) == ["y"]
 
+    def test_changes_give_every_new_and_replaced_item_once_in_order(
+        self, catalogue: Catalogue
+    ) -> None:
+        catalogue.put_collection(Collection("c"))
+        catalogue.put_collection(Collection("p", owner="alice"))
+        start = catalogue.position()
+        assert catalogue.changes(start) == ([], start)
+        catalogue.add_items([make_item("a"), make_item("b")])
+        catalogue.add_items([make_item("x", collection="p", owner="alice")])
+        first, here = catalogue.changes(start, limit=2)
+        rest, there = catalogue.changes(here)
+        assert [i.id for i in first + rest] == ["a", "b", "x"]
+        assert rest[0].owner == "alice"  # the service's view: every owner's items
+        assert catalogue.changes(there) == ([], there)
+        assert there == catalogue.position()
+        replaced = make_item("a", minutes=7)
+        catalogue.add_items([replaced])
+        again, last = catalogue.changes(there)
+        assert [(i.id, i.end) for i in again] == [("a", replaced.end)]
+        assert last > there
+
+    def test_a_position_is_never_given_again_after_a_delete(self, catalogue: Catalogue) -> None:
+        """A subscriber that has seen the newest item must see the next one, even when the
+        newest was deleted in between."""
+        catalogue.put_collection(Collection("c"))
+        catalogue.add_items([make_item("a"), make_item("b")])
+        seen = catalogue.position()
+        catalogue.delete_items("c", ["b"])
+        catalogue.add_items([make_item("z")])
+        assert [i.id for i in catalogue.changes(seen)[0]] == ["z"]
+
     def test_delete_items_ignores_missing_ones(self, catalogue: Catalogue) -> None:
         catalogue.put_collection(Collection("c"))
         catalogue.add_items([make_item(name) for name in "abc"])

@@ -10,9 +10,11 @@ from nearline.orders.base import (
     JobStatus,
     OutputFile,
     Run,
+    RunTask,
     Station,
 )
-from nearline.orders.dispatcher import Capacity, Dispatcher, LocalExecutor
+from nearline.orders.dispatcher import Capacity, Dispatcher
+from nearline.orders.executors import LocalExecutor, available_executors, open_executor, run_task
 from nearline.orders.service import SERVICE_OWNER, Service, ServiceSettings
 from nearline.orders.users import User, UserStore
 
@@ -27,9 +29,13 @@ __all__ = [
     "LocalExecutor",
     "OutputFile",
     "Run",
+    "RunTask",
     "Service",
     "ServiceSettings",
     "Station",
     "User",
     "UserStore",
+    "available_executors",
+    "open_executor",
+    "run_task",
 ]

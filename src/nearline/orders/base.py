@@ -10,14 +10,16 @@ algorithm.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
+from nearline.algorithms import Algorithm, Limits, RunResult
 from nearline.monitor.base import Usage
 
 
@@ -125,17 +127,48 @@ class Job:
         return total
 
 
+@dataclass(frozen=True)
+class RunTask:
+    """One sandboxed run of an algorithm, as an executor receives it: everything picklable,
+    every path on storage the executor's machines share with the service (S4PM-DM: "the data
+    be accessible to all of the S4PM-DM stations")."""
+
+    run: str  # the run's id
+    algorithm: Algorithm
+    job: str  # the job's id
+    inputs: Mapping[str, list[dict[str, Any]]]  # job.json's inputs: the staged files
+    parameters: Mapping[str, Any]
+    folder: Path  # the run's working folder
+    limits: Limits
+    log: Path
+
+
 class Executor(ABC):
-    """Where a run's stations do their work: local threads by default, a Dask cluster at
-    scale. Implementations keep these true: ``submit`` returns at once; the work runs at most
-    once per call; ``close`` waits for nothing but stops taking work."""
+    """Where runs' algorithms execute: local sandboxed processes by default, a Dask cluster at
+    scale (chosen by :func:`nearline.orders.open_executor`). The stations' bookkeeping stays
+    with the service; only the run goes out. Implementations keep these true:
+
+    - ``run`` blocks until the run has ended and returns its result; the sandbox applies on
+      whichever machine runs it;
+    - setting ``cancel`` stops the run (its processes killed) and ``run`` returns soon after;
+    - a run that could not start raises :class:`~nearline.errors.SandboxError`; a run that
+      failed is a result whose outcome says why;
+    - ``retries`` tells how many times the run was started again elsewhere (a worker lost).
+    """
 
     name: str
 
     @abstractmethod
-    def submit(self, work: Callable[[], None]) -> Future[None]:
-        """Start ``work`` (a run's pipeline) and return its future."""
+    def run(self, task: RunTask, *, cancel: threading.Event) -> RunResult:
+        """Run ``task`` to its end."""
 
-    @abstractmethod
-    def close(self) -> None:
-        """Stop taking work."""
+    def retries(self, run: str) -> int:
+        """How many times run ``run`` was restarted on another machine (0 by default)."""
+        return 0
+
+    def describe(self) -> str:
+        """Where runs go, in words, for the service's log and the landing page."""
+        return self.name
+
+    def close(self) -> None:  # noqa: B027 - most executors hold nothing
+        """Stop taking work and release what the executor holds."""

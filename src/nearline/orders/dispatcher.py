@@ -26,26 +26,11 @@ from nearline.closing import Closing
 from nearline.errors import NearlineError
 from nearline.orders import stations
 from nearline.orders.base import Executor, Job, Run, Station
+from nearline.orders.executors import LocalExecutor
 from nearline.orders.store import JobStore
 from nearline.units import format_size
 
 log = logging.getLogger(__name__)
-
-
-class LocalExecutor(Executor):
-    """Runs' stations on threads of this process; the algorithms themselves are sandboxed
-    processes, so a thread per run only waits."""
-
-    name = "local"
-
-    def __init__(self, workers: int = 64) -> None:
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="nearline-run")
-
-    def submit(self, work: Callable[[], None]):
-        return self._pool.submit(work)
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 @dataclass
@@ -91,6 +76,7 @@ class Dispatcher(Closing):
         self.find_algorithm = find_algorithm
         self.context = context  # catalogue, places, base_url
         self.executor = executor or LocalExecutor()
+        self._pool = ThreadPoolExecutor(64, thread_name_prefix="nearline-run")  # stations wait
         self.capacity = capacity or Capacity()
         self.poll = poll
         self._wake = threading.Condition()
@@ -132,6 +118,7 @@ class Dispatcher(Closing):
             event.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        self._pool.shutdown(wait=False, cancel_futures=True)
         self.executor.close()
 
     def resume(self) -> None:
@@ -147,7 +134,7 @@ class Dispatcher(Closing):
                 f"station {run.station.value}",
             )
         for run in self.store.at(Station.INGEST, Station.CLEANUP):
-            self.executor.submit(lambda run=run: self._pipeline(run))
+            self._pool.submit(self._pipeline, run)
 
     # -- the loop ---------------------------------------------------------------------------
     def _loop(self) -> None:
@@ -183,7 +170,7 @@ class Dispatcher(Closing):
             self.capacity.used_memory += resources.memory
             self._sizes[run.id] = (resources.cpus, resources.memory)
             self._cancels[run.id] = threading.Event()  # before it starts: a dismissal may come
-            self._futures[run.id] = self.executor.submit(lambda moved=moved: self._pipeline(moved))
+            self._futures[run.id] = self._pool.submit(self._pipeline, moved)
 
     # -- one run ----------------------------------------------------------------------------
     def _pipeline(self, run: Run) -> None:
@@ -225,8 +212,12 @@ class Dispatcher(Closing):
                 cancel.wait(self.poll)
             run = self._next(run, Station.RUN)
             outcome, outputs = stations.execute(
-                run, job, algorithm, inputs=inputs, places=places, cancel=cancel
-            )
+                run, job, algorithm, inputs=inputs, places=places, cancel=cancel,
+                executor=self.executor,
+            )  # fmt: skip
+            retried = self.executor.retries(run.id)
+            if retried:
+                run = self._note_retries(run, retried)
             if not outcome.ok:
                 if cancel.is_set():  # dismissed: the store already says so
                     stations.cleanup(run, places=places)
@@ -248,6 +239,15 @@ class Dispatcher(Closing):
         if moved is None:  # dismissed meanwhile
             raise _Dismissed(run.id)
         return moved
+
+    def _note_retries(self, run: Run, retried: int) -> Run:
+        """A run the executor started again elsewhere (its machine was lost) says so."""
+        return self._next(
+            run,
+            Station.RUN,
+            attempts=run.attempts + retried,
+            waiting=f"started again on another machine {retried} time(s): a worker was lost",
+        )
 
     def _fail(self, run: Run, message: str, **changes: Any) -> None:
         self.store.move(run, Station.FAILED, message=message, finished=datetime.now(UTC), **changes)

@@ -36,6 +36,7 @@ from nearline.errors import (
 )
 from nearline.orders.base import Job, JobStatus, Run, Station
 from nearline.orders.dispatcher import Capacity, Dispatcher
+from nearline.orders.executors import open_executor
 from nearline.orders.planning import plan_order
 from nearline.orders.stations import OUTPUTS_OF, Places
 from nearline.orders.store import JobStore
@@ -56,6 +57,7 @@ class ServiceSettings:
     cpus: float | None = None  # lent to runs at once (default: every CPU)
     memory: int | None = None  # lent to runs at once (default: 80% of memory)
     max_upload: int = 512 * 1024**2
+    executor: str = "local"  # where runs execute: local, or dask://HOST:PORT
     poll: float = 2.0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -68,6 +70,7 @@ class ServiceSettings:
         cpus: float | None = None,
         memory: str | int | None = None,
         max_upload: str | int | None = None,
+        executor: str | None = None,
     ) -> ServiceSettings:
         env = os.environ
         data = data or env.get("NEARLINE_DATA") or "nearline-data"
@@ -90,6 +93,7 @@ class ServiceSettings:
                 if max_upload is not None
                 else cls.max_upload
             ),
+            executor=executor or env.get("NEARLINE_EXECUTOR") or cls.executor,
         )
 
 
@@ -123,6 +127,7 @@ class Service(Closing):
                 "places": self.places,
                 "base_url": self.settings.base_url,
             },
+            executor=open_executor(self.settings.executor),
             capacity=capacity,
             poll=self.settings.poll,
         )

@@ -17,10 +17,10 @@ from typing import Any
 import shapely
 from shapely.geometry import mapping, shape
 
-from nearline.algorithms import Algorithm, limits_for, run_algorithm
+from nearline.algorithms import Algorithm, limits_for
 from nearline.archive import Asset, Catalogue, Collection, Item, fetch, item_to_stac, sha256_of
 from nearline.errors import CollectionNotFound, Conflict, IngestError
-from nearline.orders.base import Job, OutputFile, Run
+from nearline.orders.base import Executor, Job, OutputFile, Run, RunTask
 
 log = logging.getLogger(__name__)
 OUTPUTS_OF = "nearline:outputs_of"  # marks a collection as one algorithm's outputs
@@ -101,19 +101,22 @@ def execute(
     inputs: Mapping[str, list[dict[str, Any]]],
     places: Places,
     cancel: threading.Event,
+    executor: Executor,
 ) -> tuple[Any, tuple[OutputFile, ...]]:
-    """Run the algorithm; returns its outcome and, if it succeeded, the files it left."""
+    """Run the algorithm on ``executor``; returns its outcome and, if it succeeded, the files
+    it left."""
     places.log_of(run).parent.mkdir(parents=True, exist_ok=True)
-    result = run_algorithm(
-        algorithm,
-        job_id=job.id,
+    task = RunTask(
+        run=run.id,
+        algorithm=algorithm,
+        job=job.id,
         inputs=inputs,
         parameters=job.parameters,
         folder=places.run_folder(run),
         limits=limits_for(algorithm.manifest.resources),
-        cancel=cancel,
         log=places.log_of(run),
     )
+    result = executor.run(task, cancel=cancel)
     if not result.outcome.ok:
         return result.outcome, ()
     outputs = tuple(
