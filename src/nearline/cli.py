@@ -16,6 +16,7 @@ from nearline.cli_ingest import add_ingest_parser
 from nearline.cli_migrate import add_migrate_parser, add_restore_parser
 from nearline.cli_serve import add_serve_parser
 from nearline.cli_synth import add_synth_parser
+from nearline.cli_users import add_users_parser
 from nearline.errors import NearlineError
 
 
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_algorithms_parser(commands)
     add_serve_parser(commands)
+    add_users_parser(commands)
     add_ingest_parser(commands)
 
     sinks = commands.add_parser("sinks", help="list the output formats burst can write")

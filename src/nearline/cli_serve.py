@@ -1,4 +1,5 @@
-"""``nearline serve``, ``nearline users`` and ``nearline jobs``: the service from the shell.
+"""``nearline serve`` and ``nearline jobs``: the service from the shell (``nearline users``
+is in cli_users.py).
 
 Embedded defaults: everything under ``./nearline-data`` (``--data`` or ``NEARLINE_DATA``), a
 SQLite catalogue and job store, runs as local sandboxed processes. Nothing to install.
@@ -60,19 +61,6 @@ def add_serve_parser(subparsers: Any) -> None:
     )
     serve.set_defaults(func=run_serve)
 
-    users = subparsers.add_parser("users", help="add users, issue and revoke their API tokens")
-    add_data_option(users)
-    actions = users.add_subparsers(dest="action", required=True)
-    for name, helptext in (
-        ("add", "add a user and print their API token (shown once)"),
-        ("token", "issue a new token for a user (the old one stops working)"),
-        ("revoke", "revoke a user's token"),
-    ):
-        action = actions.add_parser(name, help=helptext)
-        action.add_argument("name")
-    actions.add_parser("list", help="list users")
-    users.set_defaults(func=run_users)
-
     jobs = subparsers.add_parser("jobs", help="jobs and the stations' queues")
     add_data_option(jobs)
     jobs.add_argument("--user", default=None, help="only this user's jobs")
@@ -116,31 +104,6 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"cannot serve on {args.host}:{args.port}: {error.strerror}") from None
     finally:
         service.close()
-    return 0
-
-
-def run_users(args: argparse.Namespace) -> int:
-    from nearline.orders.users import UserStore
-    from nearline.sqlite import Database
-
-    data = data_folder(args)
-    data.mkdir(parents=True, exist_ok=True)
-    database = Database(data / "service.db")
-    try:
-        users = UserStore(database)
-        if args.action == "add":
-            print(users.add(args.name))
-        elif args.action == "token":
-            print(users.new_token(args.name))
-        elif args.action == "revoke":
-            users.revoke(args.name)
-            print(f"revoked {args.name}'s token")
-        else:
-            for user in users.list():
-                state = f"revoked {user.revoked:%Y-%m-%d}" if user.revoked else "active"
-                print(f"{user.name}\t{state}\tsince {user.created:%Y-%m-%d}")
-    finally:
-        database.close()
     return 0
 
 

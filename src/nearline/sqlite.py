@@ -30,6 +30,17 @@ class Database(Closing):
         """Create what ``schema`` creates (``IF NOT EXISTS`` statements; its own transaction)."""
         self.connection().executescript(f"BEGIN IMMEDIATE;\n{schema}\nCOMMIT;")
 
+    def add_columns(self, table: str, columns: dict[str, str]) -> None:
+        """Add the ``columns`` (name: SQL type) that ``table`` lacks: a store's schema grows
+        without losing what an older service wrote."""
+        present = {
+            d[0] for d in self.connection().execute(f"SELECT * FROM {table} LIMIT 0").description
+        }
+        with self.transaction() as connection:
+            for name, kind in columns.items():
+                if name not in present:
+                    connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+
     def connection(self) -> sqlite3.Connection:
         connection = getattr(self._local, "connection", None)
         if connection is None:

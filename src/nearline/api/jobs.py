@@ -67,6 +67,8 @@ def status_info(service: Service, job: Job, *, base: str) -> dict[str, Any]:
                 "waiting": run.waiting,
                 "message": run.message,
                 "attempts": run.attempts,
+                "started": _stamp(run.started) if run.started else None,
+                "finished": _stamp(run.finished) if run.finished else None,
                 "inputs": [f"{ref.collection}/{ref.item}" for ref in run.inputs],
                 "usage": run.usage.to_dict() if run.usage else None,
             }

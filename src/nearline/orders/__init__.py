@@ -3,6 +3,7 @@ holds them all together."""
 
 from __future__ import annotations
 
+from nearline.orders.admission import Allotment, Capacity
 from nearline.orders.base import (
     Executor,
     InputRef,
@@ -13,13 +14,14 @@ from nearline.orders.base import (
     RunTask,
     Station,
 )
-from nearline.orders.dispatcher import Capacity, Dispatcher
+from nearline.orders.dispatcher import Dispatcher
 from nearline.orders.executors import LocalExecutor, available_executors, open_executor, run_task
 from nearline.orders.service import SERVICE_OWNER, Service, ServiceSettings
 from nearline.orders.users import User, UserStore
 
 __all__ = [
     "SERVICE_OWNER",
+    "Allotment",
     "Capacity",
     "Dispatcher",
     "Executor",

@@ -1,62 +1,34 @@
-"""The station manager: admits queued runs by their declared resources and walks each one
-through its stations on the executor.
+"""The station manager: admits queued runs (admission.py decides which, by their declared
+resources, the users' strings and fair share) and walks each one through its stations.
 
-One thread decides (what runs next, and why the others wait); the executor does the work. A
-run is admitted only when its declared CPUs and memory fit beside the runs already going, so
-a heavy load queues instead of driving the machine out of memory.
+One thread decides (what runs next, and why the others wait); the stations' work runs on a
+pool of threads that mostly wait, and each run's algorithm on the executor. A run is admitted
+only when its declared CPUs and memory fit beside the runs already going, so a heavy load
+queues instead of driving the machine out of memory.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import traceback
 from collections.abc import Callable
 from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
-
-import psutil
 
 from nearline.algorithms import Algorithm
 from nearline.closing import Closing
 from nearline.errors import NearlineError
 from nearline.orders import stations
+from nearline.orders.admission import Allotment, Candidate, Capacity, Holdings, admit
 from nearline.orders.base import Executor, Job, Run, Station
 from nearline.orders.executors import LocalExecutor
 from nearline.orders.store import JobStore
 from nearline.units import format_size
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Capacity:
-    """What the machine lends to runs at once: CPUs and memory (bytes)."""
-
-    cpus: float = field(default_factory=lambda: float(os.cpu_count() or 1))
-    memory: int = field(default_factory=lambda: int(psutil.virtual_memory().total * 0.8))
-    used_cpus: float = 0.0
-    used_memory: int = 0
-
-    def why_not(self, cpus: float, memory: int) -> str | None:
-        """None if a run of this size fits now, else why it waits."""
-        if cpus > self.cpus or memory > self.memory:
-            return (
-                f"needs {cpus:g} CPUs and {format_size(memory)}, more than this service lends "
-                f"to one run ({self.cpus:g} CPUs, {format_size(self.memory)})"
-            )
-        if self.used_cpus + cpus > self.cpus + 1e-9:
-            return f"waiting for free slots: {self.used_cpus:g} of {self.cpus:g} CPUs busy"
-        if self.used_memory + memory > self.memory:
-            return (
-                f"waiting for memory: {format_size(self.used_memory)} of "
-                f"{format_size(self.memory)} lent to running jobs"
-            )
-        return None
 
 
 class Dispatcher(Closing):
@@ -70,6 +42,8 @@ class Dispatcher(Closing):
         context: dict[str, Any],
         executor: Executor | None = None,
         capacity: Capacity | None = None,
+        allotment: Callable[[str], Allotment] = lambda owner: Allotment(),
+        disk_used: Callable[[str], int] = lambda owner: 0,
         poll: float = 2.0,
     ) -> None:
         self.store = store
@@ -78,13 +52,16 @@ class Dispatcher(Closing):
         self.executor = executor or LocalExecutor()
         self._pool = ThreadPoolExecutor(64, thread_name_prefix="nearline-run")  # stations wait
         self.capacity = capacity or Capacity()
+        self.allotment = allotment
+        self.disk_used = disk_used
+        self.held = Holdings()
         self.poll = poll
         self._wake = threading.Condition()
         self._pending = False
         self._stop = False
         self._cancels: dict[str, threading.Event] = {}
         self._futures: dict[str, Future[None]] = {}
-        self._sizes: dict[str, tuple[float, int]] = {}
+        self._sizes: dict[str, tuple[str, float, int]] = {}  # run: (owner, cpus, memory)
         self._thread: threading.Thread | None = None
 
     # -- control ----------------------------------------------------------------------------
@@ -151,26 +128,51 @@ class Dispatcher(Closing):
                 log.exception("dispatcher: admitting runs failed")
 
     def _admit(self) -> None:
+        queued: list[Candidate] = []
+        jobs: dict[str, tuple[Job, Algorithm | None]] = {}
         for run in self.store.at(Station.QUEUED):
-            job = self.store.get(run.job, viewer=None)
-            try:
-                algorithm = self.find_algorithm(job)
-            except Exception as error:  # retired and gone: the run cannot happen
-                self._fail(run, f"the algorithm {job.process} {job.version} is gone: {error}")
+            if run.job not in jobs:
+                job = self.store.get(run.job, viewer=None)
+                try:
+                    jobs[run.job] = (job, self.find_algorithm(job))
+                except Exception as error:  # retired and gone: the run cannot happen
+                    log.warning("job %s: %s", job.id, error)
+                    jobs[run.job] = (job, None)
+            job, algorithm = jobs[run.job]
+            if algorithm is None:
+                self._fail(run, f"the algorithm {job.process} {job.version} is gone")
                 continue
             resources = algorithm.manifest.resources
-            why = self.capacity.why_not(resources.cpus, resources.memory)
-            if why is not None:
-                self.store.set_waiting(run, why)
-                continue
-            moved = self.store.move(run, Station.STAGE, waiting=None, started=datetime.now(UTC))
-            if moved is None:
-                continue
-            self.capacity.used_cpus += resources.cpus
-            self.capacity.used_memory += resources.memory
-            self._sizes[run.id] = (resources.cpus, resources.memory)
-            self._cancels[run.id] = threading.Event()  # before it starts: a dismissal may come
-            self._futures[run.id] = self._pool.submit(self._pipeline, moved)
+            queued.append(
+                Candidate(
+                    run, job.owner, job.created, resources.cpus, resources.memory, resources.disk
+                )
+            )
+        decision = admit(
+            queued,
+            capacity=self.capacity,
+            held=self.held,
+            allotment=self.allotment,
+            disk_used=self.disk_used,
+        )
+        for candidate in queued:
+            run = candidate.run
+            if run.id in decision.refuse:
+                self._fail(run, decision.refuse[run.id])
+            elif run.id in decision.wait:
+                self.store.set_waiting(run, decision.wait[run.id])
+        for candidate in decision.start:
+            self._start(candidate)
+
+    def _start(self, candidate: Candidate) -> None:
+        run = candidate.run
+        moved = self.store.move(run, Station.STAGE, waiting=None, started=datetime.now(UTC))
+        if moved is None:  # dismissed meanwhile
+            self.held.give_back(candidate.owner, candidate.cpus, candidate.memory)
+            return
+        self._sizes[run.id] = (candidate.owner, candidate.cpus, candidate.memory)
+        self._cancels[run.id] = threading.Event()  # before it starts: a dismissal may come
+        self._futures[run.id] = self._pool.submit(self._pipeline, moved)
 
     # -- one run ----------------------------------------------------------------------------
     def _pipeline(self, run: Run) -> None:
@@ -190,9 +192,8 @@ class Dispatcher(Closing):
         finally:
             self._cancels.pop(run.id, None)
             self._futures.pop(run.id, None)
-            cpus, memory = self._sizes.pop(run.id, (0.0, 0))
-            self.capacity.used_cpus -= cpus
-            self.capacity.used_memory -= memory
+            if run.id in self._sizes:
+                self.held.give_back(*self._sizes.pop(run.id))
             self.wake()
 
     def _walk(self, run: Run, job: Job, algorithm: Algorithm, cancel: threading.Event) -> None:

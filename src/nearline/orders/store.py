@@ -52,6 +52,11 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_by_station ON runs (station, job, idx);
 """
+GROWN = {  # columns added since the first schema, added to an older service's tables
+    "runs": {"output_bytes": "INTEGER NOT NULL DEFAULT 0"},
+    "jobs": {"kept": "INTEGER NOT NULL DEFAULT 1"},
+}
+HOLDING_DISK = ("ingest", "cleanup", "done")  # stations whose runs' outputs are kept
 
 
 def now() -> datetime:
@@ -117,6 +122,8 @@ class JobStore:
     def __init__(self, database: Database) -> None:
         self.database = database
         database.apply(SCHEMA)
+        for table, columns in GROWN.items():
+            database.add_columns(table, columns)
 
     # -- orders -----------------------------------------------------------------------------
     def create(self, job: Job) -> None:
@@ -199,7 +206,7 @@ class JobStore:
         with self.database.transaction() as connection:
             changed = connection.execute(
                 "UPDATE runs SET station = ?, waiting = ?, message = ?, usage = ?, "
-                "outputs = ?, attempts = ?, started = ?, finished = ? "
+                "outputs = ?, output_bytes = ?, attempts = ?, started = ?, finished = ? "
                 "WHERE id = ? AND station = ?",
                 (
                     to.value,
@@ -207,6 +214,7 @@ class JobStore:
                     moved.message,
                     json.dumps(moved.usage.to_dict()) if moved.usage else None,
                     json.dumps([out.__dict__ for out in moved.outputs]),
+                    sum(out.size for out in moved.outputs),
                     moved.attempts,
                     moved.started.isoformat() if moved.started else None,
                     moved.finished.isoformat() if moved.finished else None,
@@ -218,6 +226,35 @@ class JobStore:
                 return None
             self._refresh_job(connection, run.job)
         return moved
+
+    def disk_used(self, owner: str) -> int:
+        """Bytes ``owner``'s kept outputs take (from the moment their run reaches ingest)."""
+        marks = ",".join("?" * len(HOLDING_DISK))
+        rows = self.database.query(
+            "SELECT COALESCE(SUM(runs.output_bytes), 0) AS used FROM runs "
+            "JOIN jobs ON jobs.id = runs.job "
+            f"WHERE jobs.owner = ? AND jobs.kept = 1 AND runs.station IN ({marks})",
+            (owner, *HOLDING_DISK),
+        )
+        return int(rows[0]["used"])
+
+    def queued_count(self, owner: str) -> int:
+        rows = self.database.query(
+            "SELECT COUNT(*) AS n FROM runs JOIN jobs ON jobs.id = runs.job "
+            "WHERE jobs.owner = ? AND runs.station = ?",
+            (owner, Station.QUEUED.value),
+        )
+        return int(rows[0]["n"])
+
+    def forget_results(self, job_id: str, *, viewer: str, message: str) -> None:
+        """Mark a finished job's results deleted: it is dismissed, and no longer counts
+        against its owner's disk quota."""
+        self.get(job_id, viewer=viewer)
+        with self.database.transaction() as connection:
+            connection.execute(
+                "UPDATE jobs SET kept = 0, status = ?, message = ?, updated = ? WHERE id = ?",
+                (JobStatus.DISMISSED.value, message, now().isoformat(), job_id),
+            )
 
     def set_waiting(self, run: Run, waiting: str | None) -> None:
         """Say why a queued run waits (shown in GET /jobs/{id}); no station change."""

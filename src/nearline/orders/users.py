@@ -10,10 +10,12 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from nearline.errors import Conflict, InvalidRequest, NotFound, Unauthorized
+from nearline.orders.admission import Allotment
 from nearline.sqlite import Database
 
 SCHEMA = """
@@ -24,6 +26,7 @@ CREATE TABLE IF NOT EXISTS users (
     revoked TEXT
 );
 """
+STRING = {"disk": "INTEGER", "cpus": "REAL", "memory": "INTEGER"}  # a user's string, NULL: none
 TOKEN_PREFIX = "nl_"
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 
@@ -33,6 +36,7 @@ class User:
     name: str
     created: datetime
     revoked: datetime | None
+    allotment: Allotment = field(default_factory=Allotment)
 
 
 def _hash(token: str) -> str:
@@ -45,9 +49,11 @@ class UserStore:
     def __init__(self, database: Database) -> None:
         self.database = database
         database.apply(SCHEMA)
+        database.add_columns("users", STRING)
 
-    def add(self, name: str) -> str:
-        """Create user ``name``; returns their token (shown once, never stored)."""
+    def add(self, name: str, allotment: Allotment | None = None) -> str:
+        """Create user ``name`` with their string (``allotment``: CPUs, memory and disk; None
+        or a None field: no bound); returns their token (shown once, never stored)."""
         if not _NAME.match(name):
             raise InvalidRequest(
                 f"user name {name!r}: use 1-64 lowercase letters, digits, '-' or '_', "
@@ -63,7 +69,24 @@ class UserStore:
                 "INSERT INTO users (name, token_hash, created) VALUES (?, ?, ?)",
                 (name, _hash(token), datetime.now(UTC).isoformat()),
             )
+        if allotment is not None:
+            self.set_allotment(name, allotment)
         return token
+
+    def set_allotment(self, name: str, allotment: Allotment) -> None:
+        """Give ``name`` this string (it applies to runs not yet started)."""
+        with self.database.transaction() as connection:
+            changed = connection.execute(
+                "UPDATE users SET cpus = ?, memory = ?, disk = ? WHERE name = ?",
+                (allotment.cpus, allotment.memory, allotment.disk, name),
+            ).rowcount
+        if not changed:
+            raise NotFound(f"no user {name}; `nearline users add {name}` creates them")
+
+    def allotment(self, name: str) -> Allotment:
+        """``name``'s string (no bounds for an unknown user: the service's own runs)."""
+        rows = self.database.query("SELECT cpus, memory, disk FROM users WHERE name = ?", (name,))
+        return _allotment(rows[0]) if rows else Allotment()
 
     def new_token(self, name: str) -> str:
         """A fresh token for ``name``; the old one stops working."""
@@ -102,6 +125,11 @@ class UserStore:
                 row["name"],
                 datetime.fromisoformat(row["created"]),
                 datetime.fromisoformat(row["revoked"]) if row["revoked"] else None,
+                _allotment(row),
             )
             for row in self.database.query("SELECT * FROM users ORDER BY name")
         ]
+
+
+def _allotment(row: Any) -> Allotment:
+    return Allotment(cpus=row["cpus"], memory=row["memory"], disk=row["disk"])

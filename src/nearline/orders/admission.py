@@ -1,0 +1,171 @@
+"""Which queued runs start now: S4PM-DM's strings, as quotas and fair share.
+
+The machine lends the service some CPUs and memory (:class:`Capacity`); each user's string
+(:class:`Allotment`) bounds what their runs hold at once and what their outputs keep on disk.
+Between users, runs start by fair share: the next slot goes to the user holding the fewest
+CPUs now, so one user's thousand queued runs delay another user's single order by at most the
+length of one run. Within a user, runs start in the order they were made.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import psutil
+
+from nearline.orders.base import Run
+from nearline.units import format_size
+
+
+@dataclass(frozen=True)
+class Allotment:
+    """A user's string: CPUs and memory their runs may hold at once, and bytes their kept
+    outputs may take (None: no bound)."""
+
+    cpus: float | None = None
+    memory: int | None = None
+    disk: int | None = None
+
+
+@dataclass
+class Capacity:
+    """What the machine lends to runs at once: CPUs and memory (bytes)."""
+
+    cpus: float = field(default_factory=lambda: float(os.cpu_count() or 1))
+    memory: int = field(default_factory=lambda: int(psutil.virtual_memory().total * 0.8))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A queued run, with what it asks for and whose it is."""
+
+    run: Run
+    owner: str
+    created: datetime
+    cpus: float
+    memory: int
+    disk: int
+
+
+@dataclass
+class Holdings:
+    """What running runs hold now: in all, and per user."""
+
+    cpus: float = 0.0
+    memory: int = 0
+    by_user: dict[str, tuple[float, int]] = field(default_factory=dict)
+
+    def take(self, owner: str, cpus: float, memory: int) -> None:
+        self.cpus += cpus
+        self.memory += memory
+        held = self.by_user.get(owner, (0.0, 0))
+        self.by_user[owner] = (held[0] + cpus, held[1] + memory)
+
+    def give_back(self, owner: str, cpus: float, memory: int) -> None:
+        self.take(owner, -cpus, -memory)
+        if self.by_user.get(owner, (0.0, 0))[0] <= 1e-9:
+            self.by_user.pop(owner, None)
+
+    def of(self, owner: str) -> tuple[float, int]:
+        return self.by_user.get(owner, (0.0, 0))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One admission round: runs to start (in order), runs to wait (with why), runs that
+    can never start (with why)."""
+
+    start: list[Candidate]
+    wait: dict[str, str]
+    refuse: dict[str, str]
+
+
+def admit(
+    queued: Iterable[Candidate],
+    *,
+    capacity: Capacity,
+    held: Holdings,
+    allotment: Callable[[str], Allotment],
+    disk_used: Callable[[str], int],
+) -> Decision:
+    """Decide which of ``queued`` start now. ``held`` is updated with what starts."""
+    heads: dict[str, list[Candidate]] = {}
+    for candidate in sorted(queued, key=lambda c: (c.created, c.run.job, c.run.index)):
+        heads.setdefault(candidate.owner, []).append(candidate)
+    start: list[Candidate] = []
+    wait: dict[str, str] = {}
+    refuse: dict[str, str] = {}
+    while heads:
+        # fair share: the user holding the fewest CPUs now goes first (then the oldest)
+        owner = min(heads, key=lambda o: (held.of(o)[0], heads[o][0].created))
+        head = heads[owner][0]
+        never = _never(head, capacity, allotment(owner))
+        if never is not None:
+            refuse[head.run.id] = never
+            heads[owner].pop(0)
+        else:
+            why = _why_wait(head, capacity, held, allotment(owner), disk_used(owner))
+            if why is None:
+                start.append(head)
+                held.take(owner, head.cpus, head.memory)
+                heads[owner].pop(0)
+            else:  # this user's runs wait behind their first, in order
+                for waiting in heads[owner]:
+                    wait[waiting.run.id] = why
+                heads[owner] = []
+        if not heads[owner]:
+            del heads[owner]
+    return Decision(start=start, wait=wait, refuse=refuse)
+
+
+def _never(run: Candidate, capacity: Capacity, allotment: Allotment) -> str | None:
+    """Why ``run`` can never start here, if it cannot."""
+    if run.cpus > capacity.cpus or run.memory > capacity.memory:
+        return (
+            f"needs {run.cpus:g} CPUs and {format_size(run.memory)}, more than this service lends "
+            f"to one run ({capacity.cpus:g} CPUs, {format_size(capacity.memory)})"
+        )
+    if allotment.cpus is not None and run.cpus > allotment.cpus:
+        return f"needs {run.cpus:g} CPUs, more than your allotment of {allotment.cpus:g}"
+    if allotment.memory is not None and run.memory > allotment.memory:
+        return (
+            f"needs {format_size(run.memory)} of memory, more than your allotment of "
+            f"{format_size(allotment.memory)}"
+        )
+    if allotment.disk is not None and run.disk > allotment.disk:
+        return (
+            f"needs {format_size(run.disk)} of disk, more than your quota of "
+            f"{format_size(allotment.disk)}"
+        )
+    return None
+
+
+def _why_wait(
+    run: Candidate, capacity: Capacity, held: Holdings, allotment: Allotment, disk_used: int
+) -> str | None:
+    """Why ``run`` waits now, or None if it may start."""
+    cpus, memory = held.of(run.owner)
+    if allotment.cpus is not None and cpus + run.cpus > allotment.cpus + 1e-9:
+        return f"waiting for your allotment: {cpus:g} of your {allotment.cpus:g} CPUs in use"
+    if allotment.memory is not None and memory + run.memory > allotment.memory:
+        return (
+            f"waiting for your allotment: {format_size(memory)} of your "
+            f"{format_size(allotment.memory)} memory in use"
+        )
+    if allotment.disk is not None and disk_used + run.disk > allotment.disk:
+        return (
+            f"waiting for disk quota: your results take {format_size(disk_used)} of "
+            f"{format_size(allotment.disk)} and this run may write {format_size(run.disk)}; "
+            "delete old results (DELETE /jobs/{id})"
+        )
+    if held.cpus + run.cpus > capacity.cpus + 1e-9:
+        return f"waiting for free slots: {held.cpus:g} of {capacity.cpus:g} CPUs busy"
+    if held.memory + run.memory > capacity.memory:
+        return (
+            f"waiting for memory: {format_size(held.memory)} of "
+            f"{format_size(capacity.memory)} lent to running jobs"
+        )
+    return None

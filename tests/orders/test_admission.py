@@ -1,0 +1,96 @@
+"""Admission, decided without a server: the machine's capacity, users' strings and fair
+share, on made-up queues."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from nearline.orders import Allotment, Capacity, Run, Station
+from nearline.orders.admission import Candidate, Holdings, admit
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+GIB = 1024**3
+
+
+def queue(owner: str, count: int, *, first: int = 0, cpus: float = 1, disk: int = 0):
+    return [
+        Candidate(
+            run=Run(f"{owner}-{i}", f"{owner}-job-{i}", 0, Station.QUEUED, ()),
+            owner=owner,
+            created=T0 + timedelta(seconds=first + i),
+            cpus=cpus,
+            memory=GIB,
+            disk=disk,
+        )
+        for i in range(count)
+    ]
+
+
+def decide(queued, *, cpus=4, held=None, allotments=None, disk=None):
+    allotments = allotments or {}
+    return admit(
+        queued,
+        capacity=Capacity(cpus=cpus, memory=64 * GIB),
+        held=held or Holdings(),
+        allotment=lambda owner: allotments.get(owner, Allotment()),
+        disk_used=lambda owner: (disk or {}).get(owner, 0),
+    )
+
+
+def test_one_users_thousand_runs_do_not_hold_back_anothers_single_run():
+    alice = queue("alice", 1000)
+    bob = queue("bob", 1, first=5000)  # ordered long after all of alice's
+    held = Holdings()
+    decision = decide(alice + bob, cpus=4, held=held)
+    started = [c.run.id for c in decision.start]
+    assert "bob-0" in started  # the very first round, though he came last
+    assert started.count("bob-0") == 1
+    assert len(started) == 4
+    assert held.of("bob") == (1, GIB)
+    assert held.of("alice") == (3, 3 * GIB)
+    assert decision.wait["alice-999"].startswith("waiting for free slots")
+
+
+def test_a_freed_slot_goes_to_the_user_holding_the_fewest():
+    held = Holdings()
+    held.take("alice", 3, 3 * GIB)  # alice runs 3, carol 0; one slot frees
+    decision = decide(queue("alice", 5) + queue("carol", 5, first=100), cpus=4, held=held)
+    assert [c.run.id for c in decision.start] == ["carol-0"]
+
+
+def test_within_a_user_runs_start_in_the_order_they_were_made():
+    decision = decide(list(reversed(queue("alice", 6))), cpus=3)
+    assert [c.run.id for c in decision.start] == ["alice-0", "alice-1", "alice-2"]
+
+
+def test_a_users_cpu_allotment_bounds_their_runs_and_says_why():
+    decision = decide(
+        queue("alice", 4) + queue("bob", 4, first=10),
+        cpus=8,
+        allotments={"alice": Allotment(cpus=2)},
+    )
+    started = [c.run.id for c in decision.start]
+    assert sorted(r for r in started if r.startswith("alice")) == ["alice-0", "alice-1"]
+    assert len([r for r in started if r.startswith("bob")]) == 4
+    assert decision.wait["alice-2"] == "waiting for your allotment: 2 of your 2 CPUs in use"
+
+
+def test_a_full_disk_quota_makes_runs_wait_until_results_are_deleted():
+    allotments = {"alice": Allotment(disk=10 * GIB)}
+    full = decide(queue("alice", 2, disk=2 * GIB), allotments=allotments, disk={"alice": 9 * GIB})
+    assert full.start == []
+    assert "waiting for disk quota" in full.wait["alice-0"]
+    assert "DELETE /jobs/{id}" in full.wait["alice-0"]
+    room = decide(queue("alice", 2, disk=2 * GIB), allotments=allotments, disk={"alice": 1 * GIB})
+    assert [c.run.id for c in room.start] == ["alice-0", "alice-1"]
+
+
+def test_a_run_bigger_than_its_users_string_or_the_machine_is_refused_not_queued():
+    decision = decide(
+        queue("alice", 1, cpus=3) + queue("bob", 1, cpus=16, first=1),
+        cpus=8,
+        allotments={"alice": Allotment(cpus=2)},
+    )
+    assert decision.start == []
+    assert decision.refuse["alice-0"] == "needs 3 CPUs, more than your allotment of 2"
+    assert decision.refuse["bob-0"].startswith("needs 16 CPUs and 1.0 GiB, more than this service")
