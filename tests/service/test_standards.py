@@ -58,6 +58,7 @@ ROUTES = [  # every operation the service has, as its OpenAPI document names it
     ("DELETE", "/jobs/{job_id}"),
     ("GET", "/jobs/{job_id}/results"),
     ("GET", "/jobs/{job_id}/logs"),
+    ("GET", "/users/me"),
 ]
 PUBLIC = {("GET", "/"), ("GET", "/conformance")}
 EQUATOR = [f"granule-{index:03d}" for index in range(12)]

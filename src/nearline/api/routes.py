@@ -166,6 +166,14 @@ def build_router() -> APIRouter:
     def undeploy(process_id: str, request: Request, user: User) -> Response:
         return answer(processes.undeploy(service_of(request), process_id, user=user))
 
+    @router.get(
+        "/users/me",
+        tags=["Users"],
+        summary="Your string: CPUs, memory and disk allotted, and what you use of them",
+    )
+    def me(request: Request, user: User) -> Response:
+        return answer((200, service_of(request).user(user), {}))
+
     @router.get("/jobs", tags=["Jobs"], summary="Your jobs, newest first")
     def list_jobs(
         request: Request,

@@ -34,11 +34,12 @@ from nearline.errors import (
     JobNotFound,
     ManifestError,
 )
+from nearline.orders.admission import Capacity
 from nearline.orders.base import Job, JobStatus, Run, Station
-from nearline.orders.dispatcher import Capacity, Dispatcher
+from nearline.orders.dispatcher import Dispatcher
 from nearline.orders.executors import open_executor
 from nearline.orders.planning import plan_order
-from nearline.orders.stations import OUTPUTS_OF, Places
+from nearline.orders.stations import OUTPUTS_OF, Places, output_item_id
 from nearline.orders.store import JobStore
 from nearline.orders.users import UserStore
 from nearline.sqlite import Database
@@ -129,6 +130,8 @@ class Service(Closing):
             },
             executor=open_executor(self.settings.executor),
             capacity=capacity,
+            allotment=self.users.allotment,
+            disk_used=self.jobs.disk_used,
             poll=self.settings.poll,
         )
         self._started = False
@@ -199,7 +202,7 @@ class Service(Closing):
         collection = algorithm.manifest.output_collection
         return [
             self.catalogue.get_item(
-                collection, f"{job.id}-{run.index}-{out.name.replace('/', '_')}", viewer=viewer
+                collection, output_item_id(job.id, run.index, out.name), viewer=viewer
             )
             for run in job.runs
             if run.station == Station.DONE
@@ -222,13 +225,44 @@ class Service(Closing):
         return "\n".join(parts)
 
     def dismiss(self, job_id: str, *, viewer: str) -> Job:
-        """Stop a job: running runs are killed and their working folders removed."""
+        """Stop a job: running runs are killed and their working folders removed. A finished
+        job's results are deleted (files and items), freeing its owner's disk quota."""
         job = self.jobs.get(job_id, viewer=viewer)
-        if job.status in (JobStatus.SUCCESSFUL, JobStatus.FAILED, JobStatus.DISMISSED):
+        if job.status == JobStatus.DISMISSED:
             return job
+        if job.status in (JobStatus.SUCCESSFUL, JobStatus.FAILED):
+            self._delete_results(job)
+            self.jobs.forget_results(job_id, viewer=viewer, message="results deleted by its owner")
+            return self.jobs.get(job_id, viewer=viewer)
         open_runs = self.jobs.dismiss(job_id, viewer=viewer, message="dismissed by its owner")
         self.dispatcher.cancel(open_runs)
         return self.jobs.get(job_id, viewer=viewer)
+
+    def _delete_results(self, job: Job) -> None:
+        collection = self._algorithm_of(job).manifest.output_collection
+        items = [
+            output_item_id(job.id, run.index, out.name) for run in job.runs for out in run.outputs
+        ]
+        self.catalogue.delete_items(collection, items)
+        for run in job.runs:
+            shutil.rmtree(self.places.output_folder(collection, run), ignore_errors=True)
+        if job.runs:  # the job's own folder, now empty
+            shutil.rmtree(self.places.output_folder(collection, job.runs[0]).parent, True)
+
+    def user(self, name: str) -> dict[str, Any]:
+        """``name``'s string and what they use of it now (GET /users/me)."""
+        allotment = self.users.allotment(name)
+        cpus, memory = self.dispatcher.held.of(name)
+        return {
+            "name": name,
+            "quota": {"cpus": allotment.cpus, "memory": allotment.memory, "disk": allotment.disk},
+            "usage": {
+                "cpus": cpus,
+                "memory": memory,
+                "disk": self.jobs.disk_used(name),
+                "runs_queued": self.jobs.queued_count(name),
+            },
+        }
 
     def _check_output_collection(self, manifest: Manifest, owner: str) -> None:
         """Refuse, before it is built, a package whose outputs would land in a collection

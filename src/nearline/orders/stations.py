@@ -61,6 +61,11 @@ class Places:
         return self.outputs / collection / run.job[:2] / run.job / f"run-{run.index:04d}"
 
 
+def output_item_id(job: str, run: int, name: str) -> str:
+    """The catalogue id of output file ``name`` of run ``run`` of job ``job``."""
+    return f"{job}-{run}-{name.replace('/', '_')}"
+
+
 def input_items(run: Run, *, catalogue: Catalogue, owner: str) -> list[Item]:
     return [catalogue.get_item(ref.collection, ref.item, viewer=owner) for ref in run.inputs]
 
@@ -187,7 +192,7 @@ def ingest(
             shutil.move(source, target)
         items.append(
             Item(
-                id=f"{job.id}-{run.index}-{output.name.replace('/', '_')}",
+                id=output_item_id(job.id, run.index, output.name),
                 collection=collection,
                 start=start,
                 end=end,
