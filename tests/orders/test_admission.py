@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from nearline.orders import Allotment, Capacity, Run, Station
-from nearline.orders.admission import Candidate, Holdings, admit
+from nearline.orders.admission import Candidate, Holdings, Ledger, admit
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 GIB = 1024**3
@@ -94,3 +94,27 @@ def test_a_run_bigger_than_its_users_string_or_the_machine_is_refused_not_queued
     assert decision.start == []
     assert decision.refuse["alice-0"] == "needs 3 CPUs, more than your allotment of 2"
     assert decision.refuse["bob-0"].startswith("needs 16 CPUs and 1.0 GiB, more than this service")
+
+
+def test_among_users_holding_nothing_the_one_who_ran_least_lately_goes_first():
+    """u1 flooded the queue and ran for an hour; when a slot frees with u1 and u2 both idle
+    and both waiting, u2 goes first, though u1's runs are older."""
+    ledger = Ledger()
+    ledger.credit("u1", 3600.0, now=0.0)
+    decision = admit(
+        queue("u1", 5) + queue("u2", 5, first=100),
+        capacity=Capacity(cpus=1, memory=64 * GIB),
+        held=Holdings(),
+        allotment=lambda owner: Allotment(),
+        disk_used=lambda owner: 0,
+        ledger=ledger,
+    )
+    assert [c.run.id for c in decision.start] == ["u2-0"]
+
+
+def test_run_time_counts_less_as_it_ages():
+    ledger = Ledger(half_life=600)
+    ledger.credit("u1", 100.0, now=0.0)
+    assert ledger.recent("u1", now=600.0) == 50.0
+    assert ledger.recent("u1", now=1200.0) == 25.0
+    assert ledger.recent("nobody", now=5.0) == 0.0

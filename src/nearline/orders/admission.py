@@ -3,13 +3,17 @@
 The machine lends the service some CPUs and memory (:class:`Capacity`); each user's string
 (:class:`Allotment`) bounds what their runs hold at once and what their outputs keep on disk.
 Between users, runs start by fair share: the next slot goes to the user holding the fewest
-CPUs now, so one user's thousand queued runs delay another user's single order by at most the
-length of one run. Within a user, runs start in the order they were made.
+CPUs now and, among those, the one who has had the least run time lately (CPU-seconds,
+halved every ten minutes), so one user's thousand queued runs delay another user's single
+order by at most the length of one run, and users with work waiting share the machine
+equally over time. Within a user, runs start in the order they were made.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -73,6 +77,24 @@ class Holdings:
         return self.by_user.get(owner, (0.0, 0))
 
 
+@dataclass
+class Ledger:
+    """Each user's recent run time: CPU-seconds, decayed with a half-life, so that what a
+    user ran an hour ago hardly counts against them now."""
+
+    half_life: float = 600.0
+    spent: dict[str, tuple[float, float]] = field(default_factory=dict)  # (amount, as of)
+
+    def credit(self, owner: str, cpu_seconds: float, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self.spent[owner] = (self.recent(owner, now) + cpu_seconds, now)
+
+    def recent(self, owner: str, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        amount, since = self.spent.get(owner, (0.0, now))
+        return amount * math.exp2(-(now - since) / self.half_life)
+
+
 @dataclass(frozen=True)
 class Decision:
     """One admission round: runs to start (in order), runs to wait (with why), runs that
@@ -90,8 +112,11 @@ def admit(
     held: Holdings,
     allotment: Callable[[str], Allotment],
     disk_used: Callable[[str], int],
+    ledger: Ledger | None = None,
 ) -> Decision:
     """Decide which of ``queued`` start now. ``held`` is updated with what starts."""
+    ledger = ledger or Ledger()
+    now = time.monotonic()
     heads: dict[str, list[Candidate]] = {}
     for candidate in sorted(queued, key=lambda c: (c.created, c.run.job, c.run.index)):
         heads.setdefault(candidate.owner, []).append(candidate)
@@ -99,8 +124,10 @@ def admit(
     wait: dict[str, str] = {}
     refuse: dict[str, str] = {}
     while heads:
-        # fair share: the user holding the fewest CPUs now goes first (then the oldest)
-        owner = min(heads, key=lambda o: (held.of(o)[0], heads[o][0].created))
+        # fair share: the user holding the fewest CPUs now, then the one who ran least lately
+        owner = min(
+            heads, key=lambda o: (held.of(o)[0], ledger.recent(o, now), heads[o][0].created)
+        )
         head = heads[owner][0]
         never = _never(head, capacity, allotment(owner))
         if never is not None:

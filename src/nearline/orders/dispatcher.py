@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from concurrent import futures
@@ -22,7 +23,14 @@ from nearline.algorithms import Algorithm
 from nearline.closing import Closing
 from nearline.errors import NearlineError
 from nearline.orders import stations
-from nearline.orders.admission import Allotment, Candidate, Capacity, Holdings, admit
+from nearline.orders.admission import (
+    Allotment,
+    Candidate,
+    Capacity,
+    Holdings,
+    Ledger,
+    admit,
+)
 from nearline.orders.base import Executor, Job, Run, Station
 from nearline.orders.executors import LocalExecutor
 from nearline.orders.store import JobStore
@@ -55,6 +63,7 @@ class Dispatcher(Closing):
         self.allotment = allotment
         self.disk_used = disk_used
         self.held = Holdings()
+        self.ledger = Ledger()
         self.poll = poll
         self._wake = threading.Condition()
         self._pending = False
@@ -62,6 +71,7 @@ class Dispatcher(Closing):
         self._cancels: dict[str, threading.Event] = {}
         self._futures: dict[str, Future[None]] = {}
         self._sizes: dict[str, tuple[str, float, int]] = {}  # run: (owner, cpus, memory)
+        self._began: dict[str, float] = {}  # run: when it was admitted (monotonic)
         self._thread: threading.Thread | None = None
 
     # -- control ----------------------------------------------------------------------------
@@ -154,6 +164,7 @@ class Dispatcher(Closing):
             held=self.held,
             allotment=self.allotment,
             disk_used=self.disk_used,
+            ledger=self.ledger,
         )
         for candidate in queued:
             run = candidate.run
@@ -171,6 +182,7 @@ class Dispatcher(Closing):
             self.held.give_back(candidate.owner, candidate.cpus, candidate.memory)
             return
         self._sizes[run.id] = (candidate.owner, candidate.cpus, candidate.memory)
+        self._began[run.id] = time.monotonic()
         self._cancels[run.id] = threading.Event()  # before it starts: a dismissal may come
         self._futures[run.id] = self._pool.submit(self._pipeline, moved)
 
@@ -193,7 +205,10 @@ class Dispatcher(Closing):
             self._cancels.pop(run.id, None)
             self._futures.pop(run.id, None)
             if run.id in self._sizes:
-                self.held.give_back(*self._sizes.pop(run.id))
+                owner, cpus, memory = self._sizes.pop(run.id)
+                self.held.give_back(owner, cpus, memory)
+                began = self._began.pop(run.id, time.monotonic())
+                self.ledger.credit(owner, cpus * (time.monotonic() - began))
             self.wake()
 
     def _walk(self, run: Run, job: Job, algorithm: Algorithm, cancel: threading.Event) -> None:
