@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,16 +41,19 @@ def deploy(live: LiveService, user: str, package: str | Path, *, public: bool = 
 
 @contextmanager
 def serving(
-    folder: Path, prepare: Callable[[LiveService], None] | None = None
+    folder: Path,
+    prepare: Callable[[LiveService], None] | None = None,
+    extra: Sequence[str] = (),
 ) -> Iterator[LiveService]:
     """A live service on ``folder``/data: the 12 test granules, users alice and bob, 2 CPUs,
-    4 MiB uploads; ``prepare`` runs once it answers. Stopped on leaving."""
+    4 MiB uploads, and ``extra`` options of `nearline serve`; ``prepare`` runs once it
+    answers. Stopped on leaving."""
     data = folder / "data"
     service = LiveService(data)
     add_granules(data, 12)
     service.add_user("alice")
     service.add_user("bob")
-    service.start("--cpus", "2", "--max-upload", "4MiB")
+    service.start("--cpus", "2", "--max-upload", "4MiB", *extra)
     try:
         if prepare is not None:
             prepare(service)
