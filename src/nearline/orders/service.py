@@ -41,7 +41,11 @@ from nearline.orders.executors import open_executor
 from nearline.orders.planning import plan_order
 from nearline.orders.stations import OUTPUTS_OF, Places, output_item_id
 from nearline.orders.store import JobStore
+from nearline.orders.subscribing import Subscriptions
+from nearline.orders.subscription_store import SubscriptionStore
+from nearline.orders.subscriptions import Subscription, SubscriptionRun
 from nearline.orders.users import UserStore
+from nearline.orders.watch import SubscriptionWatch
 from nearline.sqlite import Database
 from nearline.units import parse_size
 
@@ -134,6 +138,18 @@ class Service(Closing):
             disk_used=self.jobs.disk_used,
             poll=self.settings.poll,
         )
+        subscriptions = SubscriptionStore(self.database)
+        self.subscriptions = Subscriptions(
+            store=subscriptions, algorithms=self.algorithms, catalogue=self.catalogue
+        )
+        self._watch = SubscriptionWatch(
+            store=subscriptions,
+            catalogue=self.catalogue,
+            jobs=self.jobs,
+            submit=self._submit_subscribed,
+            version_of=self._version_subscribed,
+            base_url=self.settings.base_url,
+        )
         self._started = False
 
     # -- life -------------------------------------------------------------------------------
@@ -145,21 +161,34 @@ class Service(Closing):
         for package in builtin_algorithms():
             self.algorithms.ensure_builtin(package, owner=SERVICE_OWNER)
         self.dispatcher.start()
+        self._watch.start()  # subscriptions: triggered by ingest, after the dispatcher
         self._started = True
 
     def close(self) -> None:
         if self._started:
+            self._watch.close()
             self.dispatcher.close()
         self.catalogue.close()
         self.algorithms.close()
         self.database.close()
 
     # -- orders -----------------------------------------------------------------------------
-    def submit(self, process: str, body: Mapping[str, Any], *, owner: str) -> Job:
-        """Accept an order for ``process`` (an OGC execute request body) from ``owner``."""
-        algorithm = self.algorithms.get(process, viewer=owner)
+    def submit(
+        self,
+        process: str,
+        body: Mapping[str, Any],
+        *,
+        owner: str,
+        version: str | None = None,
+        job_id: str | None = None,
+        message: str | None = None,
+    ) -> Job:
+        """Accept an order for ``process`` (an OGC execute request body) from ``owner``;
+        ``version`` (default the newest), ``job_id`` (chosen beforehand, as a subscription's
+        are) and ``message`` (the job's, until a run fails) for jobs the service makes."""
+        algorithm = self.algorithms.get(process, viewer=owner, version=version)
         plan = plan_order(algorithm, body, catalogue=self.catalogue, owner=owner)
-        job_id = uuid.uuid4().hex
+        job_id = job_id or uuid.uuid4().hex
         stamp = datetime.now(UTC)
         runs = tuple(
             Run(
@@ -183,11 +212,31 @@ class Service(Closing):
             updated=stamp,
             inputs={k: v for k, v in body.get("inputs", {}).items() if k in data_inputs},
             parameters=plan.parameters,
+            message=message,
             runs=runs,
         )
         self.jobs.create(job)
         self.dispatcher.wake()
         return job
+
+    def _submit_subscribed(
+        self, subscription: Subscription, run: SubscriptionRun, body: Mapping[str, Any]
+    ) -> Job:
+        """A subscription's job: its owner's order, with the id and version it planned."""
+        return self.submit(
+            subscription.process,
+            body,
+            owner=subscription.owner,
+            version=run.version,
+            job_id=run.job,
+            message=run.note,
+        )
+
+    def _version_subscribed(self, subscription: Subscription) -> str:
+        """The version a subscription's next job runs: its pinned one, or the newest."""
+        return self.algorithms.get(
+            subscription.process, viewer=subscription.owner, version=subscription.version
+        ).version
 
     def job(self, job_id: str, *, viewer: str) -> Job:
         return self.jobs.get(job_id, viewer=viewer)
