@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     from nearline.cli_algorithms import add_algorithms_parser
 
     add_algorithms_parser(commands)
+    from nearline.cli_subscriptions import add_subscriptions_parser
+
+    add_subscriptions_parser(commands)
     add_serve_parser(commands)
     add_users_parser(commands)
     add_ingest_parser(commands)

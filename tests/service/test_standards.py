@@ -58,6 +58,11 @@ ROUTES = [  # every operation the service has, as its OpenAPI document names it
     ("DELETE", "/jobs/{job_id}"),
     ("GET", "/jobs/{job_id}/results"),
     ("GET", "/jobs/{job_id}/logs"),
+    ("POST", "/subscriptions"),
+    ("GET", "/subscriptions"),
+    ("GET", "/subscriptions/{subscription_id}"),
+    ("DELETE", "/subscriptions/{subscription_id}"),
+    ("POST", "/subscriptions/{subscription_id}/reprocess"),
     ("GET", "/users/me"),
 ]
 PUBLIC = {("GET", "/"), ("GET", "/conformance")}

@@ -28,6 +28,7 @@ from nearline.api.stac import (
     base_url,
     respond,
 )
+from nearline.api.subscriptions import build_router as build_subscriptions_router
 from nearline.archive import STAC_VERSION
 from nearline.orders import Service
 
@@ -119,6 +120,7 @@ def create_app(service: Service) -> FastAPI:
     app = stac.app
     app.state.service = service
     app.include_router(build_router())
+    app.include_router(build_subscriptions_router())
     problems.install(app)
     openapi.install(app)
     return app

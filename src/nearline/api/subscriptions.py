@@ -1,0 +1,197 @@
+"""Subscriptions over the web: plain handlers of the request's data to (status, body,
+headers), and the thin FastAPI router that calls them (as routes.py does for processes and
+jobs). No standard has subscriptions (STAC has none; OGC API - Processes only calls back when
+a job ends), so these are nearline's own, in the style of OGC API - Processes.
+
+    POST   /subscriptions                  make one (201, Location)
+    GET    /subscriptions                  yours
+    GET    /subscriptions/{id}             one, with its runs and the granules it waits for
+    DELETE /subscriptions/{id}             stop it (its jobs stay)
+    POST   /subscriptions/{id}/reprocess   run what an older version made with a newer one
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from nearline.api.routes import ERRORS, OGC_ERROR, User, answer, service_of
+from nearline.api.stac import base_url
+from nearline.errors import JobNotFound
+from nearline.orders import Service
+from nearline.orders.subscriptions import RunState, Subscription, SubscriptionRun
+
+JSON = "application/json"
+Answer = tuple[int, Any, dict[str, str]]
+
+
+class SubscriptionRequest(BaseModel):
+    """A subscription: an algorithm run on the granules a saved search finds as they are
+    ingested, when its policy says so."""
+
+    model_config = ConfigDict(extra="forbid")
+    process: str = Field(description="the process (algorithm) to run")
+    input: str | None = Field(
+        default=None, description="the process's data input the granules go to"
+    )
+    search: dict[str, Any] = Field(
+        default_factory=dict,
+        description="collections, bbox or intersects, datetime, and properties (equality)",
+    )
+    parameters: dict[str, Any] = Field(default_factory=dict, description="the other inputs")
+    policy: dict[str, Any] = Field(
+        description='{"each": 1}, {"batch": N} or {"period": "P1D", "deadline": "PT6H"}'
+    )
+    subscriber: dict[str, str] | None = Field(
+        default=None, description='{"successUri": URL, "failedUri": URL}: POSTed when a job ends'
+    )
+    version: str | None = Field(default=None, description="pin a version (default: the newest)")
+
+
+class ReprocessRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: str | None = Field(default=None, description="default: the newest version")
+
+
+def _run(service: Service, run: SubscriptionRun, *, base: str) -> dict[str, Any]:
+    status = run.status or run.state.value
+    if run.state == RunState.SUBMITTED:
+        try:
+            status = service.jobs.get(run.job, viewer=None).status.value
+        except JobNotFound:
+            status = "gone"
+    shown: dict[str, Any] = {
+        "jobID": run.job,
+        "version": run.version,
+        "kind": run.kind.value,
+        "status": status,
+        "granules": list(run.granules),
+        "created": run.created.isoformat().replace("+00:00", "Z"),
+    }
+    if run.state in (RunState.SUBMITTED, RunState.ENDED):
+        shown["href"] = f"{base}/jobs/{run.job}"
+    for key, value in (("note", run.note), ("message", run.message), ("callback", run.callback)):
+        if value is not None:
+            shown[key] = value
+    return shown
+
+
+def document(
+    service: Service, subscription: Subscription, *, base: str, detail: bool = True
+) -> dict[str, Any]:
+    """The subscription; with ``detail``, its runs and the granules it waits for."""
+    body = subscription.to_dict()
+    href = f"{base}/subscriptions/{subscription.id}"
+    body["links"] = [
+        {"rel": "self", "type": JSON, "href": href},
+        {
+            "rel": "http://www.opengis.net/def/rel/ogc/1.0/process",
+            "type": JSON,
+            "href": f"{base}/processes/{subscription.process}",
+        },
+    ]
+    if detail:
+        viewer = subscription.owner
+        runs = service.subscriptions.runs(subscription.id, viewer=viewer)
+        body["runs"] = [_run(service, run, base=base) for run in runs]
+        body["waiting"] = [
+            {"granules": [granule.name for granule in group.granules], "until": group.until}
+            for group in service.subscriptions.waiting(subscription.id, viewer=viewer)
+        ]
+    return body
+
+
+def create(service: Service, body: Any, *, user: str, base: str) -> Answer:
+    subscription = service.subscriptions.create(body, owner=user)
+    location = f"{base}/subscriptions/{subscription.id}"
+    return 201, document(service, subscription, base=base), {"Location": location}
+
+
+def list_subscriptions(service: Service, *, user: str, base: str) -> Answer:
+    found = service.subscriptions.list(viewer=user)
+    body = {
+        "subscriptions": [document(service, s, base=base, detail=False) for s in found],
+        "links": [{"rel": "self", "type": JSON, "href": f"{base}/subscriptions"}],
+    }
+    return 200, body, {}
+
+
+def get_subscription(service: Service, id: str, *, user: str, base: str) -> Answer:
+    subscription = service.subscriptions.get(id, viewer=user)
+    return 200, document(service, subscription, base=base), {}
+
+
+def delete_subscription(service: Service, id: str, *, user: str) -> Answer:
+    service.subscriptions.delete(id, viewer=user)
+    return 204, None, {}
+
+
+def reprocess(
+    service: Service, id: str, *, user: str, base: str, version: str | None = None
+) -> Answer:
+    target, jobs = service.subscriptions.reprocess(id, viewer=user, version=version)
+    body = {
+        "subscription": id,
+        "version": target,
+        "jobs": jobs,
+        "links": [{"rel": "self", "type": JSON, "href": f"{base}/subscriptions/{id}"}],
+    }
+    return 202, body, {"Location": f"{base}/subscriptions/{id}"}
+
+
+def build_router() -> APIRouter:
+    router = APIRouter(responses=ERRORS, tags=["Subscriptions"])
+
+    @router.post(
+        "/subscriptions",
+        summary="Subscribe: run a process on each new granule a search finds",
+        status_code=201,
+    )
+    def post_subscription(
+        request: Request, user: User, body: Annotated[SubscriptionRequest, Body()]
+    ) -> Response:
+        service, base = service_of(request), base_url(request)
+        payload = body.model_dump(exclude_none=True)
+        return answer(create(service, payload, user=user, base=base))
+
+    @router.get("/subscriptions", summary="Your subscriptions")
+    def get_subscriptions(request: Request, user: User) -> Response:
+        service, base = service_of(request), base_url(request)
+        return answer(list_subscriptions(service, user=user, base=base))
+
+    @router.get(
+        "/subscriptions/{subscription_id}",
+        summary="A subscription, its jobs and the granules it waits for",
+    )
+    def get_one(subscription_id: str, request: Request, user: User) -> Response:
+        service, base = service_of(request), base_url(request)
+        return answer(get_subscription(service, subscription_id, user=user, base=base))
+
+    @router.delete(
+        "/subscriptions/{subscription_id}",
+        summary="Unsubscribe (its jobs and their results stay)",
+        status_code=204,
+    )
+    def delete_one(subscription_id: str, request: Request, user: User) -> Response:
+        return answer(delete_subscription(service_of(request), subscription_id, user=user))
+
+    @router.post(
+        "/subscriptions/{subscription_id}/reprocess",
+        summary="Run what older versions made for this subscription again, with a newer one",
+        status_code=202,
+        responses={409: OGC_ERROR},
+    )
+    def post_reprocess(
+        subscription_id: str,
+        request: Request,
+        user: User,
+        body: Annotated[ReprocessRequest | None, Body()] = None,
+    ) -> Response:
+        service, base = service_of(request), base_url(request)
+        version = body.version if body is not None else None
+        return answer(reprocess(service, subscription_id, user=user, base=base, version=version))
+
+    return router

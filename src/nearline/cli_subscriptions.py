@@ -1,0 +1,189 @@
+"""``nearline subscriptions add|list|remove``: subscriptions managed on the service's data
+folder directly (no server needed; a running one picks them up within a second), as the web
+API's POST/GET/DELETE /subscriptions do.
+
+``--data`` (or ``NEARLINE_DATA``, default ./nearline-data) is the service's data folder;
+``--user`` (or ``NEARLINE_USER``, default the login name) is whose subscriptions they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from nearline.errors import InvalidRequest
+
+
+def add_subscriptions_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``subscriptions {add,list,remove}`` to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "subscriptions",
+        help="subscribe a process to newly ingested granules; list and remove subscriptions",
+        description="Manage the subscriptions of a nearline service's data folder: each runs "
+        "a process on the granules a saved search finds as they are ingested (and, for a "
+        "datetime reaching into the past, on those the archive holds already).",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data", default=None, help="the service's data folder "
+                        "(default: $NEARLINE_DATA or ./nearline-data)")  # fmt: skip
+    common.add_argument("--user", default=None, help="whose subscriptions "
+                        "(default: $NEARLINE_USER or your login name)")  # fmt: skip
+    actions = parser.add_subparsers(dest="action", required=True)
+
+    add = actions.add_parser("add", parents=[common], help="subscribe a process")
+    add.add_argument("process", help="the process (algorithm) id")
+    add.add_argument("--input", default=None, help="its data input the granules go to "
+                     "(default: its only one)")  # fmt: skip
+    add.add_argument("--collections", default=None, help="the search's collection")
+    add.add_argument("--bbox", default=None, help="west,south,east,north")
+    add.add_argument("--intersects", default=None, help="a GeoJSON geometry")
+    add.add_argument("--datetime", default=None, help="an instant or interval (RFC 3339); "
+                     "one starting in the past also runs over what the archive holds")  # fmt: skip
+    add.add_argument("--property", action="append", default=[], metavar="NAME=VALUE",
+                     help="only items whose property NAME equals VALUE (repeatable)")  # fmt: skip
+    add.add_argument("--parameters", default=None, help="the other inputs, as a JSON object")
+    policy = add.add_mutually_exclusive_group(required=True)
+    policy.add_argument("--each", action="store_true", help="run each granule alone")
+    policy.add_argument("--batch", type=int, default=None, help="run N granules at a time")
+    policy.add_argument("--period", default=None, help="run once per period, such as P1D")
+    add.add_argument("--deadline", default=None, help="with --period: run a period still "
+                     "incomplete this long after its end, such as PT6H")  # fmt: skip
+    add.add_argument("--version", default=None, help="pin a version (default: the newest)")
+    add.add_argument("--success-uri", default=None, help="POST each successful job's status")
+    add.add_argument("--failed-uri", default=None, help="POST each failed job's status")
+    add.set_defaults(func=_add)
+
+    listing = actions.add_parser("list", parents=[common], help="list your subscriptions")
+    listing.set_defaults(func=_list)
+
+    remove = actions.add_parser("remove", parents=[common], help="unsubscribe")
+    remove.add_argument("id", help="the subscription id")
+    remove.set_defaults(func=_remove)
+    return parser
+
+
+def _user(args: argparse.Namespace) -> str:
+    return args.user or os.environ.get("NEARLINE_USER") or getpass.getuser()
+
+
+@contextmanager
+def _subscriptions(args: argparse.Namespace) -> Iterator[Any]:
+    from nearline.algorithms import AlgorithmRegistry
+    from nearline.archive import SQLiteCatalogue
+    from nearline.orders.subscribing import Subscriptions
+    from nearline.orders.subscription_store import SubscriptionStore
+    from nearline.sqlite import Database
+
+    data = Path(args.data or os.environ.get("NEARLINE_DATA") or "nearline-data").absolute()
+    data.mkdir(parents=True, exist_ok=True)
+    with (
+        Database(data / "service.db") as database,
+        SQLiteCatalogue(data / "catalogue.db") as catalogue,
+        AlgorithmRegistry(data) as algorithms,
+    ):
+        yield Subscriptions(
+            store=SubscriptionStore(database), algorithms=algorithms, catalogue=catalogue
+        )
+
+
+def _json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise InvalidRequest(f"{what}: expected JSON, got {text!r}") from None
+
+
+def body_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The POST /subscriptions body the options stand for."""
+    search: dict[str, Any] = {}
+    if args.collections:
+        search["collections"] = args.collections.split(",")
+    if args.bbox:
+        search["bbox"] = args.bbox
+    if args.intersects:
+        search["intersects"] = _json(args.intersects, "--intersects")
+    if args.datetime:
+        search["datetime"] = args.datetime
+    for text in args.property:
+        name, sep, value = text.partition("=")
+        if not sep or not name:
+            raise InvalidRequest(f"--property: expected NAME=VALUE, got {text!r}")
+        try:
+            search.setdefault("properties", {})[name] = json.loads(value)
+        except json.JSONDecodeError:
+            search.setdefault("properties", {})[name] = value
+    if args.each:
+        policy: dict[str, Any] = {"each": 1}
+    elif args.batch is not None:
+        policy = {"batch": args.batch}
+    else:
+        policy = {"period": args.period}
+        if args.deadline:
+            policy["deadline"] = args.deadline
+    if args.deadline and args.period is None:
+        raise InvalidRequest("--deadline: goes with --period")
+    body: dict[str, Any] = {"process": args.process, "search": search, "policy": policy}
+    for key, value in (("input", args.input), ("version", args.version)):
+        if value is not None:
+            body[key] = value
+    if args.parameters:
+        body["parameters"] = _json(args.parameters, "--parameters")
+    subscriber = {
+        key: url
+        for key, url in (("successUri", args.success_uri), ("failedUri", args.failed_uri))
+        if url
+    }
+    if subscriber:
+        body["subscriber"] = subscriber
+    return body
+
+
+def _add(args: argparse.Namespace) -> int:
+    body = body_of(args)
+    with _subscriptions(args) as subscriptions:
+        subscription = subscriptions.create(body, owner=_user(args))
+    print(subscription.id)  # alone on stdout, for scripts
+    also = ", and those the archive holds" if subscription.backfill == "reading" else ""
+    print(f"subscribed {subscription.process} to new granules{also}", file=sys.stderr)
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    user = _user(args)
+    with _subscriptions(args) as subscriptions:
+        rows = [("ID", "PROCESS", "VERSION", "POLICY", "JOBS", "WAITING", "SEARCH")]
+        for s in subscriptions.list(viewer=user):
+            waiting = sum(len(w.granules) for w in subscriptions.waiting(s.id, viewer=user))
+            rows.append(
+                (
+                    s.id,
+                    s.process,
+                    s.version or "newest",
+                    json.dumps(s.policy.to_dict()),
+                    str(len(subscriptions.runs(s.id, viewer=user))),
+                    str(waiting),
+                    json.dumps(s.search.to_dict()),
+                )
+            )
+    if len(rows) == 1:
+        print(f"{user} has no subscriptions")
+        return 0
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+              + "  " + row[6])  # fmt: skip
+    return 0
+
+
+def _remove(args: argparse.Namespace) -> int:
+    with _subscriptions(args) as subscriptions:
+        subscriptions.delete(args.id, viewer=_user(args))
+    print(f"removed subscription {args.id}")
+    return 0
