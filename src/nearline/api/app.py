@@ -16,7 +16,7 @@ from stac_fastapi.api.app import StacApi
 from stac_fastapi.types.config import ApiSettings
 
 from nearline import __version__
-from nearline.api import openapi, problems
+from nearline.api import openapi, problems, web
 from nearline.api.auth import require_user
 from nearline.api.landing import landing_html
 from nearline.api.routes import build_router
@@ -123,4 +123,5 @@ def create_app(service: Service) -> FastAPI:
     app.include_router(build_subscriptions_router())
     problems.install(app)
     openapi.install(app)
+    web.install(app)
     return app

@@ -1,5 +1,5 @@
 """The landing page a browser gets: what this service is and how to use it, in plain HTML
-with no scripts (the web application comes later)."""
+with no scripts, and a link to the web page at /app/."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ line-height:1.5}}code,pre{{background:#f3f3f3;padding:.1rem .3rem}}pre{{padding:
 <p>Near-archive processing for Earth-science data: search this archive through the
 <a href="{base}/api.html">STAC API</a>, deploy your own reduction algorithms and order them to
 run next to the data through OGC API&nbsp;-&nbsp;Processes.</p>
+<p><a href="{base}/app/">Open the web page</a>: search on a map, deploy algorithms, order,
+watch jobs and subscriptions (sign in with your token).</p>
 <h2>Start</h2>
 <p>Every call but this page, <a href="{base}/conformance">/conformance</a> and
 <a href="{base}/api">/api</a> (the OpenAPI document) needs an API token:

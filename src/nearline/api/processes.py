@@ -33,6 +33,7 @@ def _summary(algorithm: Algorithm, base: str) -> dict[str, Any]:
         )
         if key in process
     }
+    summary["nearline:public"] = algorithm.public
     summary["links"] = [
         {"rel": "self", "type": JSON, "href": f"{base}/processes/{algorithm.id}"},
     ]
