@@ -202,7 +202,7 @@ export function subscriptionsView(ctx) {
             "ul",
             { class: "waiting" },
             waiting.map((group) =>
-              h("li", {}, (group.granules || []).join(", "), group.until ? ` (until ${when(group.until)})` : ""),
+              h("li", {}, (group.granules || []).join(", "), group.until ? `: ${group.until}` : ""),
             ),
           ),
     );
