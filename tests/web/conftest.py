@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import io
 import subprocess
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -148,14 +147,13 @@ def browser() -> Iterator[Browser]:
         pytest.fail(f"the web page's tests need Debian's chromium: {check.stderr.strip()}")
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        started = chromium_processes()  # taken now: once closed, they may leave our tree
         try:
             yield launched
         finally:
+            started += [p for p in chromium_processes() if p not in started]
             launched.close()
-    deadline = time.monotonic() + 10
-    while chromium_processes() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    left = chromium_processes()
+    _, left = psutil.wait_procs(started, timeout=10)
     for process in left:
         process.kill()
     assert left == [], "chromium processes were left running after the browser closed"
