@@ -3,7 +3,7 @@ process, as `nearline ingest` writes it) to its subscription's job existing, and
 run leaving the queue (its first station), on an idle live server. Granules arrive one at a
 time, ``gap`` seconds apart, each to a subscription with the policy ``{"each": 1}``.
 
-    .venv/bin/python benchmarks/subscription_trigger.py [--count 20] [--gap 0.5] [--out DIR]
+    .venv/bin/python benchmarks/_subscription_trigger.py [--count 20] [--gap 0.5] [--out DIR]
 
 ``trigger_latency(folder, count=..., gap=...)`` is what benchmarks/service.py can call.
 """
@@ -25,14 +25,10 @@ sys.path.insert(0, str(PROJECT))  # tests.live_service: the same live server the
 from tests.service.conftest import deploy, serving  # noqa: E402
 from tests.service.granules import COLLECTION  # noqa: E402
 
+from _stac_searches import percentiles  # noqa: E402
 from nearline.archive import Asset, Item, SQLiteCatalogue  # noqa: E402
 
 START = datetime(2013, 1, 1, tzinfo=UTC)
-
-
-def _percentiles(seconds: list[float]) -> tuple[float, float]:
-    ordered = sorted(seconds)
-    return ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
 
 
 def _granule(folder: Path, index: int) -> Item:
@@ -97,8 +93,8 @@ def trigger_latency(folder: Path, *, count: int = 20, gap: float = 0.5) -> dict[
                 at = ingested[run["granules"][0]]
                 made.append(_moment(job["created"]) - at)
                 started.append(_moment(job["started"]) - at)
-    job_p50, job_p95 = _percentiles(made)
-    run_p50, run_p95 = _percentiles(started)
+    job_p50, job_p95 = percentiles(made)
+    run_p50, run_p95 = percentiles(started)
     return {"job_p50": job_p50, "job_p95": job_p95, "run_p50": run_p50, "run_p95": run_p95}
 
 
