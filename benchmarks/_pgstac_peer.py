@@ -21,18 +21,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import glob
 import itertools
 import os
-import pwd
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -40,60 +34,25 @@ from typing import Any, Self
 import httpx
 
 from _stac_searches import COLLECTION, START, days_of, percentiles, queries, timed
+from nearline.pgcluster import (
+    SUPERUSER,
+    Cluster,
+    ClusterError,
+    free_port,
+    postgis_present,
+    postgres_bindir,
+    postgres_major,
+    stop_process,
+)
 
 DATABASE = "pgstac"
-SUPERUSER = "postgres"
-SERVICE_USER = "nearline-pg"  # created only when running as root and "nobody" is missing
-SOCKET_PATH_MAX = 107  # sun_path's size, less its terminating zero
 
 
 class PeerError(RuntimeError):
     """The peer stack cannot run here; the message says what to do."""
 
 
-# -- finding PostgreSQL and PostGIS --------------------------------------------------------------
-def postgres_bindir() -> Path:
-    """The folder of ``initdb`` and ``postgres``: $NEARLINE_PG_BINDIR, else Debian's newest
-    /usr/lib/postgresql/N/bin, else ``pg_config --bindir``, else ``initdb`` on PATH."""
-    if named := os.environ.get("NEARLINE_PG_BINDIR"):
-        candidates = [Path(named)]
-    else:
-        debian = glob.glob("/usr/lib/postgresql/*/bin")
-        candidates = sorted(
-            (Path(d) for d in debian if Path(d).parent.name.isdigit()),
-            key=lambda d: int(d.parent.name),
-            reverse=True,
-        )
-        if pg_config := shutil.which("pg_config"):
-            found = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True)
-            candidates.append(Path(found.stdout.strip()))
-        if initdb := shutil.which("initdb"):
-            candidates.append(Path(initdb).parent)
-    for folder in candidates:
-        if (folder / "initdb").is_file() and (folder / "postgres").is_file():
-            return folder
-    raise PeerError(
-        "PostgreSQL's initdb and postgres were not found (looked in "
-        f"{[str(c) for c in candidates] or '/usr/lib/postgresql/*/bin and PATH'}): install "
-        "them with `apt-get install -y postgresql-15`, or set NEARLINE_PG_BINDIR"
-    )
-
-
-def postgres_major(bindir: Path) -> str:
-    found = subprocess.run([bindir / "postgres", "--version"], capture_output=True, text=True)
-    return found.stdout.split()[-1].split(".")[0]  # "postgres (PostgreSQL) 15.18" -> "15"
-
-
-def postgis_present(bindir: Path) -> bool:
-    pg_config = bindir / "pg_config"
-    if pg_config.is_file():
-        found = subprocess.run([pg_config, "--sharedir"], capture_output=True, text=True)
-        share = Path(found.stdout.strip())
-    else:
-        share = Path("/usr/share/postgresql") / postgres_major(bindir)
-    return (share / "extension" / "postgis.control").is_file()
-
-
+# -- finding PostgreSQL and PostGIS (the cluster itself: nearline.pgcluster) -------------------
 def ensure_postgis(bindir: Path) -> None:
     """Install Debian's PostGIS for this PostgreSQL when it is missing and we are root."""
     if postgis_present(bindir):
@@ -111,49 +70,6 @@ def ensure_postgis(bindir: Path) -> None:
         raise PeerError(f"`{' '.join(install)}` failed:\n{done.stdout[-2000:]}{done.stderr}")
 
 
-def service_user() -> tuple[int, int] | None:
-    """(uid, gid) to run PostgreSQL as when we are root (postgres refuses root); else None."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        entry = pwd.getpwnam("nobody")
-    except KeyError:
-        try:
-            entry = pwd.getpwnam(SERVICE_USER)
-        except KeyError:
-            subprocess.run(
-                [
-                    "useradd",
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                    SERVICE_USER,
-                ],
-                check=True,
-            )
-            entry = pwd.getpwnam(SERVICE_USER)
-    return entry.pw_uid, entry.pw_gid
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def stop_process(process: subprocess.Popen | None, first: int = signal.SIGINT) -> None:
-    """Signal ``first`` (SIGINT: fast shutdown for postgres), then SIGKILL after 30 s."""
-    if process is None or process.poll() is not None:
-        return
-    process.send_signal(first)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 # -- the peer ------------------------------------------------------------------------------------
 class PgstacPeer:
     """A throwaway pgstac database and its STAC API; everything ends with the ``with`` block.
@@ -165,10 +81,7 @@ class PgstacPeer:
     """
 
     def __init__(self, *, bindir: Path | None = None) -> None:
-        self.bindir = bindir
-        self.home: Path | None = None  # the cluster's folder: data, socket, logs
-        self.port = 0
-        self.postgres: subprocess.Popen | None = None
+        self.cluster = Cluster(bindir=bindir)
         self.api: subprocess.Popen | None = None
         self.url = ""
 
@@ -179,58 +92,36 @@ class PgstacPeer:
         self.close()
 
     @property
+    def home(self) -> Path | None:
+        """The cluster's folder: data, socket, logs."""
+        return self.cluster.home
+
+    @property
+    def port(self) -> int:
+        return self.cluster.port
+
+    @property
     def dsn(self) -> str:
-        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{DATABASE}"
+        return self.cluster.url(DATABASE)
 
     def start(self, folder: Path) -> None:
         """Create a cluster in a new folder inside ``folder``, start it on 127.0.0.1 and a
         free port, create the database and install pgstac (with PostGIS) in it."""
         try:
-            self._start(Path(folder).absolute())
+            self.cluster.bindir = self.cluster.bindir or postgres_bindir()
+            ensure_postgis(self.cluster.bindir)
+            self.cluster.start(Path(folder).absolute())
+            self.cluster.create_database(DATABASE)
+            from pypgstac.migrate import Migrate
+
+            with self._pgstac() as db:
+                Migrate(db).run_migration()
+        except ClusterError as error:
+            self.close()
+            raise PeerError(str(error)) from None
         except BaseException:
             self.close()
             raise
-
-    def _start(self, folder: Path) -> None:
-        self.bindir = self.bindir or postgres_bindir()
-        ensure_postgis(self.bindir)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.home = Path(tempfile.mkdtemp(prefix="pgstac-", dir=folder))
-        self.port = free_port()
-        if len(f"{self.home}/.s.PGSQL.{self.port}") > SOCKET_PATH_MAX:
-            raise PeerError(f"{self.home} is too long a path for a unix socket: use a shorter")
-        user = service_user()
-        if user is not None:
-            os.chown(self.home, *user)
-            reachable = self._run_as(["test", "-w", str(self.home)], check=False)
-            if reachable.returncode != 0:
-                raise PeerError(
-                    f"{self.home} is not writable by uid {user[0]}, which runs PostgreSQL "
-                    "(postgres refuses root): every folder above it needs o+x; use one under /tmp"
-                )
-        data = self.home / "data"
-        initdb = [self.bindir / "initdb", "-D", data, "-U", SUPERUSER, "--auth=trust"]
-        self._run_as([*initdb, "--encoding=UTF8", "--locale=C", "--no-sync"])
-        with open(self.home / "postgres.log", "ab") as log:
-            self.postgres = subprocess.Popen(
-                [
-                    *(self.bindir / "postgres", "-D", data, "-p", str(self.port)),
-                    *("-k", self.home, "-c", "listen_addresses=127.0.0.1"),
-                ],
-                stdout=log,
-                stderr=log,
-                cwd=self.home,
-                **self._as_user(),
-            )
-        self._wait_for_postgres()
-        import psycopg
-
-        with psycopg.connect(self.dsn.replace(f"/{DATABASE}", "/postgres"), autocommit=True) as c:
-            c.execute(f"CREATE DATABASE {DATABASE}")
-        from pypgstac.migrate import Migrate
-
-        with self._pgstac() as db:
-            Migrate(db).run_migration()
 
     @contextlib.contextmanager
     def _pgstac(self) -> Iterator[Any]:
@@ -240,41 +131,6 @@ class PgstacPeer:
 
         with ConnectionPool(self.dsn, min_size=1, max_size=1) as pool, PgstacDB(pool=pool) as db:
             yield db
-
-    def _as_user(self) -> dict[str, Any]:
-        user = service_user()
-        if user is None:
-            return {}
-        return {"user": user[0], "group": user[1], "extra_groups": []}
-
-    def _run_as(self, command: Sequence[Any], *, check: bool = True) -> subprocess.CompletedProcess:
-        done = subprocess.run(
-            [str(c) for c in command],
-            capture_output=True,
-            text=True,
-            cwd=self.home,
-            **self._as_user(),
-        )
-        if check and done.returncode != 0:
-            raise PeerError(f"{command[0]} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-        return done
-
-    def _wait_for_postgres(self, timeout: float = 60) -> None:
-        import psycopg
-
-        assert self.postgres is not None
-        assert self.home is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.postgres.poll() is not None:
-                log = (self.home / "postgres.log").read_text()[-3000:]
-                raise PeerError(f"postgres exited:\n{log}")
-            try:
-                with psycopg.connect(self.dsn.replace(f"/{DATABASE}", "/postgres")):
-                    return
-            except psycopg.OperationalError:
-                time.sleep(0.1)
-        raise PeerError(f"postgres did not answer in {timeout} s")
 
     def load(self, items: list[dict[str, Any]], collection: dict[str, Any]) -> float:
         """Put ``collection`` (upserted), then bulk load ``items`` (STAC Item dicts) with
@@ -354,11 +210,7 @@ class PgstacPeer:
         """Stop the API and PostgreSQL, and remove the cluster's folder."""
         stop_process(self.api)
         self.api, self.url = None, ""
-        stop_process(self.postgres)
-        self.postgres = None
-        if self.home is not None:
-            shutil.rmtree(self.home, ignore_errors=True)
-            self.home = None
+        self.cluster.close()
 
 
 # -- the self-check ------------------------------------------------------------------------------

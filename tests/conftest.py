@@ -11,6 +11,8 @@ import pytest
 
 from nearline.mpirun import MPI_ENV
 
+from .postgres_server import postgres_server  # noqa: F401 - a session fixture for every test
+
 
 @pytest.fixture(autouse=True)
 def _clean_nearline_environment(monkeypatch: pytest.MonkeyPatch) -> None:

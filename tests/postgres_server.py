@@ -1,0 +1,73 @@
+"""A real PostgreSQL server for the tests, started once a session: a throwaway cluster
+(``initdb``, Debian's PostgreSQL and PostGIS; as root it runs as ``nobody``), with a template
+database holding PostGIS from which each test's database is copied in milliseconds.
+
+Missing binaries fail the tests that need them, loudly, with the line that installs them
+(``scripts/system-packages --check``): the PostgreSQL tests are part of ``make test``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from nearline.pgcluster import FAST, Cluster, missing
+
+TEMPLATE = "nearline_template"
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class PostgresServer:
+    """The session's server; :meth:`new_database` gives each user a database of its own."""
+
+    cluster: Cluster
+    counter: itertools.count = field(default_factory=itertools.count)
+
+    def new_database(self, prefix: str = "test") -> str:
+        """A new database with PostGIS; its URL."""
+        import psycopg
+
+        name = f"{prefix}_{next(self.counter)}"
+        with psycopg.connect(self.cluster.url(), autocommit=True) as connection:
+            connection.execute(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE}')
+        return self.cluster.url(name)
+
+    def drop_database(self, url: str) -> None:
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.cluster.url(), autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def install_line() -> str:
+    """What scripts/system-packages says to install for PostgreSQL with PostGIS."""
+    check = [str(PROJECT / "scripts" / "system-packages"), "--check", "postgresql", "postgis"]
+    done = subprocess.run(check, capture_output=True, text=True)
+    return done.stderr.strip() or "apt-get install -y --no-install-recommends postgresql postgis"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the whole session (fsync off: it is thrown away)."""
+    absent = missing()
+    if absent is not None:
+        pytest.fail(
+            f"the PostgreSQL tests need a PostgreSQL server with PostGIS: {absent}.\n"
+            f"{install_line()}\n(make test runs scripts/system-packages, which installs them "
+            "as root)",
+            pytrace=False,
+        )
+    cluster = Cluster(settings={**FAST, "max_connections": "300"})
+    cluster.start()
+    try:
+        cluster.create_database(TEMPLATE, extensions=["postgis"])
+        yield PostgresServer(cluster)
+    finally:
+        cluster.close()
