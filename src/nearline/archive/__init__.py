@@ -14,6 +14,7 @@ from nearline.archive.base import (
     Page,
     Search,
 )
+from nearline.archive.catalogues import open_catalogue
 from nearline.archive.search import parse_bbox, parse_datetime, parse_search
 from nearline.archive.sqlite import SQLiteCatalogue
 from nearline.archive.stac import collection_to_stac, item_to_stac, rfc3339
@@ -36,6 +37,7 @@ __all__ = [
     "is_local",
     "item_to_stac",
     "modis_like_items",
+    "open_catalogue",
     "parse_bbox",
     "parse_datetime",
     "parse_search",

@@ -1,0 +1,243 @@
+"""The PostgreSQL catalogue: the shared conformance suite on a real server, then what only
+PostgreSQL shows."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from nearline.archive import Collection, Search
+from nearline.archive.postgres import PostgresCatalogue
+from nearline.archive.testing import (
+    DAY,
+    T0,
+    CatalogueTests,
+    Reference,
+    found,
+    keys,
+    make_item,
+)
+
+from ..postgres_server import PostgresServer
+
+
+@pytest.fixture(autouse=True, scope="class")
+def _server(request: pytest.FixtureRequest, postgres_server: PostgresServer) -> None:
+    if request.cls is not None:
+        request.cls.server = postgres_server
+
+
+class TestPostgresCatalogue(CatalogueTests):
+    server: PostgresServer
+
+    def make_catalogue(self, tmp_path: Path) -> PostgresCatalogue:
+        return PostgresCatalogue(self.server.new_database())
+
+
+# -- what only PostgreSQL shows ---------------------------------------------------------------
+PER_COLLECTION = 20_000
+COLLECTIONS = 5
+GRANULE = timedelta(minutes=5)
+
+
+@pytest.fixture(scope="module")
+def big(postgres_server: PostgresServer) -> Iterator[tuple[PostgresCatalogue, Reference]]:
+    """100,000 items: five collections of 20,000 consecutive 5-minute granules (70 days each,
+    side by side in time), squares of 0.5-5 degrees anywhere (as SQLite's test has them)."""
+    catalogue = PostgresCatalogue(postgres_server.new_database("big"))
+    reference = Reference()
+    pick = np.random.default_rng(0)
+    for k in range(COLLECTIONS):
+        name = f"c{k}"
+        catalogue.put_collection(Collection(name))
+        reference.owners[name] = None
+        west = pick.uniform(-180, 175, PER_COLLECTION).tolist()
+        south = pick.uniform(-90, 85, PER_COLLECTION).tolist()
+        size = pick.uniform(0.5, 5, PER_COLLECTION).tolist()
+        items = [
+            make_item(f"g{n}", name, start=T0 + n * GRANULE, box=(w, s, w + d, s + d))
+            for n, w, s, d in zip(range(PER_COLLECTION), west, south, size, strict=True)
+        ]
+        catalogue.add_items(items)
+        reference.add(items)
+    yield catalogue, reference
+    catalogue.close()
+
+
+class Explained(PostgresCatalogue):
+    """A catalogue that keeps the plan of each statement a search runs (EXPLAIN (ANALYZE,
+    BUFFERS), which counts the pages it touches whatever the machine's speed)."""
+
+    plans: list[dict[str, Any]]
+
+    def _run(self, connection: Any, sql: str, parameters: Sequence[Any]) -> list[Any]:
+        explained = connection.execute(
+            f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", parameters
+        ).fetchone()
+        self.plans.append(next(iter(explained.values()))[0]["Plan"])
+        return super()._run(connection, sql, parameters)
+
+
+def plans_of(catalogue: PostgresCatalogue, search: Search) -> list[dict[str, Any]]:
+    """The plans of the statements ``search`` runs."""
+    explained = Explained.__new__(Explained)
+    explained.__dict__.update(catalogue.__dict__)
+    explained.plans = []
+    explained.search(search)
+    return explained.plans
+
+
+def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from nodes(child)
+
+
+def pages(plan: dict[str, Any]) -> int:
+    """Pages of items and their indexes the statement touched (shared buffers found in
+    memory or read, by every scan of items, its index scans included)."""
+    return sum(
+        node["Shared Hit Blocks"] + node["Shared Read Blocks"]
+        for node in nodes(plan)
+        if node.get("Relation Name") == "items"
+    )
+
+
+def table_pages(catalogue: PostgresCatalogue) -> int:
+    with catalogue.pool.connection() as connection:
+        found = connection.execute(
+            "SELECT pg_relation_size('items') / current_setting('block_size')::int AS n"
+        ).fetchone()
+    return int(found["n"])
+
+
+def seq_scans(catalogue: PostgresCatalogue) -> int:
+    with catalogue.pool.connection() as connection:
+        connection.execute("SELECT pg_stat_force_next_flush()")
+        found = connection.execute(
+            "SELECT seq_scan FROM pg_stat_user_tables WHERE relname = 'items'"
+        ).fetchone()
+    return int(found["seq_scan"])
+
+
+@pytest.mark.parametrize(
+    "search",
+    [
+        Search(bbox=(0, 0, 20, 20), start=T0 + 10 * DAY, end=T0 + 11 * DAY, limit=10_000),
+        Search(bbox=(170, -20, -170, 20), start=T0 + 30 * DAY, end=T0 + 31 * DAY, limit=10_000),
+        Search(
+            intersects={"type": "Polygon", "coordinates": [[[0, 30], [30, 30], [15, 60], [0, 30]]]},
+            start=T0 + 60 * DAY,
+            end=T0 + 61 * DAY,
+            limit=10_000,
+        ),
+        Search(collections=("c3",), start=T0 + 50 * DAY, limit=10),
+        Search(bbox=(-10, 30, 0, 40), limit=10),
+        Search(ids=("g7", "g19999"), limit=10),
+        Search(limit=10, viewer="alice"),
+    ],
+    ids=[
+        "bbox+day",
+        "antimeridian+day",
+        "triangle+day",
+        "collection from a day",
+        "bbox",
+        "ids",
+        "everything",
+    ],
+)
+def test_a_search_reads_a_small_part_of_100k_items(
+    big: tuple[PostgresCatalogue, Reference], search: Search
+) -> None:
+    """No sequential scan of the items, and under 5% of their pages touched (EXPLAIN's
+    buffer counts, which do not depend on the machine's speed)."""
+    catalogue, reference = big
+    before = seq_scans(catalogue)
+    page = catalogue.search(search)
+    assert keys(page.items) == keys(reference.matches(search)[: search.limit])
+    assert page.items
+    plans = plans_of(catalogue, search)
+    scanned = [n for plan in plans for n in nodes(plan) if n["Node Type"] == "Seq Scan"]
+    assert [n["Relation Name"] for n in scanned if n["Relation Name"] == "items"] == []
+    assert seq_scans(catalogue) == before
+    assert sum(map(pages, plans)) < 0.05 * table_pages(catalogue)
+
+
+@pytest.mark.parametrize(
+    "search",
+    [
+        Search(collections=("c2",), limit=20),
+        Search(limit=20),
+        Search(bbox=(-180, -90, 0, 0), limit=20),
+        Search(start=T0 + 5 * DAY, collections=("c0", "c4"), limit=20, viewer="someone"),
+    ],
+    ids=["one collection", "all", "bbox", "two collections from a day"],
+)
+def test_page_50_costs_what_page_1_costs(
+    big: tuple[PostgresCatalogue, Reference], search: Search
+) -> None:
+    catalogue, reference = big
+    first = sum(map(pages, plans_of(catalogue, search)))
+    page = catalogue.search(search)
+    for _ in range(48):
+        page = catalogue.search(replace(search, token=page.next_token))
+    fiftieth = replace(search, token=page.next_token)
+    assert keys(catalogue.search(fiftieth).items) == keys(
+        reference.matches(search)[49 * 20 : 50 * 20]
+    )
+    assert sum(map(pages, plans_of(catalogue, fiftieth))) < 2 * first + 10
+
+
+WRITER = """
+import sys
+from datetime import UTC, datetime, timedelta
+from nearline.archive.postgres import PostgresCatalogue
+from nearline.archive.testing import make_item
+url, name, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
+start = datetime(2021, 3, 1, tzinfo=UTC)
+with PostgresCatalogue(url) as catalogue:
+    for b in range(batches):
+        catalogue.add_items(
+            [make_item(f"{name}-{b}-{n}", start=start + timedelta(minutes=n)) for n in range(25)]
+        )
+"""
+
+
+def test_two_processes_share_it_and_the_changes_feed_misses_nothing(
+    postgres_server: PostgresServer,
+) -> None:
+    """Two processes add items at once while this one follows the changes feed: each item
+    is seen exactly once, in positions that only grow, though the writers commit in an
+    order of their own."""
+    url = postgres_server.new_database("shared")
+    with PostgresCatalogue(url) as catalogue:
+        catalogue.put_collection(Collection("c"))
+        writers = [
+            subprocess.Popen([sys.executable, "-c", WRITER, url, name, "40"])
+            for name in ("one", "two")
+        ]
+        seen: list[str] = []
+        positions: list[int] = []
+        after = catalogue.position()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            done = all(writer.poll() is not None for writer in writers)
+            items, after = catalogue.changes(after, limit=37)
+            seen += [item.id for item in items]
+            positions.append(after)
+            if done and not items:
+                break
+        assert [writer.wait() for writer in writers] == [0, 0]
+        assert len(seen) == len(set(seen)) == 2 * 40 * 25
+        assert positions == sorted(positions)
+        assert catalogue.count("c") == 2 * 40 * 25
+        assert found(catalogue, limit=10_000) == found(catalogue, limit=10_000)
