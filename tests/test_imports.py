@@ -26,7 +26,18 @@ ALLOWED = {
     "orders": {"algorithms", "archive", "monitor"},
     "api": {"orders", "archive", "algorithms"},
 }
-SHARED = {"errors", "durable", "units", "closing", "mpirun", "sqlite"}
+SHARED = {
+    "errors",
+    "durable",
+    "units",
+    "closing",
+    "mpirun",
+    "sqlite",
+    "database",
+    "backends",
+    "postgres",
+    "pgcluster",
+}
 
 
 def module_name(path: Path) -> str:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from nearline.cli_composite import add_composite_parser
+from nearline.cli_db import add_db_parser
 from nearline.cli_demo import add_demo_parser
 from nearline.cli_ingest import add_ingest_parser
 from nearline.cli_migrate import add_migrate_parser, add_restore_parser
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_parser(commands)
     add_users_parser(commands)
     add_ingest_parser(commands)
+    add_db_parser(commands)
 
     sinks = commands.add_parser("sinks", help="list the output formats burst can write")
     sinks.set_defaults(func=_sinks)

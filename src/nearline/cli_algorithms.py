@@ -8,11 +8,16 @@ data folder directly (no server needed), as the web API's POST/PUT/DELETE /proce
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from nearline.cli_serve import DB_HELP
 
 
 def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -29,6 +34,7 @@ def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "(default: $NEARLINE_DATA or ./nearline-data)")  # fmt: skip
     common.add_argument("--user", default=None, help="who deploys or looks "
                         "(default: $NEARLINE_USER or your login name)")  # fmt: skip
+    common.add_argument("--db", default=None, help=DB_HELP)
     actions = parser.add_subparsers(dest="action", required=True)
 
     deploy = actions.add_parser("deploy", parents=[common], help="deploy a package")
@@ -53,11 +59,18 @@ def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _registry(args: argparse.Namespace, *, wheels: str | None = None) -> Any:
+@contextmanager
+def _registry(args: argparse.Namespace, *, wheels: str | None = None) -> Iterator[Any]:
     from nearline.algorithms import AlgorithmRegistry, DeploySettings
+    from nearline.backends import open_database
+    from nearline.database import database_url
 
-    data = args.data or os.environ.get("NEARLINE_DATA") or "nearline-data"
-    return AlgorithmRegistry(Path(data), settings=DeploySettings.resolve(wheels=wheels))
+    data = Path(args.data or os.environ.get("NEARLINE_DATA") or "nearline-data")
+    url = database_url(args.db)
+    with contextlib.ExitStack() as stack:
+        database = stack.enter_context(open_database(url, data)) if url else None
+        settings = DeploySettings.resolve(wheels=wheels)
+        yield stack.enter_context(AlgorithmRegistry(data, settings=settings, database=database))
 
 
 def _user(args: argparse.Namespace) -> str:

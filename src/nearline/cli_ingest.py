@@ -42,8 +42,9 @@ def run_ingest(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from nearline.archive import SQLiteCatalogue
+    from nearline.archive import open_catalogue
     from nearline.archive.ingest import ingest, ingest_archive
+    from nearline.database import database_url
     from nearline.errors import IngestError
     from nearline.units import format_size
 
@@ -53,7 +54,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     data.mkdir(parents=True, exist_ok=True)
     console = Console(stderr=True)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with SQLiteCatalogue(data / "catalogue.db") as catalogue:
+    with open_catalogue(database_url(args.db), data / "catalogue.db") as catalogue:
         with Progress(*columns, console=console, transient=True) as bars:
             task = bars.add_task("granules read", total=None)
             source = {"tier": args.archive} if args.archive else {"inputs": args.paths}

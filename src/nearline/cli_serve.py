@@ -15,6 +15,11 @@ from typing import Any
 
 from nearline.errors import ConfigError
 
+DB_HELP = (
+    "the PostgreSQL database holding the catalogue and the jobs, shared by several servers: "
+    "postgresql://USER@HOST:PORT/DB (default: $NEARLINE_DB; none: SQLite files under --data)"
+)
+
 
 def data_folder(args: argparse.Namespace) -> Path:
     """The service's data folder: --data, else $NEARLINE_DATA, else ./nearline-data (as
@@ -23,11 +28,13 @@ def data_folder(args: argparse.Namespace) -> Path:
 
 
 def add_data_option(parser: argparse.ArgumentParser) -> None:
+    """--data (the service's folder) and --db (its PostgreSQL state, if not SQLite)."""
     parser.add_argument(
         "--data",
         default=None,
         help="the service's data folder (default: $NEARLINE_DATA or ./nearline-data)",
     )
+    parser.add_argument("--db", default=None, help=DB_HELP)
 
 
 def _port(text: str) -> int:
@@ -71,7 +78,7 @@ def add_serve_parser(subparsers: Any) -> None:
 def _service(args: argparse.Namespace, **settings: Any):
     from nearline.orders import Service, ServiceSettings
 
-    return Service(ServiceSettings.resolve(data=args.data, **settings))
+    return Service(ServiceSettings.resolve(data=args.data, db=args.db, **settings))
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -111,11 +118,12 @@ def run_jobs(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from nearline.backends import open_database
+    from nearline.database import database_url
     from nearline.orders import Station
     from nearline.orders.store import JobStore
-    from nearline.sqlite import Database
 
-    database = Database(data_folder(args) / "service.db")
+    database = open_database(database_url(args.db), data_folder(args) / "service.db")
     try:
         store = JobStore(database)
         active = [station for station in Station if not station.ended]

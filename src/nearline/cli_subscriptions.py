@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from nearline.cli_serve import DB_HELP
 from nearline.errors import InvalidRequest
 
 
@@ -35,6 +36,7 @@ def add_subscriptions_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "(default: $NEARLINE_DATA or ./nearline-data)")  # fmt: skip
     common.add_argument("--user", default=None, help="whose subscriptions "
                         "(default: $NEARLINE_USER or your login name)")  # fmt: skip
+    common.add_argument("--db", default=None, help=DB_HELP)
     actions = parser.add_subparsers(dest="action", required=True)
 
     add = actions.add_parser("add", parents=[common], help="subscribe a process")
@@ -76,17 +78,19 @@ def _user(args: argparse.Namespace) -> str:
 @contextmanager
 def _subscriptions(args: argparse.Namespace) -> Iterator[Any]:
     from nearline.algorithms import AlgorithmRegistry
-    from nearline.archive import SQLiteCatalogue
+    from nearline.archive import open_catalogue
+    from nearline.backends import open_database
+    from nearline.database import database_url
     from nearline.orders.subscribing import Subscriptions
     from nearline.orders.subscription_store import SubscriptionStore
-    from nearline.sqlite import Database
 
     data = Path(args.data or os.environ.get("NEARLINE_DATA") or "nearline-data").absolute()
     data.mkdir(parents=True, exist_ok=True)
+    url = database_url(args.db)
     with (
-        Database(data / "service.db") as database,
-        SQLiteCatalogue(data / "catalogue.db") as catalogue,
-        AlgorithmRegistry(data) as algorithms,
+        open_database(url, data / "service.db") as database,
+        open_catalogue(url, data / "catalogue.db") as catalogue,
+        AlgorithmRegistry(data, database=database if url else None) as algorithms,
     ):
         yield Subscriptions(
             store=SubscriptionStore(database), algorithms=algorithms, catalogue=catalogue

@@ -59,12 +59,13 @@ def _quota(value: float | None, *, size: bool) -> str:
 
 
 def run_users(args: argparse.Namespace) -> int:
+    from nearline.backends import open_database
+    from nearline.database import database_url
     from nearline.orders.users import UserStore
-    from nearline.sqlite import Database
 
     data = data_folder(args)
     data.mkdir(parents=True, exist_ok=True)
-    with Database(data / "service.db") as database:
+    with open_database(database_url(args.db), data / "service.db") as database:
         users = UserStore(database)
         if args.action == "add":
             print(users.add(args.name, _allotment(args)))

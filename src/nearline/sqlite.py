@@ -13,11 +13,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from nearline.closing import Closing
+from nearline.database import Database as StateDatabase
 
 
-class Database(Closing):
+class Database(StateDatabase):
     """A SQLite file opened per thread; each store applies its own schema."""
+
+    integrity_error = sqlite3.IntegrityError
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)

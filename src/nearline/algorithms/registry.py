@@ -13,12 +13,12 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import sqlite3
 import sys
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from nearline.algorithms.base import MANIFEST, Algorithm, Manifest
 from nearline.algorithms.deploy import (
@@ -33,6 +33,7 @@ from nearline.algorithms.manifest import parse_manifest
 from nearline.algorithms.packages import package_root, unpack
 from nearline.algorithms.store import VersionStore, pid_alive
 from nearline.closing import Closing
+from nearline.database import Database
 from nearline.errors import (
     AlgorithmNotFound,
     Conflict,
@@ -40,6 +41,7 @@ from nearline.errors import (
     ImmutableProcess,
     ManifestError,
 )
+from nearline.sqlite import Database as SQLiteDatabase
 
 log = logging.getLogger(__name__)
 
@@ -53,21 +55,27 @@ class AlgorithmRegistry(Closing):
         *,
         settings: DeploySettings | None = None,
         accept: Callable[[Manifest, str], None] | None = None,
+        database: Database | None = None,
     ) -> None:
         """``accept(manifest, owner)`` may refuse a package (raise) before it is built, for
-        reasons the registry cannot see, such as a clash with the catalogue."""
+        reasons the registry cannot see, such as a clash with the catalogue. ``database``
+        keeps the versions (default: the SQLite file ``data/algorithms.db``; the caller
+        closes one it gives)."""
         self.data = Path(data).absolute()
         self.accept = accept
         self.root = self.data / "algorithms"
         self.path = self.data / "algorithms.db"
         self.settings = settings or DeploySettings.resolve()
         self.root.mkdir(parents=True, exist_ok=True)
-        self.store = VersionStore(self.path)
+        self._own = database is None
+        self.store = VersionStore(database or SQLiteDatabase(self.path))
         self._manifests: dict[tuple[str, str], Manifest] = {}
         self._sweep()
 
     def close(self) -> None:
-        """Nothing to release: every call opens and closes its own connection."""
+        """Release the versions' database, if the registry opened it."""
+        if self._own:
+            self.store.database.close()
 
     # -- finding ----------------------------------------------------------------------------
     def get(self, id: str, *, viewer: str | None, version: str | None = None) -> Algorithm:
@@ -268,7 +276,7 @@ class AlgorithmRegistry(Closing):
             if pid.isdigit() and not pid_alive(int(pid)):
                 shutil.rmtree(folder, ignore_errors=True)
 
-    def _algorithm(self, row: sqlite3.Row) -> Algorithm:
+    def _algorithm(self, row: Any) -> Algorithm:
         key = (row["id"], row["version"])
         manifest = self._manifests.get(key)
         if manifest is None:

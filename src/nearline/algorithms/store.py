@@ -3,20 +3,22 @@
 ``processes`` maps an id to its first owner, for good: ids are global. ``versions`` holds one
 row per (id, version), unique, in state *testing* (claimed by a deploy, the claimant's
 host:pid in ``deployer``), *live* (``serial`` orders promotions: the highest is the default)
-or *retired*. Every change is one ``BEGIN IMMEDIATE`` transaction, so two deploys of one id
-cannot both win; every call opens its own connection, so threads share a store freely.
+or *retired*. Every change is one write transaction of the service's database (SQLite's
+``BEGIN IMMEDIATE``, or PostgreSQL's write lock: nearline/database.py), so two deploys of one
+id cannot both win, on one server or several; threads share a store freely.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from nearline.database import Database, Parameters
 from nearline.errors import Conflict
 
 SCHEMA = """
@@ -44,34 +46,24 @@ CREATE INDEX IF NOT EXISTS versions_live ON versions (state, id, serial);
 
 
 class VersionStore:
-    """The SQLite file ``path`` holding processes and their versions."""
+    """Processes and their versions, in ``database`` (the SQLite file algorithms.db, or the
+    service's PostgreSQL database)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        with self.connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(SCHEMA)
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        database.apply(SCHEMA)
 
     @contextmanager
-    def connect(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
-        """A connection; with ``write``, inside one immediate transaction."""
-        db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        db.row_factory = sqlite3.Row
-        try:
-            if write:
-                db.execute("BEGIN IMMEDIATE")
-            yield db
-            if write:
-                db.execute("COMMIT")
-        except BaseException:
-            if write and db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        finally:
-            db.close()
+    def connect(self, *, write: bool = False) -> Iterator[Any]:
+        """A connection; with ``write``, inside one write transaction."""
+        if write:
+            with self.database.transaction() as db:
+                yield db
+        else:
+            yield _Reader(self.database)
 
     # -- reading ----------------------------------------------------------------------------
-    def live(self, id: str | None = None, version: str | None = None) -> list[sqlite3.Row]:
+    def live(self, id: str | None = None, version: str | None = None) -> list[Any]:
         """Live versions (of ``id``, or that one ``version``), by id, newest first."""
         query, args = "SELECT * FROM versions WHERE state = 'live'", []
         if id is not None:
@@ -142,7 +134,7 @@ class VersionStore:
                     "manifest, deployed, deployer) VALUES (?, ?, ?, ?, 'testing', ?, '', ?, ?, ?)",
                     (id, version, owner, int(public), str(package), manifest, now, me()),
                 )
-            except sqlite3.IntegrityError:
+            except self.database.integrity_error:
                 raise Conflict(f"process {id!r} version {version!r} is being deployed") from None
 
     def promote(self, id: str, version: str, *, python: str, deployed: datetime) -> None:
@@ -176,6 +168,24 @@ class VersionStore:
             db.execute(
                 "UPDATE versions SET state = 'retired' WHERE id = ? AND state != 'retired'", (id,)
             )
+
+
+class _Reader:
+    """Reads through ``Database.query``, answering as a cursor does."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def execute(self, sql: str, parameters: Parameters = ()) -> _Rows:
+        return _Rows(self.database.query(sql, parameters))
+
+
+class _Rows(list):
+    def fetchone(self) -> Any:
+        return self[0] if self else None
+
+    def fetchall(self) -> list[Any]:
+        return list(self)
 
 
 def me() -> str:

@@ -90,6 +90,7 @@ class Run:
     attempts: int = 0
     started: datetime | None = None
     finished: datetime | None = None
+    server: str | None = None  # the server holding it, from admission on (orders/servers.py)
 
 
 @dataclass(frozen=True)

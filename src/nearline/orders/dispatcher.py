@@ -5,6 +5,10 @@ One thread decides (what runs next, and why the others wait); the stations' work
 pool of threads that mostly wait, and each run's algorithm on the executor. A run is admitted
 only when its declared CPUs and memory fit beside the runs already going, so a heavy load
 queues instead of driving the machine out of memory.
+
+Several servers may share one database (``--db``): each admits against its own capacity, a
+run belongs to the server whose admission moved it out of the queue (compare-and-set, so never
+two), and a server takes over only the runs of servers that are gone (servers.py).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from nearline.orders.admission import (
 )
 from nearline.orders.base import Executor, Job, Run, Station
 from nearline.orders.executors import LocalExecutor
+from nearline.orders.servers import Servers
 from nearline.orders.store import JobStore
 from nearline.units import format_size
 
@@ -53,8 +58,11 @@ class Dispatcher(Closing):
         allotment: Callable[[str], Allotment] = lambda owner: Allotment(),
         disk_used: Callable[[str], int] = lambda owner: 0,
         poll: float = 2.0,
+        servers: Servers | None = None,
     ) -> None:
         self.store = store
+        self.servers = servers or Servers(store.database)
+        self.me: str | None = None  # this server's id, once started
         self.find_algorithm = find_algorithm
         self.context = context  # catalogue, places, base_url
         self.executor = executor or LocalExecutor()
@@ -72,11 +80,14 @@ class Dispatcher(Closing):
         self._futures: dict[str, Future[None]] = {}
         self._sizes: dict[str, tuple[str, float, int]] = {}  # run: (owner, cpus, memory)
         self._began: dict[str, float] = {}  # run: when it was admitted (monotonic)
+        self._taken: set[str] = set()  # runs another server took over (this one was late)
+        self._tended = {"beat": 0.0, "adopt": 0.0}  # when the loop last did each (monotonic)
         self._thread: threading.Thread | None = None
 
     # -- control ----------------------------------------------------------------------------
     def start(self) -> None:
-        """Resume what a previous service left, then start admitting runs."""
+        """Register this server, resume what a gone one left, then start admitting runs."""
+        self.me = self.servers.register()
         self.resume()
         self._thread = threading.Thread(target=self._loop, name="nearline-dispatcher", daemon=True)
         self._thread.start()
@@ -105,23 +116,38 @@ class Dispatcher(Closing):
             event.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        futures.wait(list(self._futures.values()), timeout=10)  # stopped before others adopt
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.executor.close()
+        if self.me is not None:
+            try:
+                self.servers.leave()
+            except Exception:  # a database gone first: others find this server gone later
+                log.exception("dispatcher: could not say this server stops")
 
     def resume(self) -> None:
-        """After a restart: runs caught staging, allocating or running start again from the
-        queue (none had finished its algorithm); runs caught ingesting or cleaning up finish
-        those stations (their algorithm had finished: it is not run again)."""
+        """Take over the runs of servers that are gone (at a restart, this server's former
+        self): runs caught staging, allocating or running start again from the queue (none
+        had finished its algorithm); runs caught ingesting or cleaning up finish those
+        stations here (their algorithm had finished: it is not run again). Runs held by a
+        live server are left to it."""
+        alive = self.servers.alive()
         for run in self.store.at(Station.STAGE, Station.ALLOCATE, Station.RUN):
-            self.store.move(
-                run,
-                Station.QUEUED,
-                attempts=run.attempts + 1,
-                waiting="queued again: the service restarted while this run was at "
-                f"station {run.station.value}",
-            )
+            if run.server not in alive:
+                self.store.move(
+                    run,
+                    Station.QUEUED,
+                    server=None,
+                    attempts=run.attempts + 1,
+                    waiting="queued again: the service restarted while this run was at "
+                    f"station {run.station.value}",
+                )
         for run in self.store.at(Station.INGEST, Station.CLEANUP):
-            self._pool.submit(self._pipeline, run)
+            if run.server not in alive:
+                moved = self.store.move(run, run.station, server=self.me)
+                if moved is not None:
+                    self._pool.submit(self._pipeline, moved)
+        self.servers.forget({server.id for server in self.servers.others()} - alive)
 
     # -- the loop ---------------------------------------------------------------------------
     def _loop(self) -> None:
@@ -134,8 +160,28 @@ class Dispatcher(Closing):
                     return
             try:
                 self._admit()
+                self._tend()
             except Exception:  # the loop must outlive any one bad run
                 log.exception("dispatcher: admitting runs failed")
+
+    def _tend(self) -> None:
+        """Beat (once a poll); stop runs of this server that were dismissed through another
+        or taken over; take over the runs of gone servers (a few times a lease)."""
+        now = time.monotonic()
+        if now - self._tended["beat"] < self.poll:
+            return
+        self._tended["beat"] = now
+        self.servers.beat()
+        for run_id, event in list(self._cancels.items()):
+            current = self.store.run(run_id)
+            if current.server != self.me:
+                self._taken.add(run_id)
+                event.set()
+            elif current.station == Station.DISMISSED:
+                event.set()
+        if now - self._tended["adopt"] >= self.servers.lease / 3:
+            self._tended["adopt"] = now
+            self.resume()
 
     def _admit(self) -> None:
         queued: list[Candidate] = []
@@ -177,8 +223,10 @@ class Dispatcher(Closing):
 
     def _start(self, candidate: Candidate) -> None:
         run = candidate.run
-        moved = self.store.move(run, Station.STAGE, waiting=None, started=datetime.now(UTC))
-        if moved is None:  # dismissed meanwhile
+        moved = self.store.move(
+            run, Station.STAGE, waiting=None, started=datetime.now(UTC), server=self.me
+        )
+        if moved is None:  # dismissed meanwhile, or started by another server
             self.held.give_back(candidate.owner, candidate.cpus, candidate.memory)
             return
         self._sizes[run.id] = (candidate.owner, candidate.cpus, candidate.memory)
@@ -194,16 +242,18 @@ class Dispatcher(Closing):
             algorithm = self.find_algorithm(job)
             self._walk(run, job, algorithm, cancel)
         except _Dismissed:
-            stations.cleanup(run, places=self.context["places"])
+            if not self._taken_over(run):
+                stations.cleanup(run, places=self.context["places"])
         except Exception as error:
             log.error("run %s failed: %s", run.id, traceback.format_exc())
             current = self.store.run(run.id)
-            if not current.station.ended:
+            if not current.station.ended and current.server == self.me:
                 why = str(error) if isinstance(error, NearlineError) else repr(error)
                 self._fail(current, f"the run failed at station {current.station.value}: {why}")
         finally:
             self._cancels.pop(run.id, None)
             self._futures.pop(run.id, None)
+            self._taken.discard(run.id)
             if run.id in self._sizes:
                 owner, cpus, memory = self._sizes.pop(run.id)
                 self.held.give_back(owner, cpus, memory)
@@ -235,8 +285,9 @@ class Dispatcher(Closing):
             if retried:
                 run = self._note_retries(run, retried)
             if not outcome.ok:
-                if cancel.is_set():  # dismissed: the store already says so
-                    stations.cleanup(run, places=places)
+                if cancel.is_set():  # dismissed (the store says so already), or taken over
+                    if not self._taken_over(run):
+                        stations.cleanup(run, places=places)
                     return
                 why = outcome.reason or f"the algorithm exited with code {outcome.exit_code}"
                 self._fail(run, f"{why}; see GET /jobs/{job.id}/logs", usage=outcome.usage)
@@ -249,6 +300,15 @@ class Dispatcher(Closing):
         if run.station == Station.CLEANUP:
             stations.cleanup(run, places=places)
             self._next(run, Station.DONE, finished=datetime.now(UTC))
+
+    def _taken_over(self, run: Run) -> bool:
+        """Whether another server holds ``run`` now (its folder is that server's to clean)."""
+        if run.id in self._taken:
+            return True
+        try:
+            return self.store.run(run.id).server != self.me
+        except NearlineError:
+            return False
 
     def _next(self, run: Run, to: Station, **changes: Any) -> Run:
         moved = self.store.move(run, to, **changes)

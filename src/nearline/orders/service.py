@@ -10,12 +10,15 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from nearline.algorithms import (
     Algorithm,
@@ -25,8 +28,10 @@ from nearline.algorithms import (
     builtin_algorithms,
     cleanup_stale,
 )
-from nearline.archive import Item, SQLiteCatalogue
+from nearline.archive import Item, open_catalogue
+from nearline.backends import open_database
 from nearline.closing import Closing
+from nearline.database import database_url
 from nearline.errors import (
     AlgorithmNotFound,
     CollectionNotFound,
@@ -46,7 +51,6 @@ from nearline.orders.subscription_store import SubscriptionStore
 from nearline.orders.subscriptions import Subscription, SubscriptionRun
 from nearline.orders.users import UserStore
 from nearline.orders.watch import SubscriptionWatch
-from nearline.sqlite import Database
 from nearline.units import parse_size
 
 log = logging.getLogger(__name__)
@@ -63,6 +67,7 @@ class ServiceSettings:
     memory: int | None = None  # lent to runs at once (default: 80% of memory)
     max_upload: int = 512 * 1024**2
     executor: str = "local"  # where runs execute: local, or dask://HOST:PORT
+    db: str | None = None  # the PostgreSQL state shared by several servers (None: SQLite files)
     poll: float = 2.0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -76,6 +81,7 @@ class ServiceSettings:
         memory: str | int | None = None,
         max_upload: str | int | None = None,
         executor: str | None = None,
+        db: str | None = None,
     ) -> ServiceSettings:
         env = os.environ
         data = data or env.get("NEARLINE_DATA") or "nearline-data"
@@ -99,6 +105,7 @@ class ServiceSettings:
                 else cls.max_upload
             ),
             executor=executor or env.get("NEARLINE_EXECUTOR") or cls.executor,
+            db=database_url(db),
         )
 
 
@@ -109,15 +116,18 @@ class Service(Closing):
         self.settings = settings or ServiceSettings.resolve()
         data = self.settings.data
         data.mkdir(parents=True, exist_ok=True)
-        self.places = Places(data)
-        self.database = Database(data / "service.db")
+        shared = self.settings.db is not None  # several servers may share the data folder
+        own = f"scratch/{socket.gethostname()}-{os.getpid()}"  # this server's own downloads
+        self.places = Places(data, own if shared else "scratch")
+        self.database = open_database(self.settings.db, data / "service.db")
         self.users = UserStore(self.database)
         self.jobs = JobStore(self.database)
-        self.catalogue = SQLiteCatalogue(data / "catalogue.db")
+        self.catalogue = open_catalogue(self.settings.db, data / "catalogue.db")
         self.algorithms = AlgorithmRegistry(
             data,
             settings=DeploySettings.resolve(max_upload=self.settings.max_upload),
             accept=self._check_output_collection,
+            database=self.database if shared else None,
         )
         capacity = Capacity()
         if self.settings.cpus is not None:
@@ -157,6 +167,11 @@ class Service(Closing):
         """Deploy the built-in algorithms if missing, resume unfinished runs, start."""
         cleanup_stale()  # runs of a killed service: their groups and any process left
         shutil.rmtree(self.places.scratch, ignore_errors=True)  # a killed service's downloads
+        if self.settings.db is not None:  # and those of this host's servers that are gone
+            for folder in self.places.scratch.parent.glob(f"{socket.gethostname()}-*"):
+                pid = folder.name.rsplit("-", 1)[1]
+                if pid.isdigit() and not psutil.pid_exists(int(pid)):
+                    shutil.rmtree(folder, ignore_errors=True)
         self.places.scratch.mkdir(parents=True)
         for package in builtin_algorithms():
             self.algorithms.ensure_builtin(package, owner=SERVICE_OWNER)

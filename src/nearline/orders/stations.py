@@ -31,6 +31,7 @@ class Places:
     """Where the service keeps things under its data folder."""
 
     data: Path
+    scratch_name: str = "scratch"  # a server's own, when several share the data folder
 
     @property
     def runs(self) -> Path:
@@ -43,7 +44,7 @@ class Places:
     @property
     def scratch(self) -> Path:
         """Short-lived copies (downloads restored from bundles), emptied at each start."""
-        return self.data / "scratch"
+        return self.data / self.scratch_name
 
     @property
     def outputs(self) -> Path:

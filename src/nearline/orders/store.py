@@ -1,9 +1,9 @@
 """Jobs and runs, durable: every station change is one committed transaction.
 
-A run moves with :meth:`JobStore.move`, which only succeeds from the station the caller
-believes the run is at; two threads (or a restarted service and a stale one) can therefore
-never both advance the same run. The job's status is recomputed from its runs in the same
-transaction.
+A run moves with :meth:`JobStore.move`, which only succeeds from the station (and the server
+holding it) the caller believes the run is at; two threads, two servers sharing one database,
+or a restarted service and a stale one can therefore never both advance the same run. The
+job's status is recomputed from its runs in the same transaction.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from nearline.database import Database
 from nearline.errors import JobNotFound
 from nearline.monitor.base import Usage
 from nearline.orders.base import InputRef, Job, JobStatus, OutputFile, Run, Station
-from nearline.sqlite import Database
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE INDEX IF NOT EXISTS runs_by_station ON runs (station, job, idx);
 """
 GROWN = {  # columns added since the first schema, added to an older service's tables
-    "runs": {"output_bytes": "INTEGER NOT NULL DEFAULT 0"},
+    "runs": {"output_bytes": "INTEGER NOT NULL DEFAULT 0", "server": "TEXT"},
     "jobs": {"kept": "INTEGER NOT NULL DEFAULT 1"},
 }
 HOLDING_DISK = ("ingest", "cleanup", "done")  # stations whose runs' outputs are kept
@@ -81,6 +81,7 @@ def _run_from_row(row: Mapping[str, Any]) -> Run:
         attempts=row["attempts"],
         started=_time(row["started"]),
         finished=_time(row["finished"]),
+        server=row["server"],
     )
 
 
@@ -198,16 +199,16 @@ class JobStore:
         return [_run_from_row(row) for row in rows]
 
     def move(self, run: Run, to: Station, **changes: Any) -> Run | None:
-        """Move ``run`` from the station it is at (as the caller knows it) to ``to``, with
-        ``changes`` (waiting, message, usage, outputs, attempts, started, finished). Returns
-        the moved run, or None if it was no longer at that station (moved by someone else,
-        or dismissed)."""
+        """Move ``run`` from the station it is at, held by the server holding it (as the
+        caller knows them) to ``to``, with ``changes`` (waiting, message, usage, outputs,
+        attempts, started, finished, server). Returns the moved run, or None if it was no
+        longer there (moved by someone else, taken over, or dismissed)."""
         moved = replace(run, station=to, **changes)
         with self.database.transaction() as connection:
             changed = connection.execute(
                 "UPDATE runs SET station = ?, waiting = ?, message = ?, usage = ?, "
-                "outputs = ?, output_bytes = ?, attempts = ?, started = ?, finished = ? "
-                "WHERE id = ? AND station = ?",
+                "outputs = ?, output_bytes = ?, attempts = ?, started = ?, finished = ?, "
+                "server = ? WHERE id = ? AND station = ? AND COALESCE(server, '') = ?",
                 (
                     to.value,
                     moved.waiting,
@@ -218,8 +219,10 @@ class JobStore:
                     moved.attempts,
                     moved.started.isoformat() if moved.started else None,
                     moved.finished.isoformat() if moved.finished else None,
+                    moved.server,
                     run.id,
                     run.station.value,
+                    run.server or "",
                 ),
             ).rowcount
             if not changed:

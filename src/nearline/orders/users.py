@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from nearline.database import Database
 from nearline.errors import Conflict, InvalidRequest, NotFound, Unauthorized
 from nearline.orders.admission import Allotment
-from nearline.sqlite import Database
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
