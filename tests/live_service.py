@@ -26,10 +26,24 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def database_of(data: Path) -> str | None:
+    """The PostgreSQL URL a test service on ``data`` keeps its state in (None: SQLite files),
+    as :class:`LiveService` wrote it beside the folder."""
+    marker = data.parent / f"{data.name}.db-url"
+    return marker.read_text().strip() if marker.exists() else None
+
+
+def state_env(data: Path) -> dict[str, str]:
+    """The environment `nearline` commands need to find the service's state."""
+    url = database_of(data)
+    return {"NEARLINE_DATA": str(data), **({"NEARLINE_DB": url} if url else {})}
+
+
 def nearline(*args: str, data: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run the `nearline` command as a user would, on the service's data folder."""
+    """Run the `nearline` command as a user would, on the service's data folder (and its
+    PostgreSQL database, if it has one)."""
     command = [sys.executable, "-m", "nearline", *args]
-    env = {**os.environ, **MPI_ENV, "NEARLINE_DATA": str(data)}
+    env = {**os.environ, **MPI_ENV, **state_env(data)}
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     if check and result.returncode != 0:
         raise AssertionError(f"nearline {' '.join(args)} failed:\n{result.stderr}")
@@ -43,6 +57,12 @@ class LiveService:
     process: subprocess.Popen | None = None
     tokens: dict[str, str] = field(default_factory=dict)
     log: Path | None = None
+    db: str | None = None  # a PostgreSQL URL: the state lives there (`nearline serve --db`)
+
+    def __post_init__(self) -> None:
+        if self.db is not None:
+            self.data.mkdir(parents=True, exist_ok=True)
+            (self.data.parent / f"{self.data.name}.db-url").write_text(self.db)
 
     @property
     def url(self) -> str:
@@ -50,7 +70,7 @@ class LiveService:
 
     def start(self, *extra: str, timeout: float = 60) -> None:
         self.log = self.data.parent / f"{self.data.name}-server.log"
-        env = {**os.environ, **MPI_ENV, "NEARLINE_DATA": str(self.data)}
+        env = {**os.environ, **MPI_ENV, **state_env(self.data)}
         command = [sys.executable, "-m", "nearline", "serve", "--port", str(self.port), *extra]
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log)

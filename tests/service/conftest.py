@@ -44,12 +44,13 @@ def serving(
     folder: Path,
     prepare: Callable[[LiveService], None] | None = None,
     extra: Sequence[str] = (),
+    db: str | None = None,
 ) -> Iterator[LiveService]:
     """A live service on ``folder``/data: the 12 test granules, users alice and bob, 2 CPUs,
-    4 MiB uploads, and ``extra`` options of `nearline serve`; ``prepare`` runs once it
-    answers. Stopped on leaving."""
+    4 MiB uploads, and ``extra`` options of `nearline serve`; with ``db`` (a PostgreSQL URL)
+    its state is kept there. ``prepare`` runs once it answers. Stopped on leaving."""
     data = folder / "data"
-    service = LiveService(data)
+    service = LiveService(data, db=db)
     add_granules(data, 12)
     service.add_user("alice")
     service.add_user("bob")
@@ -62,9 +63,31 @@ def serving(
         service.stop()
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A module naming ``BACKENDS = ("sqlite", "postgresql")`` runs its tests once against a
+    server on each (one server per backend and module)."""
+    backends = getattr(metafunc.module, "BACKENDS", None)
+    if backends and "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", backends, indirect=True, scope="module")
+
+
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
-    with serving(tmp_path_factory.mktemp("service")) as service:
+def backend(request: pytest.FixtureRequest) -> str:
+    """Where the module's server keeps its state: sqlite (the default) or postgresql."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture(scope="module")
+def state_db(request: pytest.FixtureRequest, backend: str) -> str | None:
+    """A new PostgreSQL database for the module's server (None: SQLite files)."""
+    if backend == "sqlite":
+        return None
+    return request.getfixturevalue("postgres_server").new_database("service")
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory, state_db: str | None) -> Iterator[LiveService]:
+    with serving(tmp_path_factory.mktemp("service"), db=state_db) as service:
         yield service
 
 

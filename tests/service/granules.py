@@ -6,7 +6,9 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from nearline.archive import Asset, Collection, Item, SQLiteCatalogue
+from nearline.archive import Asset, Collection, Item, open_catalogue
+
+from ..live_service import database_of
 
 COLLECTION = "test-granules"
 START = datetime(2012, 12, 12, tzinfo=UTC)
@@ -56,7 +58,7 @@ def add_granules(
                 owner=owner,
             )
         )
-    with SQLiteCatalogue(data / "catalogue.db") as catalogue:
+    with open_catalogue(database_of(data), data / "catalogue.db") as catalogue:
         catalogue.put_collection(Collection(id=collection, title="Test granules"))
         catalogue.add_items(items)
     return items

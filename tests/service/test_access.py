@@ -8,6 +8,8 @@ import pytest
 from ..live_service import nearline
 from .test_orders import order
 
+BACKENDS = ("sqlite", "postgresql")  # each test runs against a server on each
+
 PUBLIC = ["/", "/conformance", "/api"]
 PRIVATE = ["/collections", "/search", "/processes", "/jobs", "/collections/test-granules/items"]
 

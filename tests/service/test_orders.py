@@ -8,6 +8,8 @@ import time
 from .conftest import deploy
 from .granules import COLLECTION, add_granules
 
+BACKENDS = ("sqlite", "postgresql")  # each test runs against a server on each
+
 
 def order(live, user, process, inputs, *, prefer="respond-async"):
     headers = {"Prefer": prefer} if prefer else {}

@@ -11,9 +11,11 @@ from ..live_service import LiveService
 from .conftest import deploy
 from .granules import add_granules
 
+BACKENDS = ("sqlite", "postgresql")  # each test runs against a server on each
 
-def test_kill_9_mid_jobs_then_restart_loses_nothing_and_repeats_nothing(tmp_path):
-    live = LiveService(tmp_path / "data")
+
+def test_kill_9_mid_jobs_then_restart_loses_nothing_and_repeats_nothing(tmp_path, state_db):
+    live = LiveService(tmp_path / "data", db=state_db)
     add_granules(live.data, 6)
     live.add_user("alice")
     live.start("--cpus", "2")
