@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import sys
 import uuid
 from collections.abc import Callable
@@ -160,7 +161,9 @@ class AlgorithmRegistry(Closing):
         replacing: str | None,
         progress: Progress | None,
     ) -> Algorithm:
-        incoming = self.root / ".incoming" / f"{os.getpid()}-{uuid.uuid4().hex}"
+        # named by process and host: servers on several hosts may share the data folder
+        name = f"{os.getpid()}-{uuid.uuid4().hex}-{socket.gethostname()}"
+        incoming = self.root / ".incoming" / name
         claimed: Manifest | None = None
         try:
             root = unpack(package, incoming, limits=self.settings.limits)
@@ -272,8 +275,9 @@ class AlgorithmRegistry(Closing):
             shutil.rmtree(self.root / id / version, ignore_errors=True)
         incoming = self.root / ".incoming"
         for folder in incoming.glob("*-*") if incoming.is_dir() else ():
-            pid = folder.name.partition("-")[0]
-            if pid.isdigit() and not pid_alive(int(pid)):
+            pid, _, rest = folder.name.partition("-")
+            here = rest.partition("-")[2] in ("", socket.gethostname())  # another host's: alive
+            if pid.isdigit() and here and not pid_alive(int(pid)):
                 shutil.rmtree(folder, ignore_errors=True)
 
     def _algorithm(self, row: Any) -> Algorithm:
