@@ -7,17 +7,19 @@ next page starts right after it (keyset paging: page n costs what page 1 does).
 Each asked-for collection is a stream of its own (a search of every collection is one stream
 over them all), read through the B-tree on (collection, start, position) (or on (start,
 position)) in order from where the page begins, with the time bounds and the token as index
-conditions. Footprints are tested first by their bounding boxes in SQL (``&&``), then exactly
-by shapely, as the SQLite catalogue tests them (PostGIS's ``ST_Intersects`` answers otherwise
+conditions. Footprints are tested first by their bounding boxes in SQL, then exactly by
+shapely, as the SQLite catalogue tests them (PostGIS's ``ST_Intersects`` answers otherwise
 for a few degenerate shapes, such as a bbox of no width). A search with a place is read in
 two steps, because the planner's choice between walking the B-tree in order and collecting
 every item in the place from the GiST index (then sorting them) goes wrong both ways: the walk
 is cheap when matches are common and endless when they are rare; the sort is cheap when they
 are rare and reads a quarter of the archive for a quarter of the Earth. So the stream's next
 hundred or so items in time order are read first; only if too few of them match, and the
-stream goes on beyond them, is the place rare enough that the planner's own plan (the GiST
-index, as a rule) reads on from there. An item's end is not indexed: a search from a time
-looks from that time less the longest item of the collection.
+stream goes on beyond them, is the place rare enough for the n-D GiST index over space and
+time to read on from there (the planner's estimates for a place are too far off, for the
+large footprints of swaths, to leave it the choice between a 2-D GiST and the B-tree). An
+item's end is not in the B-trees: a search from a time walks from that time less the longest
+item of the collection.
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ from typing import Any
 import shapely
 
 from nearline.archive.base import Search
-from nearline.archive.index import hits, search_shape
+from nearline.archive.index import HOUR_US, hits, search_shape
 from nearline.archive.rows import microseconds
 from nearline.archive.scan import decode_token
 
 COLUMNS = "i.seq, i.collection, i.id, i.owner, i.start_us, i.end_us, i.body"
+FAR = 1e9  # hours: a time range's open end, in the 3-D boxes
 WALK = 64  # items of a stream read in order before the planner is asked (plus 4 a match)
 Run = Callable[[str, list[Any]], list[Any]]  # runs one statement of the search: its rows
 
@@ -143,11 +146,12 @@ def _plain_sql(
     most: int,
     boxes: list[tuple[float, float, float, float]] | None = None,
 ) -> tuple[str, list[Any]]:
-    """Up to ``most`` candidates after ``after``, in order, as the planner likes."""
+    """Up to ``most`` candidates after ``after``, in order, as the planner likes (with
+    ``boxes``: through the n-D GiST index, as a rule)."""
     items = _conditions(search, stream, after)
     columns = COLUMNS
     if boxes is not None:
-        items.add(*_overlaps(boxes))
+        items.add(*_space_time(search, boxes))
         columns += ", ST_AsBinary(i.footprint) AS wkb"
     sql = (
         f"SELECT {columns} FROM items AS i WHERE {items.where} ORDER BY i.start_us, i.seq LIMIT %s"
@@ -181,9 +185,22 @@ def _walk_sql(
 
 
 def _overlaps(boxes: list[tuple[float, float, float, float]]) -> tuple[Any, ...]:
-    """The bounding-box test (``&&``, which the GiST index answers) and its parameters."""
+    """The bounding-box test of a footprint (``&&``) and its parameters."""
     sql = " OR ".join("i.footprint && ST_MakeEnvelope(%s, %s, %s, %s, 4326)" for _ in boxes)
     return (f"({sql})", *[v for box in boxes for v in box])
+
+
+def _space_time(search: Search, boxes: list[tuple[float, float, float, float]]) -> tuple[Any, ...]:
+    """The 3-D box test (``&&&``, which the n-D GiST index answers) and its parameters:
+    each box of the place over the search's time range, in hours (open ends: far)."""
+    first = microseconds(search.start) / HOUR_US if search.start is not None else -FAR
+    last = microseconds(search.end) / HOUR_US if search.end is not None else FAR
+    sql = " OR ".join(
+        "i.space_time &&& ST_MakeLine(ST_MakePoint(%s, %s, %s), ST_MakePoint(%s, %s, %s))"
+        for _ in boxes
+    )
+    corners = [v for (w, s, e, n) in boxes for v in (w, s, first, e, n, last)]
+    return (f"({sql})", *corners)
 
 
 def _conditions(search: Search, stream: Stream, after: tuple[int, int] | None) -> Query:

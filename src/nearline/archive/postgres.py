@@ -1,10 +1,14 @@
 """The catalogue at scale: PostgreSQL with PostGIS, shared by every server of a service.
 
 Each item is one row of ``items``: its keys, its time range (microseconds since 1970), its
-footprint as a PostGIS geometry (GiST-indexed) and the rest as one JSON body, as SQLite keeps
-it. ``seq`` is the item's position: taken from ``catalogue_position`` under that row's lock, so
-additions are numbered in the order they commit, and never reused (an item replaced or deleted
-keeps its number gone). Searches are in pgsearch.py. docs/service.md ("PostgreSQL") has the
+footprint as a PostGIS geometry and the rest as one JSON body, as SQLite keeps it. Items are
+indexed by B-trees on (collection, start, position) and (start, position), walked in time
+order, and by an n-D GiST over a 3-D box per item (``space_time``: the footprint's bounding
+box, with the time range in hours as the third axis, kept by PostgreSQL from the row), which
+finds items by place and time at once, as the SQLite catalogue's R*Tree does. ``seq`` is an
+item's position: taken from ``catalogue_position`` under that row's lock, so additions are
+numbered in the order they commit, and never reused (an item replaced or deleted keeps its
+number gone). Searches are in pgsearch.py; docs/service.md ("PostgreSQL") has the
 measurements this schema was chosen by.
 """
 
@@ -59,10 +63,17 @@ CREATE TABLE IF NOT EXISTS items (
     body bytea NOT NULL,
     UNIQUE (collection, id)
 );
+ALTER TABLE items ADD COLUMN IF NOT EXISTS space_time geometry GENERATED ALWAYS AS (
+    ST_MakeLine(
+        ST_MakePoint(ST_XMin(footprint), ST_YMin(footprint), start_us / 3600e6),
+        ST_MakePoint(ST_XMax(footprint), ST_YMax(footprint), end_us / 3600e6)
+    )
+) STORED;
 CREATE INDEX IF NOT EXISTS items_by_start ON items (collection, start_us, seq);
 CREATE INDEX IF NOT EXISTS items_by_start_all ON items (start_us, seq);
 CREATE INDEX IF NOT EXISTS items_by_id ON items (id);
-CREATE INDEX IF NOT EXISTS items_by_footprint ON items USING gist (footprint);
+CREATE INDEX IF NOT EXISTS items_by_space_time
+    ON items USING gist (space_time gist_geometry_ops_nd);
 """
 ITEM = "i.seq, i.id, i.owner, i.start_us, i.end_us, i.body"  # what an Item is made of
 COPY = "COPY items (seq, collection, id, owner, start_us, end_us, footprint, body) FROM STDIN"
