@@ -3,14 +3,19 @@ granule files are ingested, and what an order costs beyond the algorithm's own w
 
 Measured in one run, each beside its floor on this machine:
 (1) bulk insert of MODIS-like 5-minute granule items through ``SQLiteCatalogue.add_items``,
-    against a bare ``executemany`` of the same rows into an unindexed SQLite table, and
-    against the peer: pgstac 0.10 on PostgreSQL + PostGIS, loaded by pypgstac (COPY);
+    against a bare ``executemany`` of the same rows into an unindexed SQLite table; through
+    ``PostgresCatalogue.add_items``; and the peer: pgstac 0.10 on the same PostgreSQL + PostGIS
+    server, loaded by pypgstac (COPY) in an environment of its own (benchmarks/_peer_env.py);
 (2) ``nearline ingest`` of real granule files (time and footprint read from each), against
     only reading and hashing the same files;
 (3) search latency over HTTP (one client, keep-alive) of bbox+datetime searches, limit 10,
-    at each archive size, against the same searches in-process, an empty request
-    (GET /conformance) over the same connection, and the peer's stac-fastapi-pgstac 7.2;
-(4) an order on an idle server: POST .../execution to the algorithm's first instruction, and
+    at each archive size, on ``nearline serve`` and ``nearline serve --db postgresql://...``,
+    against the same searches in-process, an empty request (GET /conformance) over the same
+    connection, the peer's stac-fastapi-pgstac 7.2 and pgstac's SQL ``search(jsonb)``;
+(4) a subscription's trigger: ingest of a granule (by another process) to its job and its run;
+(5) 1,000 orders from 20 concurrent clients of 5 users: none lost or run twice, each user's
+    share of the run time;
+(6) an order on an idle server: POST .../execution to the algorithm's first instruction, and
     POST to a successful job, against the same command run by hand on the same files.
 
     .venv/bin/python benchmarks/service.py [--quick] [--sizes 10000,100000,1000000]
@@ -33,7 +38,14 @@ from typing import Any
 import httpx
 import orjson
 
-from _common import (
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))  # tests.live_service: the same live server the tests drive
+
+from tests.live_service import LiveService, nearline  # noqa: E402
+from tests.service.granules import COLLECTION as TEST_COLLECTION  # noqa: E402
+from tests.service.granules import add_granules  # noqa: E402
+
+from _common import (  # noqa: E402
     command_line,
     fmt,
     machine_summary,
@@ -42,18 +54,10 @@ from _common import (
     now_stamp,
     replace_section,
 )
-from _pgstac_peer import PgstacPeer
-from _service_orders import orders_under_load
-from _stac_searches import COLLECTION, START, days_of, percentiles, queries, timed
-from _subscription_trigger import trigger_latency
-
-PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))  # tests.live_service: the same live server the tests drive
-
-from tests.live_service import LiveService, nearline  # noqa: E402
-from tests.service.granules import COLLECTION as TEST_COLLECTION  # noqa: E402
-from tests.service.granules import add_granules  # noqa: E402
-
+from _pgstac_peer import PgstacPeer  # noqa: E402
+from _service_orders import orders_under_load  # noqa: E402
+from _stac_searches import COLLECTION, START, days_of, percentiles, queries, timed  # noqa: E402
+from _subscription_trigger import trigger_latency  # noqa: E402
 from nearline.archive import (  # noqa: E402
     SQLiteCatalogue,
     collection_to_stac,
@@ -61,6 +65,7 @@ from nearline.archive import (  # noqa: E402
     modis_like_items,
 )
 from nearline.archive.base import Collection  # noqa: E402
+from nearline.archive.postgres import PostgresCatalogue  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- service:begin -->", "<!-- service:end -->"
@@ -143,27 +148,54 @@ def stac_json(items: list) -> tuple[list[dict], dict]:
 
 # -- (3) search ----------------------------------------------------------------------------------
 def search_latencies(
-    live: LiveService, catalogue: Path, size: int, count: int, peer_url: str | None
+    served: dict[str, tuple[LiveService, Any]], size: int, count: int, peer: Any
 ) -> dict[str, tuple[float, float]]:
+    """p50, p95 of each way of searching: each served catalogue over HTTP and in-process, an
+    empty request, and the peer's (pgstac) over HTTP and in-process, on the same searches."""
     from nearline.archive import parse_search
 
     asked = queries(count, days=days_of(size))
-    with SQLiteCatalogue(catalogue) as local:
+    found = {}
+    for name, (live, catalogue) in served.items():
         shuffled = iter(asked * 2)
-        in_process = timed(
-            lambda: local.search(parse_search(next(shuffled), viewer="bench")), count, warmup=0
-        )
-    found = {
-        "nearline over HTTP": http_latencies(live.client("bench"), asked, count),
-        "in-process": percentiles(in_process),
-    }
+
+        def search(catalogue: Any = catalogue, shuffled: Any = shuffled) -> None:
+            catalogue.search(parse_search(next(shuffled), viewer="bench"))
+
+        in_process = timed(search, count)
+        found[f"{name} over HTTP"] = http_latencies(live.client("bench"), asked, count)
+        found[f"{name} in-process"] = percentiles(in_process)
+    live = next(iter(served.values()))[0]
     with live.client("bench") as client:
         found["empty request"] = percentiles(timed(lambda: client.get("/conformance"), count))
-    if peer_url is not None:
+    if peer is not None:
         found["pgstac over HTTP"] = http_latencies(
-            httpx.Client(base_url=peer_url, timeout=60), asked, count
+            httpx.Client(base_url=peer.url, timeout=60), asked, count
         )
+        found["pgstac search() in-process"] = pgstac_latencies(peer.dsn, asked, count)
     return found
+
+
+def pgstac_latencies(dsn: str, asked: list[dict[str, str]], count: int) -> tuple[float, float]:
+    """p50, p95 of pgstac's own SQL ``search(jsonb)`` on one connection: the peer's search
+    without its HTTP layer, as a catalogue kept in pgstac's schema would call it."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute("SET search_path TO pgstac, public")
+        pending = iter(asked * 2)
+
+        def search() -> int:
+            query = next(pending)
+            body = {
+                "bbox": [float(v) for v in query["bbox"].split(",")],
+                "datetime": query["datetime"],
+                "limit": int(query["limit"]),
+            }
+            found = connection.execute("SELECT search(%s::jsonb)", (orjson.dumps(body).decode(),))
+            return len(found.fetchone()[0]["features"])
+
+        return percentiles(timed(search, count))
 
 
 def http_latencies(
@@ -191,6 +223,8 @@ def ingest_rates(folder: Path, files: int, lines: int) -> tuple[float, float]:
     if not granules.exists():
         synthesize_day("2012-12-12", files, granules, lines_per_orbit=lines)
     paths = sorted(p for p in granules.iterdir() if p.is_file())
+    for path in paths:  # both read from the page cache: the archive phases pushed these out
+        path.read_bytes()
     data = folder / "ingest-data"
     shutil.rmtree(data, ignore_errors=True)
     began = time.perf_counter()
@@ -264,33 +298,67 @@ def _order_costs(live: LiveService, folder: Path, granule: Any, repeats: int) ->
 
 
 # -- the run -------------------------------------------------------------------------------------
+def postgres_rate(url: str, items: list) -> float:
+    """Items/s into a fresh PostgresCatalogue (COPY in batches), ANALYZEd afterwards outside
+    the time, as the peer's tables are."""
+    import psycopg
+
+    with PostgresCatalogue(url) as catalogue:
+        catalogue.put_collection(Collection(id=COLLECTION, title="MODIS-like granules"))
+        began = time.perf_counter()
+        for first in range(0, len(items), BATCH):
+            catalogue.add_items(items[first : first + BATCH])
+        rate = len(items) / (time.perf_counter() - began)
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("VACUUM ANALYZE")
+    return rate
+
+
+def served(stack: contextlib.ExitStack, data: Path, db: str | None) -> LiveService:
+    """``nearline serve`` on ``data`` (and PostgreSQL at ``db``), with user bench, until the
+    stack closes."""
+    live = LiveService(data, db=db)
+    live.add_user("bench")
+    live.start()
+    stack.callback(live.stop)
+    return live
+
+
 def one_size(out: Path, size: int, count: int, *, peer: bool) -> dict[str, Any]:
-    """Insert and search figures at one archive size, nearline and the peer side by side."""
+    """Insert and search figures at one archive size: nearline on SQLite and on PostgreSQL,
+    and the peer, side by side."""
     print(f"{size:,} items: making them ...", flush=True)
     items = list(modis_like_items(size, collection=COLLECTION, start=START, seed=1))
     print(f"{size:,} items: filling the catalogue ...", flush=True)
     ours, bare, catalogue = insert_rates(out, items)
-    figures: dict[str, Any] = {"insert": (ours, bare, None)}
+    figures: dict[str, Any] = {"insert": {"SQLite": ours, "bare": bare}}
     data = out / f"data-{size}"
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
     shutil.move(catalogue, data / "catalogue.db")
-    live = LiveService(data)
-    live.add_user("bench")
     with contextlib.ExitStack() as stack:
-        peer_url = None
+        pgstac = None
+        catalogues = {"SQLite": (served(stack, data, None), SQLiteCatalogue(data / "catalogue.db"))}
         if peer:
             print(f"{size:,} items: loading the peer (pgstac) ...", flush=True)
             stac, collection = stac_json(items)
             pgstac = stack.enter_context(PgstacPeer())
             pgstac.start(out)
-            figures["insert"] = (ours, bare, pgstac.load(stac, collection))
-            peer_url = pgstac.serve()
+            figures["insert"]["pgstac"] = pgstac.load(stac, collection)
+            del stac
+            pgstac.serve()
             figures["versions"] = pgstac.versions()
-        live.start()
-        stack.callback(live.stop)
+            print(f"{size:,} items: filling the PostgreSQL catalogue ...", flush=True)
+            url = pgstac.cluster.create_database("nearline", extensions=["postgis"])
+            figures["insert"]["PostgreSQL"] = postgres_rate(url, items)
+            pg_data = out / f"data-{size}-pg"
+            shutil.rmtree(pg_data, ignore_errors=True)
+            stack.callback(shutil.rmtree, pg_data, ignore_errors=True)
+            catalogues["PostgreSQL"] = (served(stack, pg_data, url), PostgresCatalogue(url))
+        for _, catalogue in catalogues.values():
+            stack.enter_context(catalogue)
         print(f"{size:,} items: searching ...", flush=True)
-        figures["search"] = search_latencies(live, data / "catalogue.db", size, count, peer_url)
+        figures["search"] = search_latencies(catalogues, size, count, pgstac)
     figures["data"] = data
     return figures
 
@@ -335,20 +403,28 @@ def main(argv: list[str] | None = None) -> int:
     print("ordering on an idle server ...", flush=True)
     costs = order_costs(out, repeats)
     rows_insert, rows_search, versions = [], [], {}
+    search_columns: list[str] = []
     for size in sizes:
         figures = one_size(out, size, count, peer=not args.no_peer)
         shutil.rmtree(figures["data"], ignore_errors=True)
         versions = figures.get("versions", versions)
-        ours, bare, theirs = figures["insert"]
+        rates = figures["insert"]
         rows_insert.append(
-            [f"{size:,}", f"{ours:,.0f}", f"{bare:,.0f}", f"{ours / bare:.2f}"]
-            + ([f"{theirs:,.0f}", f"{ours / theirs:.1f}x"] if theirs else ["-", "-"])
+            [f"{size:,}", f"{rates['SQLite']:,.0f}", f"{rates['bare']:,.0f}"]
+            + [f"{rates[k]:,.0f}" if k in rates else "-" for k in ("PostgreSQL", "pgstac")]
+            + (
+                [f"{rates[k] / rates['pgstac']:.1f}x" for k in ("SQLite", "PostgreSQL")]
+                if "pgstac" in rates
+                else ["-", "-"]
+            )
         )
         found = figures["search"]
         row = [f"{size:,}"] + [f"{v[0] * 1e3:.2f} / {v[1] * 1e3:.2f}" for v in found.values()]
         if "pgstac over HTTP" in found:
-            row.append(f"{found['pgstac over HTTP'][1] / found['nearline over HTTP'][1]:.0f}x")
+            theirs = found["pgstac over HTTP"][1]
+            row += [f"{theirs / found[f'{k} over HTTP'][1]:.0f}x" for k in ("SQLite", "PostgreSQL")]
         rows_search.append(row)
+        search_columns = list(found)
 
     print("subscriptions: ingest to run ...", flush=True)
     trigger_folder = out / "trigger"
@@ -371,29 +447,37 @@ def main(argv: list[str] | None = None) -> int:
         [
             "## Service: catalogue, ingest, search and orders",
             f"`{command_line()}` on {now_stamp()}. Machine: {machine_summary(out)}. "
-            f"Peer: {peer_name}, default settings, in the same run.",
+            f"Peer: {peer_name}, default settings, in the same run; pypgstac and "
+            "stac-fastapi-pgstac in an environment of their own "
+            "(benchmarks/peer-requirements.txt).",
             "Bulk insert of MODIS-like 5-minute granule items (items/s), batches of "
-            f"{BATCH:,}; the floor is a bare `executemany` of the same rows into an unindexed "
-            "table (no R*Tree, no JSON checks); the peer loads the same items as STAC JSON "
-            "with pypgstac's loader (COPY into the collection's partition):",
+            f"{BATCH:,}: into the SQLite catalogue; its floor, a bare `executemany` of the "
+            "same rows into an unindexed table (no R*Tree, no JSON checks); into the "
+            "PostgreSQL catalogue (COPY, on the peer's PostgreSQL server); and the peer "
+            "loading the same items as STAC JSON with pypgstac's loader (COPY into the "
+            "collection's partition):",
             markdown_table(
                 [
                     "items",
-                    "SQLiteCatalogue",
+                    "SQLite",
                     "bare executemany",
-                    "of the floor",
+                    "PostgreSQL",
                     "pgstac (pypgstac load)",
-                    "nearline vs pgstac",
+                    "SQLite vs pgstac",
+                    "PostgreSQL vs pgstac",
                 ],
                 rows_insert,
             ),
             f"Search latency, p50 / p95 in ms, of {count} bbox (10°x10°) + one-day searches "
-            "with limit 10, one client with keep-alive; in-process is the same search without "
-            "HTTP, the empty request is GET /conformance on the same connection; the peer "
-            "answers the same searches over the same items:",
+            "with limit 10, one client with keep-alive: `nearline serve` on each catalogue, "
+            "the same search in-process (no HTTP), the empty request (GET /conformance on the "
+            "same connection), the peer's stac-fastapi-pgstac over the same items, and pgstac's "
+            "own SQL `search(jsonb)` on one connection (the peer without its HTTP layer, as a "
+            "nearline kept in pgstac's schema would search):",
             markdown_table(
-                ["items", "nearline over HTTP", "in-process", "empty request"]
-                + (["pgstac over HTTP", "p95 pgstac / nearline"] if versions else []),
+                ["items"]
+                + search_columns
+                + (["p95 pgstac / SQLite", "p95 pgstac / PostgreSQL"] if versions else []),
                 rows_search,
             ),
             "`nearline ingest` of granule files (files/s; each file's time and footprint read "
