@@ -21,9 +21,15 @@ from typing import Any
 import orjson
 
 from nearline.archive.base import Catalogue, Collection, Item, Page, Search
-from nearline.archive.index import NO_PLACE
 from nearline.archive.pgsearch import search_rows
-from nearline.archive.rows import ItemRow, item_from_row, item_rows, moment
+from nearline.archive.rows import (
+    ItemRow,
+    collection_from_row,
+    item_from_row,
+    item_rows,
+    visible,
+    widenings,
+)
 from nearline.archive.scan import encode_token
 from nearline.errors import CollectionNotFound, Conflict, ItemNotFound
 
@@ -139,7 +145,7 @@ class PostgresCatalogue(Catalogue):
 
     def get_collection(self, id: str, *, viewer: str | None = None) -> Collection:
         rows = self._query("SELECT * FROM collections WHERE id = %s", (id,))
-        if not rows or not _visible(rows[0]["owner"], viewer):
+        if not rows or not visible(rows[0]["owner"], viewer):
             raise CollectionNotFound(f"no collection {id!r}")
         return _collection(rows[0])
 
@@ -195,7 +201,7 @@ class PostgresCatalogue(Catalogue):
             (collection, id),
         )
         if not rows or not (
-            _visible(rows[0]["owner"], viewer) and _visible(rows[0]["collection_owner"], viewer)
+            visible(rows[0]["owner"], viewer) and visible(rows[0]["collection_owner"], viewer)
         ):
             raise ItemNotFound(f"no item {id!r} in collection {collection!r}")
         return item_from_row(rows[0], collection)
@@ -286,58 +292,20 @@ def _remove_ids(connection: Any, key: int, ids: list[str]) -> int:
 def _widen(connection: Any, keys: dict[str, int], rows: list[ItemRow]) -> int:
     """Widen each collection's extent and numbers by the new rows (LEAST and GREATEST
     ignore NULLs: an empty collection takes the new values); how many items they hold."""
-    for name, key in keys.items():
-        mine = [row for row in rows if row.collection == name]
-        boxes = [b for row in mine for b in row.boxes if b[0] != NO_PLACE]
-        placed = (
-            (
-                min(b[0] for b in boxes),
-                min(b[1] for b in boxes),
-                max(b[2] for b in boxes),
-                max(b[3] for b in boxes),
-            )
-            if boxes
-            else (None, None, None, None)
-        )
+    for key, widening in widenings(keys, rows):
         connection.execute(
-            "UPDATE collections SET west = LEAST(west, %s), south = LEAST(south, %s), "
-            "east = GREATEST(east, %s), north = GREATEST(north, %s), "
-            "first_start_us = LEAST(first_start_us, %s), "
-            "last_start_us = GREATEST(last_start_us, %s), "
-            "last_end_us = GREATEST(last_end_us, %s), longest_us = GREATEST(longest_us, %s), "
-            "count = count + %s WHERE key = %s",
-            (
-                *placed,
-                min(row.start_us for row in mine),
-                max(row.start_us for row in mine),
-                max(row.end_us for row in mine),
-                max(row.end_us - row.start_us for row in mine),
-                len(mine),
-                key,
-            ),
+            "UPDATE collections SET west = LEAST(west, %(west)s), "
+            "south = LEAST(south, %(south)s), east = GREATEST(east, %(east)s), "
+            "north = GREATEST(north, %(north)s), "
+            "first_start_us = LEAST(first_start_us, %(first_start_us)s), "
+            "last_start_us = GREATEST(last_start_us, %(last_start_us)s), "
+            "last_end_us = GREATEST(last_end_us, %(last_end_us)s), "
+            "longest_us = GREATEST(longest_us, %(longest_us)s), "
+            "count = count + %(count)s WHERE key = %(key)s",
+            {**vars(widening), "key": key},
         )
     return int(connection.execute("SELECT SUM(count) AS n FROM collections").fetchone()["n"])
 
 
-def _visible(owner: str | None, viewer: str | None) -> bool:
-    return owner is None or owner == viewer
-
-
 def _collection(row: Any) -> Collection:
-    bbox = (
-        (row["west"], row["south"], row["east"], row["north"]) if row["west"] is not None else None
-    )
-    first, last = row["first_start_us"], row["last_end_us"]
-    return Collection(
-        id=row["id"],
-        title=row["title"],
-        description=row["description"],
-        license=row["license"],
-        owner=row["owner"],
-        properties=row["properties"],
-        extent=(
-            bbox,
-            moment(first) if first is not None else None,
-            moment(last) if last is not None else None,
-        ),
-    )
+    return collection_from_row(row, row["properties"])

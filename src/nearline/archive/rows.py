@@ -1,4 +1,4 @@
-"""Items as the SQLite catalogue stores them, and back.
+"""Items and collections as the catalogues (SQLite and PostgreSQL) store them, and back.
 
 An item is one row: its keys (collection, id, owner, time range as microseconds since 1970),
 its footprint as WKB (for the exact spatial test) and the rest as one JSON body. Batches are
@@ -17,8 +17,8 @@ import numpy as np
 import orjson
 import shapely
 
-from nearline.archive.base import Asset, Item
-from nearline.archive.index import Box, index_boxes
+from nearline.archive.base import Asset, Collection, Item
+from nearline.archive.index import NO_PLACE, Box, index_boxes
 from nearline.errors import InvalidRequest
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -124,4 +124,74 @@ def item_from_row(row: Mapping[str, Any], collection: str) -> Item:
             for key, value in body["assets"].items()
         },
         owner=row["owner"],
+    )
+
+
+@dataclass(frozen=True)
+class Widening:
+    """What a batch of new rows adds to one collection's extent and numbers: the bounding box
+    of their placed footprints (Nones when none is placed), their first and last starts,
+    their last end, their longest duration, and how many they are."""
+
+    west: float | None
+    south: float | None
+    east: float | None
+    north: float | None
+    first_start_us: int
+    last_start_us: int
+    last_end_us: int
+    longest_us: int
+    count: int
+
+
+def widenings(keys: Mapping[str, int], rows: Sequence[ItemRow]) -> list[tuple[int, Widening]]:
+    """Each collection's key (of ``keys``, by name) with what ``rows`` add to it."""
+    found = []
+    for name, key in keys.items():
+        mine = [row for row in rows if row.collection == name]
+        boxes = [b for row in mine for b in row.boxes if b[0] != NO_PLACE]
+        placed = (None, None, None, None)
+        if boxes:
+            west, south, east, north = zip(*boxes, strict=True)
+            placed = (min(west), min(south), max(east), max(north))
+        found.append(
+            (
+                key,
+                Widening(
+                    *placed,
+                    first_start_us=min(row.start_us for row in mine),
+                    last_start_us=max(row.start_us for row in mine),
+                    last_end_us=max(row.end_us for row in mine),
+                    longest_us=max(row.end_us - row.start_us for row in mine),
+                    count=len(mine),
+                ),
+            )
+        )
+    return found
+
+
+def visible(owner: str | None, viewer: str | None) -> bool:
+    """Whether ``viewer`` may see a thing owned by ``owner`` (None: everyone's)."""
+    return owner is None or owner == viewer
+
+
+def collection_from_row(row: Mapping[str, Any], properties: dict[str, Any]) -> Collection:
+    """A collection from its row in either catalogue (``properties`` decoded by the caller:
+    a JSON text in SQLite, jsonb in PostgreSQL)."""
+    bbox = (
+        (row["west"], row["south"], row["east"], row["north"]) if row["west"] is not None else None
+    )
+    first, last = row["first_start_us"], row["last_end_us"]
+    return Collection(
+        id=row["id"],
+        title=row["title"],
+        description=row["description"],
+        license=row["license"],
+        owner=row["owner"],
+        properties=properties,
+        extent=(
+            bbox,
+            moment(first) if first is not None else None,
+            moment(last) if last is not None else None,
+        ),
     )

@@ -10,15 +10,21 @@ numbers a search plans its time windows with (first and last start, count, longe
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from nearline.archive.base import Catalogue, Collection, Item, Page, Search
-from nearline.archive.index import MAX_BOXES, NO_PLACE, hours
-from nearline.archive.rows import ItemRow, item_from_row, item_rows, moment
+from nearline.archive.index import MAX_BOXES, hours
+from nearline.archive.rows import (
+    ItemRow,
+    collection_from_row,
+    item_from_row,
+    item_rows,
+    visible,
+    widenings,
+)
 from nearline.archive.scan import search_items
 from nearline.errors import CollectionNotFound, Conflict, ItemNotFound
 from nearline.sqlite import Database
@@ -89,7 +95,7 @@ class SQLiteCatalogue(Catalogue):
 
     def get_collection(self, id: str, *, viewer: str | None = None) -> Collection:
         rows = self.database.query("SELECT * FROM collections WHERE id = ?", (id,))
-        if not rows or not _visible(rows[0]["owner"], viewer):
+        if not rows or not visible(rows[0]["owner"], viewer):
             raise CollectionNotFound(f"no collection {id!r}")
         return _collection(rows[0])
 
@@ -149,7 +155,7 @@ class SQLiteCatalogue(Catalogue):
             (collection, id),
         )
         if not rows or not (
-            _visible(rows[0]["owner"], viewer) and _visible(rows[0]["collection_owner"], viewer)
+            visible(rows[0]["owner"], viewer) and visible(rows[0]["collection_owner"], viewer)
         ):
             raise ItemNotFound(f"no item {id!r} in collection {collection!r}")
         return item_from_row(rows[0], collection)
@@ -251,62 +257,22 @@ class SQLiteCatalogue(Catalogue):
     @staticmethod
     def _widen(connection: Any, keys: dict[str, int], rows: list[ItemRow]) -> None:
         """Widen each collection's extent and window numbers by the new rows."""
-        for name, key in keys.items():
-            mine = [row for row in rows if row.collection == name]
-            boxes = [b for row in mine for b in row.boxes if b[0] != NO_PLACE]
-            placed = (
-                (
-                    min(b[0] for b in boxes),
-                    min(b[1] for b in boxes),
-                    max(b[2] for b in boxes),
-                    max(b[3] for b in boxes),
-                )
-                if boxes
-                else (None, None, None, None)
-            )
+        for key, widening in widenings(keys, rows):
             connection.execute(
                 "UPDATE collections SET "
-                "west = MIN(COALESCE(west, :w), COALESCE(:w, west)), "
-                "south = MIN(COALESCE(south, :s), COALESCE(:s, south)), "
-                "east = MAX(COALESCE(east, :e), COALESCE(:e, east)), "
-                "north = MAX(COALESCE(north, :n), COALESCE(:n, north)), "
-                "first_start_us = MIN(COALESCE(first_start_us, :first), :first), "
-                "last_start_us = MAX(COALESCE(last_start_us, :last), :last), "
-                "last_end_us = MAX(COALESCE(last_end_us, :end), :end), "
-                "longest_us = MAX(longest_us, :longest), count = count + :count WHERE key = :key",
-                {
-                    "w": placed[0],
-                    "s": placed[1],
-                    "e": placed[2],
-                    "n": placed[3],
-                    "first": min(row.start_us for row in mine),
-                    "last": max(row.start_us for row in mine),
-                    "end": max(row.end_us for row in mine),
-                    "longest": max(row.end_us - row.start_us for row in mine),
-                    "count": len(mine),
-                    "key": key,
-                },
+                "west = MIN(COALESCE(west, :west), COALESCE(:west, west)), "
+                "south = MIN(COALESCE(south, :south), COALESCE(:south, south)), "
+                "east = MAX(COALESCE(east, :east), COALESCE(:east, east)), "
+                "north = MAX(COALESCE(north, :north), COALESCE(:north, north)), "
+                "first_start_us = MIN(COALESCE(first_start_us, :first_start_us), "
+                ":first_start_us), "
+                "last_start_us = MAX(COALESCE(last_start_us, :last_start_us), :last_start_us), "
+                "last_end_us = MAX(COALESCE(last_end_us, :last_end_us), :last_end_us), "
+                "longest_us = MAX(longest_us, :longest_us), count = count + :count "
+                "WHERE key = :key",
+                {**vars(widening), "key": key},
             )
-
-
-def _visible(owner: str | None, viewer: str | None) -> bool:
-    return owner is None or owner == viewer
-
-
-def _time(us: int | None) -> datetime | None:
-    return moment(us) if us is not None else None
 
 
 def _collection(row: Any) -> Collection:
-    bbox = (
-        (row["west"], row["south"], row["east"], row["north"]) if row["west"] is not None else None
-    )
-    return Collection(
-        id=row["id"],
-        title=row["title"],
-        description=row["description"],
-        license=row["license"],
-        owner=row["owner"],
-        properties=orjson.loads(row["properties"]),
-        extent=(bbox, _time(row["first_start_us"]), _time(row["last_end_us"])),
-    )
+    return collection_from_row(row, orjson.loads(row["properties"]))
