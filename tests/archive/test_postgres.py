@@ -8,26 +8,22 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from nearline.archive import Collection, Search
 from nearline.archive.postgres import PostgresCatalogue
 from nearline.archive.testing import (
-    DAY,
-    T0,
     CatalogueTests,
     Reference,
     found,
     keys,
-    make_item,
 )
 
 from ..postgres_server import PostgresServer
+from .crowded import NARROW, PAGED, fill_crowded
 
 
 @pytest.fixture(autouse=True, scope="class")
@@ -44,31 +40,13 @@ class TestPostgresCatalogue(CatalogueTests):
 
 
 # -- what only PostgreSQL shows ---------------------------------------------------------------
-PER_COLLECTION = 20_000
-COLLECTIONS = 5
-GRANULE = timedelta(minutes=5)
 
 
 @pytest.fixture(scope="module")
 def big(postgres_server: PostgresServer) -> Iterator[tuple[PostgresCatalogue, Reference]]:
-    """100,000 items: five collections of 20,000 consecutive 5-minute granules (70 days each,
-    side by side in time), squares of 0.5-5 degrees anywhere (as SQLite's test has them)."""
+    """The crowded catalogue (crowded.py) in PostgreSQL."""
     catalogue = PostgresCatalogue(postgres_server.new_database("big"))
-    reference = Reference()
-    pick = np.random.default_rng(0)
-    for k in range(COLLECTIONS):
-        name = f"c{k}"
-        catalogue.put_collection(Collection(name))
-        reference.owners[name] = None
-        west = pick.uniform(-180, 175, PER_COLLECTION).tolist()
-        south = pick.uniform(-90, 85, PER_COLLECTION).tolist()
-        size = pick.uniform(0.5, 5, PER_COLLECTION).tolist()
-        items = [
-            make_item(f"g{n}", name, start=T0 + n * GRANULE, box=(w, s, w + d, s + d))
-            for n, w, s, d in zip(range(PER_COLLECTION), west, south, size, strict=True)
-        ]
-        catalogue.add_items(items)
-        reference.add(items)
+    reference = fill_crowded(catalogue)
     yield catalogue, reference
     catalogue.close()
 
@@ -131,29 +109,8 @@ def seq_scans(catalogue: PostgresCatalogue) -> int:
 
 @pytest.mark.parametrize(
     "search",
-    [
-        Search(bbox=(0, 0, 20, 20), start=T0 + 10 * DAY, end=T0 + 11 * DAY, limit=10_000),
-        Search(bbox=(170, -20, -170, 20), start=T0 + 30 * DAY, end=T0 + 31 * DAY, limit=10_000),
-        Search(
-            intersects={"type": "Polygon", "coordinates": [[[0, 30], [30, 30], [15, 60], [0, 30]]]},
-            start=T0 + 60 * DAY,
-            end=T0 + 61 * DAY,
-            limit=10_000,
-        ),
-        Search(collections=("c3",), start=T0 + 50 * DAY, limit=10),
-        Search(bbox=(-10, 30, 0, 40), limit=10),
-        Search(ids=("g7", "g19999"), limit=10),
-        Search(limit=10, viewer="alice"),
-    ],
-    ids=[
-        "bbox+day",
-        "antimeridian+day",
-        "triangle+day",
-        "collection from a day",
-        "bbox",
-        "ids",
-        "everything",
-    ],
+    [*NARROW.values(), Search(limit=10, viewer="alice")],
+    ids=[*NARROW.keys(), "everything"],
 )
 def test_a_search_reads_a_small_part_of_100k_items(
     big: tuple[PostgresCatalogue, Reference], search: Search
@@ -172,16 +129,7 @@ def test_a_search_reads_a_small_part_of_100k_items(
     assert sum(map(pages, plans)) < 0.05 * table_pages(catalogue)
 
 
-@pytest.mark.parametrize(
-    "search",
-    [
-        Search(collections=("c2",), limit=20),
-        Search(limit=20),
-        Search(bbox=(-180, -90, 0, 0), limit=20),
-        Search(start=T0 + 5 * DAY, collections=("c0", "c4"), limit=20, viewer="someone"),
-    ],
-    ids=["one collection", "all", "bbox", "two collections from a day"],
-)
+@pytest.mark.parametrize("search", PAGED.values(), ids=PAGED.keys())
 def test_page_50_costs_what_page_1_costs(
     big: tuple[PostgresCatalogue, Reference], search: Search
 ) -> None:

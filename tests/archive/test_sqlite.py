@@ -9,10 +9,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from nearline.archive import Collection, Item, Search, SQLiteCatalogue, modis_like_items
@@ -27,10 +26,9 @@ from nearline.archive.testing import (
     make_item,
 )
 
+from .crowded import COLLECTIONS, GRANULE, NARROW, PAGED, PER_COLLECTION, fill_crowded
+
 STEP = 10  # VM instructions per call of the progress handler
-PER_COLLECTION = 20_000
-COLLECTIONS = 5
-GRANULE = timedelta(minutes=5)
 
 
 class TestSQLiteCatalogue(CatalogueTests):
@@ -57,24 +55,9 @@ def vm_steps(catalogue: SQLiteCatalogue) -> Iterator[list[int]]:
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SQLiteCatalogue, Reference]]:
-    """100,000 items: five collections of 20,000 consecutive 5-minute granules (70 days each,
-    side by side in time), squares of 0.5-5 degrees anywhere."""
+    """The crowded catalogue (crowded.py) in SQLite."""
     catalogue = SQLiteCatalogue(tmp_path_factory.mktemp("big") / "catalogue.db")
-    reference = Reference()
-    pick = np.random.default_rng(0)
-    for k in range(COLLECTIONS):
-        name = f"c{k}"
-        catalogue.put_collection(Collection(name))
-        reference.owners[name] = None
-        west = pick.uniform(-180, 175, PER_COLLECTION).tolist()
-        south = pick.uniform(-90, 85, PER_COLLECTION).tolist()
-        size = pick.uniform(0.5, 5, PER_COLLECTION).tolist()
-        items = [
-            make_item(f"g{n}", name, start=T0 + n * GRANULE, box=(w, s, w + d, s + d))
-            for n, w, s, d in zip(range(PER_COLLECTION), west, south, size, strict=True)
-        ]
-        catalogue.add_items(items)
-        reference.add(items)
+    reference = fill_crowded(catalogue)
     yield catalogue, reference
     catalogue.close()
 
@@ -86,23 +69,7 @@ def full_scan_steps(catalogue: SQLiteCatalogue) -> int:
     return steps[0]
 
 
-@pytest.mark.parametrize(
-    "search",
-    [
-        Search(bbox=(0, 0, 20, 20), start=T0 + 10 * DAY, end=T0 + 11 * DAY, limit=10_000),
-        Search(bbox=(170, -20, -170, 20), start=T0 + 30 * DAY, end=T0 + 31 * DAY, limit=10_000),
-        Search(
-            intersects={"type": "Polygon", "coordinates": [[[0, 30], [30, 30], [15, 60], [0, 30]]]},
-            start=T0 + 60 * DAY,
-            end=T0 + 61 * DAY,
-            limit=10_000,
-        ),
-        Search(collections=("c3",), start=T0 + 50 * DAY, limit=10),
-        Search(bbox=(-10, 30, 0, 40), limit=10),
-        Search(ids=("g7", "g19999"), limit=10),
-    ],
-    ids=["bbox+day", "antimeridian+day", "triangle+day", "collection from a day", "bbox", "ids"],
-)
+@pytest.mark.parametrize("search", NARROW.values(), ids=NARROW.keys())
 def test_a_search_reads_a_small_part_of_100k_items(
     big: tuple[SQLiteCatalogue, Reference], search: Search
 ) -> None:
@@ -116,16 +83,7 @@ def test_a_search_reads_a_small_part_of_100k_items(
     assert steps[0] < 0.05 * full
 
 
-@pytest.mark.parametrize(
-    "search",
-    [
-        Search(collections=("c2",), limit=20),
-        Search(limit=20),
-        Search(bbox=(-180, -90, 0, 0), limit=20),
-        Search(start=T0 + 5 * DAY, collections=("c0", "c4"), limit=20, viewer="someone"),
-    ],
-    ids=["one collection", "all", "bbox", "two collections from a day"],
-)
+@pytest.mark.parametrize("search", PAGED.values(), ids=PAGED.keys())
 def test_page_50_costs_what_page_1_costs(
     big: tuple[SQLiteCatalogue, Reference], search: Search
 ) -> None:
