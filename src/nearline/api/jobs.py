@@ -7,58 +7,21 @@ run's station, why it waits, what it cost, and how full each station is service-
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
 from typing import Any
 
 from nearline.errors import ResultsNotReady
 from nearline.orders import Job, JobStatus, Service, Station
+from nearline.orders.status import stamp
+from nearline.orders.status import status_info as job_status
 
 JSON = "application/json"
 Answer = tuple[int, Any, dict[str, str]]
 
 
-def _stamp(value: datetime) -> str:
-    return value.isoformat().replace("+00:00", "Z")
-
-
 def status_info(service: Service, job: Job, *, base: str) -> dict[str, Any]:
-    href = f"{base}/jobs/{job.id}"
-    links = [
-        {"rel": "self", "type": JSON, "href": href},
-        {
-            "rel": "http://www.opengis.net/def/rel/ogc/1.0/logs",
-            "type": "text/plain",
-            "href": f"{href}/logs",
-        },
-    ]
-    if job.status == JobStatus.SUCCESSFUL:
-        links.append(
-            {
-                "rel": "http://www.opengis.net/def/rel/ogc/1.0/results",
-                "type": JSON,
-                "href": f"{href}/results",
-            }
-        )
-    stamps = {
-        name: _stamp(moment)
-        for name, moment in (
-            ("created", job.created),
-            ("started", job.started),
-            ("finished", job.finished),
-            ("updated", job.updated),
-        )
-        if moment is not None  # OGC's statusInfo has these as strings: absent, never null
-    }
+    """OGC's statusInfo with each run's station, wait, cost and the stations' queues."""
     return {
-        "jobID": job.id,
-        "processID": job.process,
-        "type": "process",
-        "status": job.status.value,
-        "message": job.message or _message(job),
-        **stamps,
-        "progress": job.progress,
-        "links": links,
-        "nearline:version": job.version,
+        **job_status(job, base=base),
         "nearline:usage": job.usage.to_dict(),
         "nearline:runs": [
             {
@@ -67,8 +30,8 @@ def status_info(service: Service, job: Job, *, base: str) -> dict[str, Any]:
                 "waiting": run.waiting,
                 "message": run.message,
                 "attempts": run.attempts,
-                "started": _stamp(run.started) if run.started else None,
-                "finished": _stamp(run.finished) if run.finished else None,
+                "started": stamp(run.started) if run.started else None,
+                "finished": stamp(run.finished) if run.finished else None,
                 "inputs": [f"{ref.collection}/{ref.item}" for ref in run.inputs],
                 "usage": run.usage.to_dict() if run.usage else None,
             }
@@ -76,11 +39,6 @@ def status_info(service: Service, job: Job, *, base: str) -> dict[str, Any]:
         ],
         "nearline:stations": station_queues(service),
     }
-
-
-def _message(job: Job) -> str:
-    counts = Counter(run.station.value for run in job.runs)
-    return ", ".join(f"{count} {station}" for station, count in sorted(counts.items()))
 
 
 def station_queues(service: Service) -> dict[str, int]:

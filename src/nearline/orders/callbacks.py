@@ -19,53 +19,19 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from nearline.closing import Closing
-from nearline.orders.base import Job, JobStatus
+from nearline.orders.base import Job
+from nearline.orders.status import JSON, status_info
 
 log = logging.getLogger(__name__)
-JSON = "application/json"
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def status_document(job: Job, *, base: str, subscription: str) -> dict[str, Any]:
-    """The job's OGC statusInfo (the fields OGC API - Processes defines, and its links), with
-    the subscription it was made for."""
-    href = f"{base}/jobs/{job.id}"
-    links = [{"rel": "self", "type": JSON, "href": href}]
-    if job.status == JobStatus.SUCCESSFUL:
-        links.append(
-            {
-                "rel": "http://www.opengis.net/def/rel/ogc/1.0/results",
-                "type": JSON,
-                "href": f"{href}/results",
-            }
-        )
-    stamps = {
-        name: _stamp(moment)
-        for name, moment in (
-            ("created", job.created),
-            ("started", job.started),
-            ("finished", job.finished),
-            ("updated", job.updated),
-        )
-        if moment is not None
-    }
+    """The job's OGC statusInfo, with the subscription it was made for and its inputs."""
     return {
-        "jobID": job.id,
-        "processID": job.process,
-        "type": "process",
-        "status": job.status.value,
-        "message": job.message or f"{job.status.value}: {len(job.runs)} run(s)",
-        **stamps,
-        "progress": job.progress,
-        "links": links,
-        "nearline:version": job.version,
+        **status_info(job, base=base),
         "nearline:subscription": subscription,
         "nearline:inputs": [
             f"{ref.collection}/{ref.item}" for run in job.runs for ref in run.inputs

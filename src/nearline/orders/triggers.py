@@ -23,6 +23,7 @@ from itertools import groupby
 from typing import Any
 
 from nearline.errors import InvalidRequest
+from nearline.orders.status import stamp
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MONDAY = datetime(1970, 1, 5, tzinfo=UTC)  # the first ISO week's start after the epoch
@@ -202,10 +203,6 @@ class Batch(Policy):
         return {"batch": self.size}
 
 
-def _stamp(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
-
 @dataclass(frozen=True)
 class Period(Policy):
     """Granules gathered by the calendar period of their start time; a period runs when a
@@ -233,7 +230,7 @@ class Period(Policy):
         groups = []
         for start, members in self._periods(pending):
             end = self.period.period_of(start)[1]
-            shown = f"{_stamp(start)}/{self.period.text}"
+            shown = f"{stamp(start)}/{self.period.text}"
             if last is not None and last > start:
                 note = f"period {shown}: complete ({len(members)} granule(s))"
             elif (
@@ -254,9 +251,9 @@ class Period(Policy):
         found = []
         for start, members in self._periods(pending):
             end = self.period.period_of(start)[1]
-            until = f"period {_stamp(start)}/{self.period.text}: a granule of a later period"
+            until = f"period {stamp(start)}/{self.period.text}: a granule of a later period"
             if self.deadline is not None:
-                until += f", or the deadline {_stamp(end + self.deadline.length)}"
+                until += f", or the deadline {stamp(end + self.deadline.length)}"
             found.append(Waiting(tuple(members), until))
         return found
 
