@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import getpass
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from nearline.cli_serve import DB_HELP
+from nearline.cli_serve import data_folder, state_options, user_of
 
 
 def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -29,12 +27,7 @@ def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:
         "package (a folder or .zip holding algorithm.yaml; it is built and its test cases run "
         "in the sandbox before it goes live), list what a user may order, undeploy.",
     )
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data", default=None, help="the service's data folder "
-                        "(default: $NEARLINE_DATA or ./nearline-data)")  # fmt: skip
-    common.add_argument("--user", default=None, help="who deploys or looks "
-                        "(default: $NEARLINE_USER or your login name)")  # fmt: skip
-    common.add_argument("--db", default=None, help=DB_HELP)
+    common = state_options("who deploys or looks")
     actions = parser.add_subparsers(dest="action", required=True)
 
     deploy = actions.add_parser("deploy", parents=[common], help="deploy a package")
@@ -65,7 +58,7 @@ def _registry(args: argparse.Namespace, *, wheels: str | None = None) -> Iterato
     from nearline.backends import open_database
     from nearline.database import database_url
 
-    data = Path(args.data or os.environ.get("NEARLINE_DATA") or "nearline-data")
+    data = data_folder(args)
     url = database_url(args.db)
     with contextlib.ExitStack() as stack:
         database = stack.enter_context(open_database(url, data)) if url else None
@@ -73,13 +66,9 @@ def _registry(args: argparse.Namespace, *, wheels: str | None = None) -> Iterato
         yield stack.enter_context(AlgorithmRegistry(data, settings=settings, database=database))
 
 
-def _user(args: argparse.Namespace) -> str:
-    return args.user or os.environ.get("NEARLINE_USER") or getpass.getuser()
-
-
 def _deploy(args: argparse.Namespace) -> int:
     package = Path(args.package)
-    user = _user(args)
+    user = user_of(args)
 
     def progress(phase: str, done: int, total: int) -> None:
         if phase == "test" and done < total:
@@ -112,7 +101,7 @@ def _process_id(package: Path) -> str:
 def _list(args: argparse.Namespace) -> int:
     from nearline.errors import AlgorithmNotFound
 
-    user = _user(args)
+    user = user_of(args)
     with _registry(args) as registry:
         found = registry.list(viewer=user)
         if args.versions:
@@ -132,6 +121,6 @@ def _list(args: argparse.Namespace) -> int:
 
 def _undeploy(args: argparse.Namespace) -> int:
     with _registry(args) as registry:
-        registry.undeploy(args.id, owner=_user(args))
+        registry.undeploy(args.id, owner=user_of(args))
     print(f"undeployed {args.id}")
     return 0

@@ -8,6 +8,7 @@ SQLite catalogue and job store, runs as local sandboxed processes. Nothing to in
 from __future__ import annotations
 
 import argparse
+import getpass
 import logging
 import os
 from pathlib import Path
@@ -35,6 +36,22 @@ def add_data_option(parser: argparse.ArgumentParser) -> None:
         help="the service's data folder (default: $NEARLINE_DATA or ./nearline-data)",
     )
     parser.add_argument("--db", default=None, help=DB_HELP)
+
+
+def state_options(whose: str) -> argparse.ArgumentParser:
+    """A parent parser of --data, --db and --user (help: ``whose`` things they are), for the
+    commands that work on the service's state directly, without a server."""
+    common = argparse.ArgumentParser(add_help=False)
+    add_data_option(common)
+    common.add_argument(
+        "--user", default=None, help=f"{whose} (default: $NEARLINE_USER or your login name)"
+    )
+    return common
+
+
+def user_of(args: argparse.Namespace) -> str:
+    """--user, else $NEARLINE_USER, else the login name."""
+    return args.user or os.environ.get("NEARLINE_USER") or getpass.getuser()
 
 
 def _port(text: str) -> int:

@@ -9,16 +9,13 @@ API's POST/GET/DELETE /subscriptions do.
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-from nearline.cli_serve import DB_HELP
+from nearline.cli_serve import data_folder, state_options, user_of
 from nearline.errors import InvalidRequest
 
 
@@ -31,12 +28,7 @@ def add_subscriptions_parser(subparsers: Any) -> argparse.ArgumentParser:
         "a process on the granules a saved search finds as they are ingested (and, for a "
         "datetime reaching into the past, on those the archive holds already).",
     )
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data", default=None, help="the service's data folder "
-                        "(default: $NEARLINE_DATA or ./nearline-data)")  # fmt: skip
-    common.add_argument("--user", default=None, help="whose subscriptions "
-                        "(default: $NEARLINE_USER or your login name)")  # fmt: skip
-    common.add_argument("--db", default=None, help=DB_HELP)
+    common = state_options("whose subscriptions")
     actions = parser.add_subparsers(dest="action", required=True)
 
     add = actions.add_parser("add", parents=[common], help="subscribe a process")
@@ -71,10 +63,6 @@ def add_subscriptions_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _user(args: argparse.Namespace) -> str:
-    return args.user or os.environ.get("NEARLINE_USER") or getpass.getuser()
-
-
 @contextmanager
 def _subscriptions(args: argparse.Namespace) -> Iterator[Any]:
     from nearline.algorithms import AlgorithmRegistry
@@ -84,7 +72,7 @@ def _subscriptions(args: argparse.Namespace) -> Iterator[Any]:
     from nearline.orders.subscribing import Subscriptions
     from nearline.orders.subscription_store import SubscriptionStore
 
-    data = Path(args.data or os.environ.get("NEARLINE_DATA") or "nearline-data").absolute()
+    data = data_folder(args)
     data.mkdir(parents=True, exist_ok=True)
     url = database_url(args.db)
     with (
@@ -152,7 +140,7 @@ def body_of(args: argparse.Namespace) -> dict[str, Any]:
 def _add(args: argparse.Namespace) -> int:
     body = body_of(args)
     with _subscriptions(args) as subscriptions:
-        subscription = subscriptions.create(body, owner=_user(args))
+        subscription = subscriptions.create(body, owner=user_of(args))
     print(subscription.id)  # alone on stdout, for scripts
     also = ", and those the archive holds" if subscription.backfill == "reading" else ""
     print(f"subscribed {subscription.process} to new granules{also}", file=sys.stderr)
@@ -160,7 +148,7 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    user = _user(args)
+    user = user_of(args)
     with _subscriptions(args) as subscriptions:
         rows = [("ID", "PROCESS", "VERSION", "POLICY", "JOBS", "WAITING", "SEARCH")]
         for s in subscriptions.list(viewer=user):
@@ -188,6 +176,6 @@ def _list(args: argparse.Namespace) -> int:
 
 def _remove(args: argparse.Namespace) -> int:
     with _subscriptions(args) as subscriptions:
-        subscriptions.delete(args.id, viewer=_user(args))
+        subscriptions.delete(args.id, viewer=user_of(args))
     print(f"removed subscription {args.id}")
     return 0
