@@ -4,6 +4,8 @@ The standard STAC API stack, run beside nearline in one run: a throwaway Postgre
 (``initdb``, Debian's PostgreSQL with PostGIS, default settings), pgstac's schema installed by
 ``pypgstac migrate``, items loaded by pypgstac's loader (COPY into the collection's partition)
 and searched through stac-fastapi-pgstac under uvicorn, one process, as ``nearline serve`` runs.
+pypgstac and stac-fastapi-pgstac run in an environment of their own (_peer_env.py), not in
+nearline's.
 
     with PgstacPeer() as peer:
         peer.start(folder)
@@ -20,19 +22,18 @@ latency of the service benchmark's searches:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
 import os
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
 import httpx
+import orjson
 
+from _peer_env import PeerEnvError, peer_python, run_peer
 from _stac_searches import COLLECTION, START, days_of, percentiles, queries, timed
 from nearline.pgcluster import (
     SUPERUSER,
@@ -46,6 +47,29 @@ from nearline.pgcluster import (
 )
 
 DATABASE = "pgstac"
+MIGRATE = """
+import sys
+from pypgstac.db import PgstacDB
+from pypgstac.migrate import Migrate
+with PgstacDB(dsn=sys.argv[1]) as db:
+    Migrate(db).run_migration()
+"""
+LOAD = """
+import sys, time, orjson
+from pypgstac.db import PgstacDB
+from pypgstac.load import Loader, Methods
+dsn, collection, path = sys.argv[1:]
+items = [orjson.loads(line) for line in open(path, "rb")]
+with PgstacDB(dsn=dsn) as db:
+    loader = Loader(db=db)
+    loader.load_collections(iter([orjson.loads(open(collection, "rb").read())]), Methods.upsert)
+    began = time.perf_counter()
+    loader.load_items(iter(items), Methods.insert)
+    rate = len(items) / (time.perf_counter() - began)
+    db.connect().execute("ANALYZE")
+print(rate)
+"""
+VERSION = "import sys; from importlib.metadata import version; print(version(sys.argv[1]))"
 
 
 class PeerError(RuntimeError):
@@ -78,10 +102,14 @@ class PgstacPeer:
     ----------
     bindir
         PostgreSQL's binaries; found by :func:`postgres_bindir` when None.
+    python
+        The interpreter of an environment holding pypgstac and stac-fastapi-pgstac; the
+        peer's own (``_peer_env.peer_python``), made on first use, when None.
     """
 
-    def __init__(self, *, bindir: Path | None = None) -> None:
+    def __init__(self, *, bindir: Path | None = None, python: Path | None = None) -> None:
         self.cluster = Cluster(bindir=bindir)
+        self.python = python  # the peer's own environment's interpreter (made on start())
         self.api: subprocess.Popen | None = None
         self.url = ""
 
@@ -106,48 +134,45 @@ class PgstacPeer:
 
     def start(self, folder: Path) -> None:
         """Create a cluster in a new folder inside ``folder``, start it on 127.0.0.1 and a
-        free port, create the database and install pgstac (with PostGIS) in it."""
+        free port, create the database and install pgstac (with PostGIS) in it, with
+        pypgstac's migration run in the peer's own environment."""
         try:
+            self.python = self.python or peer_python()
             self.cluster.bindir = self.cluster.bindir or postgres_bindir()
             ensure_postgis(self.cluster.bindir)
             self.cluster.start(Path(folder).absolute())
             self.cluster.create_database(DATABASE)
-            from pypgstac.migrate import Migrate
-
-            with self._pgstac() as db:
-                Migrate(db).run_migration()
-        except ClusterError as error:
+            run_peer(self.python, MIGRATE, self.dsn)
+        except (ClusterError, PeerEnvError) as error:
             self.close()
             raise PeerError(str(error)) from None
         except BaseException:
             self.close()
             raise
 
-    @contextlib.contextmanager
-    def _pgstac(self) -> Iterator[Any]:
-        """pypgstac's ``PgstacDB`` on a pool of our own: its own pool is never closed."""
-        from psycopg_pool import ConnectionPool
-        from pypgstac.db import PgstacDB
-
-        with ConnectionPool(self.dsn, min_size=1, max_size=1) as pool, PgstacDB(pool=pool) as db:
-            yield db
-
     def load(self, items: list[dict[str, Any]], collection: dict[str, Any]) -> float:
         """Put ``collection`` (upserted), then bulk load ``items`` (STAC Item dicts) with
-        pypgstac's loader in its insert mode (COPY into the partition); items/s of the latter.
+        pypgstac's loader in its insert mode (COPY into the partition), in the peer's own
+        environment; items/s of the latter, timed there once the items are in its memory
+        (read from an NDJSON file first, outside the time).
 
         The tables are ANALYZEd afterwards, outside the time, as autovacuum would soon do.
         """
-        from pypgstac.load import Loader, Methods
-
-        with self._pgstac() as db:
-            loader = Loader(db=db)
-            loader.load_collections(iter([collection]), Methods.upsert)
-            began = time.perf_counter()
-            loader.load_items(iter(items), Methods.insert)
-            rate = len(items) / (time.perf_counter() - began)
-            db.connect().execute("ANALYZE")
-        return rate
+        assert self.home is not None, "start() the peer first"
+        assert self.python is not None, "start() the peer first"
+        file = self.home / "items.ndjson"
+        with open(file, "wb") as out:
+            for item in items:
+                out.write(orjson.dumps(item) + b"\n")
+        collection_file = self.home / "collection.json"
+        collection_file.write_bytes(orjson.dumps(collection))
+        try:
+            found = run_peer(self.python, LOAD, self.dsn, str(collection_file), str(file))
+        except PeerEnvError as error:
+            raise PeerError(str(error)) from None
+        finally:
+            file.unlink(missing_ok=True)
+        return float(found.split()[-1])
 
     def serve(self, timeout: float = 60) -> str:
         """Start stac-fastapi-pgstac (uvicorn, one process, 127.0.0.1, a free port) on the
@@ -163,7 +188,7 @@ class PgstacPeer:
             "PGDATABASE": DATABASE,
         }
         # 7.x builds the app in a factory (the module no longer has an ``app``)
-        command = [sys.executable, "-m", "uvicorn", "stac_fastapi.pgstac.app:create_app"]
+        command = [str(self.python), "-m", "uvicorn", "stac_fastapi.pgstac.app:create_app"]
         command += [
             "--factory",
             "--host",
@@ -191,19 +216,19 @@ class PgstacPeer:
 
     def versions(self) -> dict[str, str]:
         """PostgreSQL, PostGIS, pgstac and stac-fastapi-pgstac versions, for a report."""
-        from importlib.metadata import version
-
         import psycopg
 
+        assert self.python is not None, "start() the peer first"
         with psycopg.connect(self.dsn) as connection:
             postgres = connection.execute("SHOW server_version").fetchone()[0]
             postgis = connection.execute("SELECT postgis_lib_version()").fetchone()[0]
             pgstac = connection.execute("SELECT pgstac.get_version()").fetchone()[0]
+        served = run_peer(self.python, VERSION, "stac-fastapi-pgstac").strip()
         return {
             "PostgreSQL": postgres.split()[0],
             "PostGIS": postgis,
             "pgstac": pgstac,
-            "stac-fastapi-pgstac": version("stac-fastapi-pgstac"),
+            "stac-fastapi-pgstac": served,
         }
 
     def close(self) -> None:
