@@ -14,11 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from distributed import Client, LocalCluster
 
-from nearline.algorithms import Algorithm, cleanup_stale
+from nearline.algorithms import Algorithm
 from nearline.errors import ConfigError, NearlineError
 from nearline.orders import LocalExecutor, open_executor
 from nearline.orders.dask_executor import LOST_TWICE, DaskExecutor, scheduler_address
 from nearline.orders.testing import ExecutorTests, deploy_probe, run_processes, wait_for
+
+from ..dask_cluster import local_cluster
 
 
 class TestLocalExecutor(ExecutorTests):
@@ -28,15 +30,8 @@ class TestLocalExecutor(ExecutorTests):
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-    ) as started:
+    with local_cluster() as started:
         yield started
-    cleanup_stale()  # the groups of runs whose worker was killed
 
 
 @pytest.fixture(scope="module")

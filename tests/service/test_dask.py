@@ -12,8 +12,7 @@ from collections.abc import Iterator
 import pytest
 from distributed import Client, LocalCluster
 
-from nearline.algorithms import cleanup_stale
-
+from ..dask_cluster import local_cluster
 from ..live_service import LiveService
 from .conftest import deploy, serving
 from .test_orders import order
@@ -21,15 +20,8 @@ from .test_orders import order
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-    ) as started:
+    with local_cluster() as started:
         yield started
-    cleanup_stale()  # the groups of the run whose worker was killed
 
 
 @pytest.fixture(scope="module")
