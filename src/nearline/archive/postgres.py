@@ -28,10 +28,11 @@ from nearline.archive.rows import (
     item_from_row,
     item_rows,
     visible,
+    visible_item,
     widenings,
 )
 from nearline.archive.scan import encode_token
-from nearline.errors import CollectionNotFound, Conflict, ItemNotFound
+from nearline.errors import CollectionNotFound, Conflict
 
 SRID = 4326
 CHUNK = 1000  # items converted at a time while COPY streams the ones before
@@ -200,11 +201,7 @@ class PostgresCatalogue(Catalogue):
             "JOIN collections AS c ON c.key = i.collection WHERE c.id = %s AND i.id = %s",
             (collection, id),
         )
-        if not rows or not (
-            visible(rows[0]["owner"], viewer) and visible(rows[0]["collection_owner"], viewer)
-        ):
-            raise ItemNotFound(f"no item {id!r} in collection {collection!r}")
-        return item_from_row(rows[0], collection)
+        return visible_item(rows, collection, id, viewer)
 
     def search(self, search: Search) -> Page:
         """Every statement of a search in one snapshot (a read-only repeatable-read

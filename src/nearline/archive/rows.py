@@ -19,7 +19,7 @@ import shapely
 
 from nearline.archive.base import Asset, Collection, Item
 from nearline.archive.index import NO_PLACE, Box, index_boxes
-from nearline.errors import InvalidRequest
+from nearline.errors import InvalidRequest, ItemNotFound
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_ID = 256
@@ -173,6 +173,18 @@ def widenings(keys: Mapping[str, int], rows: Sequence[ItemRow]) -> list[tuple[in
 def visible(owner: str | None, viewer: str | None) -> bool:
     """Whether ``viewer`` may see a thing owned by ``owner`` (None: everyone's)."""
     return owner is None or owner == viewer
+
+
+def visible_item(
+    rows: Sequence[Mapping[str, Any]], collection: str, id: str, viewer: str | None
+) -> Item:
+    """The item of ``rows`` (its row, with its collection's owner as ``collection_owner``),
+    if ``viewer`` may see both it and its collection; else ItemNotFound, as for no item."""
+    if not rows or not (
+        visible(rows[0]["owner"], viewer) and visible(rows[0]["collection_owner"], viewer)
+    ):
+        raise ItemNotFound(f"no item {id!r} in collection {collection!r}")
+    return item_from_row(rows[0], collection)
 
 
 def collection_from_row(row: Mapping[str, Any], properties: dict[str, Any]) -> Collection:

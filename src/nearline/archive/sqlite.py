@@ -23,10 +23,11 @@ from nearline.archive.rows import (
     item_from_row,
     item_rows,
     visible,
+    visible_item,
     widenings,
 )
 from nearline.archive.scan import search_items
-from nearline.errors import CollectionNotFound, Conflict, ItemNotFound
+from nearline.errors import CollectionNotFound, Conflict
 from nearline.sqlite import Database
 
 SCHEMA = """
@@ -154,11 +155,7 @@ class SQLiteCatalogue(Catalogue):
             "WHERE collections.id = ? AND items.id = ?",
             (collection, id),
         )
-        if not rows or not (
-            visible(rows[0]["owner"], viewer) and visible(rows[0]["collection_owner"], viewer)
-        ):
-            raise ItemNotFound(f"no item {id!r} in collection {collection!r}")
-        return item_from_row(rows[0], collection)
+        return visible_item(rows, collection, id, viewer)
 
     def search(self, search: Search) -> Page:
         connection = self.database.connection()
