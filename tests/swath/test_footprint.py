@@ -23,6 +23,7 @@ from nearline.swath import (
     orbit,
     swath_footprint,
     synthesize_day,
+    union_footprints,
 )
 from nearline.swath.base import tie_rows
 from nearline.swath.footprint import STEP, TOLERANCE
@@ -319,3 +320,24 @@ def test_grids_and_settings_that_cannot_make_a_footprint_are_refused():
         swath_footprint(grid, grid, tolerance=0)
     with pytest.raises(ValueError, match="step"):
         tie_rows(10, 0)
+
+
+def box(west: float, south: float, east: float, north: float) -> dict:
+    return shapely.geometry.mapping(shapely.box(west, south, east, north))
+
+
+def test_a_union_of_footprints_across_the_antimeridian_keeps_every_piece(across):
+    """Outputs made from granules on both sides of ±180 get one footprint of every piece,
+    and a bbox that wraps (west > east), not [-180, 180]."""
+    pieces = [box(170, -10, 180, 10), box(-180, -10, -170, 10), box(175, 0, 180, 20)]
+    granule = describe_granule(across).geometry
+    union = union_footprints([*pieces, granule])
+    assert union is not None
+    geometry, bbox = union
+    merged = shape(geometry)
+    expected = shapely.union_all([shape(p) for p in [*pieces, granule]])
+    assert merged.symmetric_difference(expected).area < 1e-6
+    west, south, east, north = bbox
+    assert west > east  # across the antimeridian
+    assert (south, north) == pytest.approx(expected.bounds[1::2])
+    assert union_footprints([]) is None

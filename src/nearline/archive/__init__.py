@@ -19,6 +19,7 @@ from nearline.archive.search import parse_bbox, parse_datetime, parse_search
 from nearline.archive.sqlite import SQLiteCatalogue
 from nearline.archive.stac import collection_to_stac, item_to_stac, rfc3339
 from nearline.archive.synthetic import modis_like_items
+from nearline.swath import union_footprints  # output footprints: the swath's own union
 
 __all__ = [
     "FILE_EXTENSION",
@@ -43,4 +44,5 @@ __all__ = [
     "parse_search",
     "rfc3339",
     "sha256_of",
+    "union_footprints",
 ]

@@ -14,11 +14,17 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-import shapely
-from shapely.geometry import mapping, shape
-
 from nearline.algorithms import Algorithm, limits_for
-from nearline.archive import Asset, Catalogue, Collection, Item, fetch, item_to_stac, sha256_of
+from nearline.archive import (
+    Asset,
+    Catalogue,
+    Collection,
+    Item,
+    fetch,
+    item_to_stac,
+    sha256_of,
+    union_footprints,
+)
 from nearline.errors import CollectionNotFound, Conflict, IngestError
 from nearline.orders.base import Executor, Job, OutputFile, Run, RunTask
 
@@ -225,11 +231,9 @@ def ingest(
 
 
 def _union_footprint(items: list[Item]) -> tuple[dict[str, Any] | None, Any]:
-    shapes = [shape(item.geometry) for item in items if item.geometry is not None]
-    if not shapes:
-        return None, None
-    union = shapely.union_all(shapes)
-    return mapping(union), tuple(float(v) for v in union.bounds)
+    """The footprint of a run's outputs: the union of its inputs' footprints."""
+    union = union_footprints([item.geometry for item in items if item.geometry is not None])
+    return union if union is not None else (None, None)
 
 
 def cleanup(run: Run, *, places: Places) -> None:

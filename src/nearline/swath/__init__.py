@@ -21,6 +21,7 @@ _LAZY = {
     "describe_granule": "footprint",
     "granule_footprint": "footprint",
     "swath_footprint": "footprint",
+    "union_footprints": "footprint",
     "interpolate_tiepoints": "geolocation",
     "lonlat": "geolocation",
     "synthesize_day": "synth",
@@ -45,6 +46,7 @@ __all__ = [
     "open_granule",
     "swath_footprint",
     "synthesize_day",
+    "union_footprints",
 ]
 
 

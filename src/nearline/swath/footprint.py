@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import shapely
+from shapely.geometry import shape
 
 from nearline.swath.base import Granule
 from nearline.swath.block import TIE_COLUMNS
@@ -159,6 +160,20 @@ def swath_footprint(
     polygons = _polygons(world)
     if not polygons:
         return None, None
+    return _geojson(polygons), _bbox(polygons)
+
+
+def union_footprints(
+    geometries: list[dict[str, Any]],
+) -> tuple[dict[str, Any], BBox] | None:
+    """The union of GeoJSON footprints (in -180..180, cut at the antimeridian), as one
+    footprint and its STAC bbox (west > east when its parts lie on both sides of ±180);
+    None for no footprint. Snap-rounded to the 1e-6 grid as granule footprints are, since a
+    floating-point union can drop a whole piece (libgeos/geos#965)."""
+    shapes = [shape(geometry) for geometry in geometries]
+    polygons = _polygons(shapely.union_all(shapes, grid_size=GRID)) if shapes else []
+    if not polygons:
+        return None
     return _geojson(polygons), _bbox(polygons)
 
 
