@@ -15,6 +15,7 @@ from nearline.cli_db import add_db_parser
 from nearline.cli_demo import add_demo_parser
 from nearline.cli_ingest import add_ingest_parser
 from nearline.cli_migrate import add_migrate_parser, add_restore_parser
+from nearline.cli_monitor import add_monitor_parser
 from nearline.cli_serve import add_serve_parser
 from nearline.cli_synth import add_synth_parser
 from nearline.cli_users import add_users_parser
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_users_parser(commands)
     add_ingest_parser(commands)
     add_db_parser(commands)
+    add_monitor_parser(commands)
 
     sinks = commands.add_parser("sinks", help="list the output formats burst can write")
     sinks.set_defaults(func=_sinks)

@@ -54,6 +54,11 @@ class CompositeError(NearlineError):
     """The compositing run failed; no output that looks complete is left behind."""
 
 
+class MonitorError(NearlineError):
+    """The machine's sampling cannot start or go on, or a run folder holds no samples to
+    plot (names the folder and how to record one)."""
+
+
 # -- the service ---------------------------------------------------------------------------
 class ServiceError(NearlineError):
     """An error a service user may see: an HTTP status, an OGC exception type and a message
