@@ -24,7 +24,7 @@ from nearline.errors import CollectionNotFound, GranuleError, IngestError
 
 log = logging.getLogger(__name__)
 ARCHIVE_BATCH = 64  # bundle members restored to scratch at once
-MEDIA_TYPES = {"nearline-avhrr": "application/x-netcdf"}
+MEDIA_TYPES = {"nearline-avhrr": "application/x-netcdf", "modis-l2": "application/x-hdf"}
 Progress = Callable[[int, int], None]  # (files described, files in all)
 
 
@@ -55,7 +55,7 @@ def describe_file(
         "bbox": summary.bbox,
         "properties": {
             "platform": summary.platform,
-            "instruments": ["avhrr"],
+            "instruments": [summary.instrument],
             "nearline:reader": summary.reader,
             "nearline:lines": summary.n_lines,
         },

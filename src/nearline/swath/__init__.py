@@ -25,6 +25,7 @@ _LAZY = {
     "interpolate_tiepoints": "geolocation",
     "lonlat": "geolocation",
     "synthesize_day": "synth",
+    "synthesize_modis_day": "modis_synth",
 }
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "open_granule",
     "swath_footprint",
     "synthesize_day",
+    "synthesize_modis_day",
     "union_footprints",
 ]
 

@@ -49,10 +49,17 @@ class Granule(ABC):
       whole blocks, counts and all).
     - ``platform`` is pygac's spacecraft name ("noaa19", "metopb", ...).
     - ``reader`` is the name the format's :class:`Reader` is registered under (its entry
-      point in ``nearline.readers``).
+      point in ``nearline.readers``); ``instrument`` the sensor's name for the catalogue.
+    - ``edge_reach``: how far the swath's outermost pixels lie beyond the outermost tie
+      columns, in tie-point steps (the footprint reaches that far).
+
+    Level-2 products (MODIS) hold geophysical fields, not AVHRR counts: their ``read``,
+    ``read_telemetry`` and ``read_tie_latitudes`` raise GranuleError saying so.
     """
 
     reader: ClassVar[str]
+    instrument: ClassVar[str] = "avhrr"
+    edge_reach: float = float(TIE_COLUMNS[0] / (TIE_COLUMNS[1] - TIE_COLUMNS[0]))  # GAC: 0.5
     path: Path
     platform: str
     n_lines: int

@@ -38,13 +38,12 @@ import shapely
 from shapely.geometry import shape
 
 from nearline.swath.base import Granule
-from nearline.swath.block import TIE_COLUMNS
 from nearline.swath.registry import open_granule
 
 TOLERANCE = 0.05  # degrees
 STEP = 8  # lines: the tie points of every 8th line (26 km apart) outline the swath
 SEGMENT_ROWS = 64  # sampled lines per segment (512 lines, 4 minutes of a GAC orbit)
-EDGE_REACH = float(TIE_COLUMNS[0] / (TIE_COLUMNS[1] - TIE_COLUMNS[0]))  # pixels 0-3: 0.5 steps
+EDGE_REACH = Granule.edge_reach  # GAC's pixels 0-3: 0.5 tie steps
 GRID = 1e-6  # degrees: coordinates are rounded to this
 MAX_BISECTIONS = 12
 CHORD_ACCURACY = 1.0  # degrees: lines between segments only need their winding right
@@ -59,6 +58,7 @@ class GranuleSummary:
     path: Path
     reader: str  # the reader's registered name
     platform: str
+    instrument: str
     start: datetime  # UTC, first line
     end: datetime  # UTC, last line
     n_lines: int
@@ -79,6 +79,7 @@ def describe_granule(path: str | Path, *, step: int = STEP) -> GranuleSummary:
             path=path,
             reader=granule.reader,
             platform=granule.platform,
+            instrument=granule.instrument,
             start=_utc(granule.start_time),
             end=_utc(granule.end_time),
             n_lines=granule.n_lines,
@@ -98,7 +99,7 @@ def granule_footprint(
     lon, lat = granule.read_tie_lonlat(step)
     if step > 1 and not _valid(lon, lat).all():
         lon, lat = granule.read_tie_lonlat(1)
-    return swath_footprint(lon, lat, tolerance=tolerance)
+    return swath_footprint(lon, lat, tolerance=tolerance, reach=granule.edge_reach)
 
 
 def swath_footprint(
