@@ -4,6 +4,9 @@ input told in one line."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from nearline.cli import main
 from nearline.monitor.records import FILE
 
 from ..test_cli import nearline
+from .test_usage import wait_for
 
 
 def test_record_mark_and_plot_from_the_command_line(tmp_path: Path) -> None:
@@ -33,6 +37,19 @@ def test_record_mark_and_plot_from_the_command_line(tmp_path: Path) -> None:
     ]
     assert all((tmp_path / "figures" / f"{name}.png").stat().st_size > 10_000
                for name in ("cpu", "disk", "memory", "scatter"))  # fmt: skip
+
+
+def test_ctrl_c_ends_an_open_ended_recording_cleanly(tmp_path: Path) -> None:
+    command = [str(Path(sys.executable).parent / "nearline"), "monitor", "record", "run",
+               "--interval", "0.2"]  # fmt: skip
+    recorder = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    path = tmp_path / "run" / FILE
+    assert wait_for(lambda: path.exists() and path.read_text().count("\n") >= 3, seconds=30)
+    recorder.send_signal(signal.SIGINT)
+    stdout, _ = recorder.communicate(timeout=30)
+    assert recorder.returncode == 0
+    samples = path.read_text().count("\n")
+    assert f"{samples} samples in" in stdout
 
 
 @pytest.mark.parametrize(

@@ -63,13 +63,25 @@ def test_cpu_over_time_with_the_run_marked() -> None:
     figure = cpu_figure(recording)
     (axes,) = figure.axes
     busy, iowait = axes.lines[:2]
-    assert list(busy.get_xdata()) == list(range(1, 61))  # seconds since the recording began
-    assert list(busy.get_ydata()) == [s.cpu for s in recording.samples]
-    assert set(iowait.get_ydata()) == {5.0}
+    # seconds since the recording began; each value held over the second it measured
+    assert list(busy.get_xdata()) == list(range(61))
+    assert list(busy.get_ydata()[1:]) == [s.cpu for s in recording.samples]
+    assert np.isnan(busy.get_ydata()[0])
+    assert set(iowait.get_ydata()[1:]) == {5.0}
     assert vertical_lines(axes) == [10.0, 40.0]
     labels = [text.get_text() for text in axes.texts]
     assert labels == ["start MOD06_L2 #1", "end MOD06_L2 #1"]
     assert axes.get_xlabel().endswith("(s)")
+
+
+def test_a_second_recording_in_the_same_folder_is_drawn_apart_from_the_first() -> None:
+    first, second = known(3), known(2)
+    later = [SystemSample(**{**vars(s), "time": s.time + 100}) for s in second.samples]
+    recording = Recording(folder=Path("two"), samples=first.samples + later, marks=[])
+    busy = cpu_figure(recording).axes[0].lines[0]
+    assert list(busy.get_xdata()) == [0, 1, 2, 3, 100, 101, 102]
+    assert np.isnan(busy.get_ydata()[[0, 4]]).all()  # nothing drawn from 3 s to 100 s
+    assert list(busy.get_ydata()[[1, 2, 3, 5, 6]]) == [0.0, 50.0, 100.0, 0.0, 100.0]
 
 
 def test_a_long_run_is_shown_in_minutes() -> None:
@@ -86,9 +98,9 @@ def test_disk_over_time_has_a_panel_per_device_in_sectors_and_mb() -> None:
     panels = [ax for ax in figure.axes if ax.get_ylabel().endswith("sectors/s")]
     assert [ax.get_ylabel() for ax in panels] == ["sda\nsectors/s", "sdb\nsectors/s"]
     sda_read, sda_written = panels[0].lines[:2]
-    assert set(sda_read.get_ydata()) == {0.0}
-    assert set(sda_written.get_ydata()) == {1000.0}
-    assert list(panels[1].lines[0].get_ydata()) == [2000.0 * i for i in range(60)]
+    assert set(sda_read.get_ydata()[1:]) == {0.0}
+    assert set(sda_written.get_ydata()[1:]) == {1000.0}
+    assert list(panels[1].lines[0].get_ydata()[1:]) == [2000.0 * i for i in range(60)]
     assert all(vertical_lines(ax) == [10.0, 40.0] for ax in panels)
     # the MB/s axis on the right: 1000 sectors/s are 0.512 MB/s
     (mb,) = panels[0].child_axes
@@ -113,6 +125,21 @@ def test_the_three_d_view_as_scatters_coloured_by_time() -> None:
     assert list(sdb.collections[0].get_offsets()[:, 1]) == [2000.0 * i for i in range(60)]
     assert set(sda.collections[0].get_offsets()[:, 1]) == {1000.0}
     assert figure.axes[-1].get_ylabel().startswith("time since")  # the colour bar
+
+
+def test_many_devices_wrap_onto_rows_of_three_scatters() -> None:
+    recording = known(5)
+    many = [
+        SystemSample(**{**vars(s), "disks": {f"sd{c}": DiskRate(1.0, 1.0) for c in "abcd"}})
+        for s in recording.samples
+    ]
+    figure = scatter_figure(Recording(folder=Path("known"), samples=many, marks=[]))
+    shown = [ax for ax in figure.axes if ax.get_visible() and ax.get_xlabel() == "CPU busy (%)"]
+    assert [ax.get_title() for ax in shown] == [
+        "marker size: disk sectors/s", "sda", "sdb", "sdc", "sdd",
+    ]  # fmt: skip
+    assert [ax.get_subplotspec().rowspan.start for ax in shown] == [0, 0, 0, 1, 1]
+    assert tuple(figure.get_size_inches()) == (WIDTH, 8.0)
 
 
 def test_plot_run_writes_four_pngs_of_the_right_size_that_are_not_blank(tmp_path: Path) -> None:

@@ -149,6 +149,20 @@ def test_a_path_on_no_block_device_and_a_bad_interval_are_refused(tmp_path: Path
     ]  # fmt: skip
 
 
+def test_only_the_named_devices_are_watched_and_an_unknown_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    device = device_of(tmp_path)
+    with SystemSampler(tmp_path / "run", interval=0.1, devices=[device], fsync=False) as sampler:
+        assert wait_for(lambda: sampler.taken >= 2)
+    assert read_recording(tmp_path / "run").devices == [device]
+    with pytest.raises(
+        MonitorError, match=f"no block device sdz9 on this machine; it has .*{device}"
+    ):
+        SystemSampler(tmp_path / "other", devices=["sdz9"])
+    assert not (tmp_path / "other").exists()
+
+
 def test_marks_and_samples_of_two_recordings_add_up(tmp_path: Path) -> None:
     for name in ("first", "second"):
         with SystemSampler(tmp_path / "run", interval=0.1, fsync=False) as sampler:

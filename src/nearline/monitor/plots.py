@@ -23,6 +23,7 @@ from nearline.monitor.records import MB, SECTOR, Recording, SystemSample, read_r
 
 DPI = 100
 WIDTH = 10.0  # inches; a figure is WIDTH * DPI pixels wide
+SCATTER_COLUMNS = 3
 _UNITS = [(3600.0, "h", 7200), (60.0, "min", 300), (1.0, "s", 0)]  # unit, once a span exceeds
 EVENT_STYLE = {"start": ("tab:green", "-"), "end": ("tab:red", "--")}
 
@@ -56,6 +57,16 @@ def _figure(rows: int, *, height: float, columns: int = 1) -> tuple[Figure, list
     return figure, list(axes.flat)
 
 
+def _grid(panels: int) -> tuple[Figure, list[Axes]]:
+    """``panels`` scatter panels, at most SCATTER_COLUMNS to a row, the unused ones hidden."""
+    columns = min(panels, SCATTER_COLUMNS)
+    rows = -(-panels // columns)
+    figure, axes = _figure(rows, columns=columns, height=4.0 * rows)
+    for spare in axes[panels:]:
+        spare.set_visible(False)
+    return figure, axes[:panels]
+
+
 def mark_runs(axes: Axes, recording: Recording, clock: Clock, *, labels: bool = True) -> None:
     """Each mark as a vertical line (starts solid green, ends dashed red), and the span from a
     run's start to its end shaded; names written along the top of the axes."""
@@ -82,6 +93,27 @@ def mark_runs(axes: Axes, recording: Recording, clock: Clock, *, labels: bool = 
             )
 
 
+def steps(
+    samples: Sequence[SystemSample], value: Callable[[SystemSample], float], clock: Clock
+) -> tuple[np.ndarray, np.ndarray]:
+    """Points for a ``where="pre"`` step line on which each sample's value spans the interval
+    it measured: a gap-opening point (value NaN, so nothing is drawn up to it) at the start of
+    the first interval and of any interval that does not follow on from the one before (a
+    second recording appended to the folder, a stalled sampler)."""
+    times: list[float] = []
+    values: list[float] = []
+    previous = None
+    for sample in samples:
+        begun = sample.time - sample.seconds
+        if previous is None or begun - previous > 0.5 * sample.seconds:
+            times.append(begun)
+            values.append(float("nan"))
+        times.append(sample.time)
+        values.append(value(sample))
+        previous = sample.time
+    return clock(times), np.asarray(values, dtype=float)
+
+
 def _over_time(
     recording: Recording,
     title: str,
@@ -94,11 +126,9 @@ def _over_time(
     ``percent`` panels run from 0 to 100."""
     clock = Clock(recording)
     figure, axes = _figure(len(panels), height=height)
-    x = clock(s.time for s in recording.samples)
     for index, (ax, (ylabel, lines)) in enumerate(zip(axes, panels, strict=True)):
         for label, value in lines:
-            # a sample's value holds over the interval that ends at its time
-            ax.step(x, [value(s) for s in recording.samples], where="pre", label=label)
+            ax.step(*steps(recording.samples, value, clock), where="pre", label=label)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         ax.legend(loc="best", fontsize=8)
@@ -186,13 +216,14 @@ def scatter_figure(recording: Recording, devices: Sequence[str] | None = None) -
     devices = list(devices or recording.devices)
     samples = recording.samples
     clock = Clock(recording)
-    figure, axes = _figure(1, columns=1 + len(devices), height=4.0)
+    figure, axes = _grid(1 + len(devices))
     when = clock(s.time for s in samples)
     cpu = [s.cpu for s in samples]
     disk = np.array([sum(s.disks[d].sectors for d in devices if d in s.disks) for s in samples])
     size = 10 + 190 * disk / disk.max() if disk.max() > 0 else np.full(len(samples), 20.0)
     points = axes[0].scatter(cpu, [s.memory_percent for s in samples], c=when, s=size)
     axes[0].set_ylabel("memory in use (%)")
+    axes[0].set_ylim(0, 105)
     axes[0].set_title("marker size: disk sectors/s", fontsize=9)
     for ax, name in zip(axes[1:], devices, strict=True):
         ax.scatter(cpu, [_rate(name, "sectors")(s) for s in samples], c=when, s=20)

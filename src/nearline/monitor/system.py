@@ -120,9 +120,15 @@ class SystemSampler(Closing):
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._error: BaseException | None = None
+        self._before = read_counters(self._keep)
+        missing = sorted((wanted or set()) - set(self._before.disks))
+        if missing:
+            known = sorted(name for name in psutil.disk_io_counters(perdisk=True))
+            raise MonitorError(
+                f"no block device {', '.join(missing)} on this machine; it has {', '.join(known)}"
+            )
         self._record = RecordFile(folder, fsync=fsync)
         self.folder = self._record.folder
-        self._before = read_counters(self._keep)
         self._thread = threading.Thread(target=self._run, name="nearline-monitor", daemon=True)
         self._thread.start()
 
