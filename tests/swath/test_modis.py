@@ -302,3 +302,30 @@ def test_the_command_line_writes_a_products_granules(tmp_path):
     with open_granule(tmp_path / names[1]) as granule:
         assert granule.start_time == START + timedelta(minutes=5)
         assert granule.read_field("LST").shape == (40, 1354)
+
+
+def test_core_metadata_is_read_as_laads_writes_it():
+    """An excerpt of a real Aqua granule's CoreMetadata.0 (ODL, as LAADS serves it)."""
+    from nearline.swath.modis import ecs_value
+
+    core = """
+    GROUP                  = RANGEDATETIME
+      OBJECT                 = RANGEENDINGDATE
+        NUM_VAL              = 1
+        VALUE                = "2012-11-03"
+      END_OBJECT             = RANGEENDINGDATE
+      OBJECT                 = RANGEBEGINNINGTIME
+        NUM_VAL              = 1
+        VALUE                = "01:05:00.000000"
+      END_OBJECT             = RANGEBEGINNINGTIME
+    END_GROUP              = RANGEDATETIME
+      OBJECT                 = ASSOCIATEDPLATFORMSHORTNAME
+        CLASS                = "1"
+        NUM_VAL              = 1
+        VALUE                = "Aqua"
+      END_OBJECT             = ASSOCIATEDPLATFORMSHORTNAME
+    """
+    assert ecs_value(core, "RANGEENDINGDATE") == "2012-11-03"
+    assert ecs_value(core, "RANGEBEGINNINGTIME") == "01:05:00.000000"
+    assert ecs_value(core, "ASSOCIATEDPLATFORMSHORTNAME") == "Aqua"
+    assert ecs_value(core, "RANGEBEGINNINGDATE") is None

@@ -147,15 +147,14 @@ class ModisGranule(Granule):
     # -- the geophysical fields --------------------------------------------------------------
     def read_field(self, name: str) -> np.ndarray:
         """Field ``name`` decoded: float32 with NaN where the file has its fill value or a
-        value outside ``valid_range``; quality-flag SDS (no ``scale_factor``) as stored."""
+        value outside ``valid_range``; quality flags (``QC``, ``Quality_Assurance_*``) as
+        stored."""
         if name not in self.fields:
             raise GranuleError(
                 f"granule {self.path}: no field {name!r}; it holds {', '.join(self.fields)}"
             )
         stored, attrs = self._get(name)
-        if "scale_factor" not in attrs:
-            return stored
-        return decode(stored, attrs)
+        return stored if self.product.field(name).is_quality else decode(stored, attrs)
 
     def read_lonlat(self, grid: str = "5km") -> tuple[np.ndarray, np.ndarray]:
         """Longitude and latitude, float32 degrees, NaN where the file holds its fill value.

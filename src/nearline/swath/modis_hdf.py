@@ -49,14 +49,14 @@ def write_granule(
     sd = SD(str(path), SDC.WRITE | SDC.CREATE | SDC.TRUNC)
     try:
         rows, columns = lat.shape
-        lines = stored_lines(product, stored, rows)
-        _global(sd, "HDFEOSVersion", "HDFEOS_V2.19")
-        _global(sd, "StructMetadata.0", struct_metadata(product, lines, rows, columns))
-        _global(sd, "CoreMetadata.0", core_metadata(inventory))
-        _global(sd, "ArchiveMetadata.0", archive_metadata(product))
-        _global(sd, "Number_of_Instrument_Scans", lines // 10, SDC.INT32)
-        _global(sd, "Maximum_Number_of_1km_Frames", FRAMES, SDC.INT32)
-        _global(sd, "title", f"MODIS HDF File Specification {product.short_name}: {product.title}")
+        lines = _lines(product, stored, rows)
+        _attr(sd, "HDFEOSVersion", "HDFEOS_V2.19")
+        _attr(sd, "StructMetadata.0", struct_metadata(product, lines, rows, columns))
+        _attr(sd, "CoreMetadata.0", core_metadata(inventory))
+        _attr(sd, "ArchiveMetadata.0", archive_metadata(product))
+        _attr(sd, "Number_of_Instrument_Scans", lines // 10, SDC.INT32)
+        _attr(sd, "Maximum_Number_of_1km_Frames", FRAMES, SDC.INT32)
+        _attr(sd, "title", f"MODIS HDF File Specification {product.short_name}: {product.title}")
         sampling = {
             "Cell_Along_Swath_Sampling": [GEO_FIRST + 1, lines - GEO_STEP + GEO_FIRST + 1, 5],
             "Cell_Across_Swath_Sampling": [GEO_FIRST + 1, GEO_FIRST + 1 + 5 * (columns - 1), 5],
@@ -81,7 +81,7 @@ def write_granule(
         sd.end()
 
 
-def stored_lines(product: Product, stored: dict[str, np.ndarray], rows: int) -> int:
+def _lines(product: Product, stored: dict[str, np.ndarray], rows: int) -> int:
     """1 km lines of the granule: a 1 km field's rows, else five per geolocation row."""
     for field in product.fields:
         if field.grid == "1km":
@@ -118,14 +118,11 @@ def _sds(sd: Any, name: str, dtype: str, dims: list[str], values: np.ndarray) ->
 
 
 def _attr(target: Any, name: str, value: Any, kind: Any = None) -> None:
+    """Set attribute ``name`` of an SDS or of the file (text unless ``kind`` is given)."""
     from pyhdf.SD import SDC
 
     attribute = target.attr(name)
     attribute.set(SDC.CHAR8 if kind is None else kind, value)
-
-
-def _global(sd: Any, name: str, value: Any, kind: Any = None) -> None:
-    _attr(sd, name, value, kind)
 
 
 # -- ECS metadata (ODL text) -----------------------------------------------------------------

@@ -41,6 +41,7 @@ class Field:
 
     @property
     def is_quality(self) -> bool:
+        """Flags, handed out as stored (a real file may still give them a scale_factor 1)."""
         return self.qa_bytes > 0 or self.scale_factor is None
 
 
@@ -60,10 +61,6 @@ class Product:
             if field.name == name:
                 return field
         raise KeyError(name)
-
-    def dimension(self, grid: str, axis: int) -> str:
-        """The HDF dimension name of ``grid``'s axis 0 (along) or 1 (across)."""
-        return self.dims[grid].split(",")[axis]
 
 
 def _angles() -> tuple[Field, ...]:

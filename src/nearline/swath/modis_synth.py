@@ -81,7 +81,6 @@ class _Scene:
     """The truth at the 5 km geolocation of one granule."""
 
     def __init__(self, lon, lat, hours, times, seed, land):
-        self.lon, self.lat, self.hours = lon, lat, hours
         self.land = is_land(land, lon, lat)
         self.sensor_zenith, self.sun_zenith, _ = orbit.view_angles(TERRA_TLE, times, lon, lat)
         self.cloud = cloud_field(lon, lat, hours, seed)  # [-1, 1]: > 0.1 is cloudy
