@@ -168,6 +168,8 @@ class SystemSampler(Closing):
     def mark(self, event: str, name: str) -> Mark:
         """Record that ``event`` ("start", "end") happened now to the run called ``name``."""
         self._check()
+        if self._stop.is_set():
+            raise MonitorError(f"the sampler of {self.folder} is closed; mark while it samples")
         mark = Mark(time=time.time(), event=event, name=name)
         self._write(mark)
         return mark
