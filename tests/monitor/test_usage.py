@@ -55,9 +55,10 @@ def test_descendants_are_the_whole_tree_below_a_process() -> None:
     shell = subprocess.Popen(["sh", "-c", "sleep 30 & (sleep 31; true) & wait"])
     below: list[int] = []
     try:
-        assert wait_for(lambda: len(descendants(shell.pid)) == 3)
+        tree = ["sh", "sleep", "sleep"]  # a forked child is "sh" until it has exec'd sleep
+        assert wait_for(lambda: sorted(comm(pid) for pid in descendants(shell.pid)) == tree)
         below = descendants(shell.pid)
-        assert sorted(comm(pid) for pid in below) == ["sh", "sleep", "sleep"]
+        assert sorted(comm(pid) for pid in below) == tree
         assert shell.pid not in below
     finally:
         for pid in below:
