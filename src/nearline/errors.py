@@ -162,6 +162,12 @@ class SandboxError(NearlineError):
     """A run could not be started in its sandbox (not: the run failed; that is an outcome)."""
 
 
+class SubscriptionNotFound(NotFound):
+    """No subscription of that id the caller may see (another user's is a 404 too)."""
+
+    code = "not-found"
+
+
 class JobNotFound(NotFound):
     """No job of that id the caller may see."""
 

@@ -10,12 +10,11 @@ from datetime import UTC, datetime
 
 from nearline.algorithms import AlgorithmRegistry
 from nearline.archive import Catalogue
-from nearline.errors import AlgorithmNotFound, Conflict, InvalidRequest
+from nearline.errors import AlgorithmNotFound, Conflict, InvalidRequest, SubscriptionNotFound
 from nearline.orders.subscription_store import SubscriptionStore
 from nearline.orders.subscriptions import (
     RunState,
     Subscription,
-    SubscriptionNotFound,
     SubscriptionRun,
     parse_subscription,
 )

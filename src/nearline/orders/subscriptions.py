@@ -19,19 +19,13 @@ from urllib.parse import urlsplit
 
 from nearline.algorithms import Algorithm
 from nearline.archive import BBox, Item, Search, parse_datetime, parse_search
-from nearline.errors import AlgorithmNotFound, InvalidRequest, NotFound, SearchError
+from nearline.errors import AlgorithmNotFound, InvalidRequest, SearchError
 from nearline.orders.planning import check_parameters, split_body
 from nearline.orders.triggers import Policy, parse_policy
 
 FIELDS = ("process", "input", "search", "parameters", "policy", "subscriber", "version")
 SEARCH_KEYS = ("collections", "bbox", "intersects", "datetime", "properties")
 SCALARS = (str, int, float, bool)
-
-
-class SubscriptionNotFound(NotFound):
-    """No subscription of that id the caller may see (another user's is a 404 too)."""
-
-    code = "not-found"
 
 
 class RunKind(StrEnum):
