@@ -200,14 +200,20 @@ class DaskExecutor(Executor):
     ) -> RunResult | _Refused:
         done = threading.Event()
         future.add_done_callback(lambda _: done.set())
-        while not done.wait(POLL):
-            if self._closed.is_set():
-                raise NearlineError(
-                    f"the executor was closed while run {task.run} went on; its worker stops it"
-                )
+        while not done.wait(POLL) and not self._closed.is_set():
             if cancel.is_set():
                 return self._cancel(future, task, stop=stop, done=done)
-        return future.result()
+        closed = NearlineError(
+            f"the executor was closed while run {task.run} went on; its worker stops it"
+        )
+        if self._closed.is_set():  # closing cancels the future too: say why, not "cancelled"
+            raise closed
+        try:
+            return future.result()
+        except RuntimeError:  # the client's loop closed under the result (closing, at once)
+            if self._closed.is_set():
+                raise closed from None
+            raise
 
     def _cancel(
         self,
