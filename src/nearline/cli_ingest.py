@@ -69,7 +69,8 @@ def run_ingest(args: argparse.Namespace) -> int:
             )
         total = catalogue.count(args.collection)
     for path, why in report.skipped:
-        console.print(f"skipped {path}: {why}")
+        # one line per file, whatever the width, and a path's brackets are not markup
+        console.print(f"skipped {path}: {why}", soft_wrap=True, markup=False, highlight=False)
     print(
         f"ingested {len(report.items)} granules ({format_size(report.bytes)}) into "
         f"{args.collection} ({total} items in all)"

@@ -543,8 +543,10 @@ def test_cpu_seconds_of_two_busy_processes_add_up(box: Sandbox) -> None:
     assert outcome.ok, box.said()
     usage = outcome.usage
     # each process spins to 1 s of its own CPU time: 2 s in all only if both were counted
-    # (no bound on the ratio to wall time: on a busy machine the two share fewer cores)
-    assert 2.0 <= usage.cpu_seconds <= 2.5
+    # (no bound on the ratio to wall time: on a busy machine the two share fewer cores); the
+    # cgroup counts scheduler time, the processes' own clocks count ticks, and on a busy
+    # machine the two differ by a few percent, so 1.8 s: one process alone is 1 s
+    assert 1.8 <= usage.cpu_seconds <= 2.5
     assert usage.cpu_seconds <= 2 * usage.wall_seconds + 0.1
 
 
