@@ -165,7 +165,7 @@ def page(browser: Browser) -> Iterator[Page]:
     the page has none), fails the test."""
     context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     tab = context.new_page()
-    tab.set_default_timeout(15_000)
+    tab.set_default_timeout(30_000)  # other tests run beside these, on the same 2 cores
     problems: list[str] = []
     tab.on("pageerror", lambda error: problems.append(f"script error: {error}"))
 
