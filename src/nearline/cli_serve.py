@@ -83,6 +83,21 @@ def add_serve_parser(subparsers: Any) -> None:
         default=None,
         help="where runs execute: local (default), or dask://HOST:PORT for a Dask cluster",
     )
+    serve.add_argument(
+        "--admission",
+        choices=("on", "off"),
+        default=None,
+        help="on (default): runs start as their declared CPUs and memory fit; off: every "
+        "queued run starts at once, held only by its own limits, for comparisons "
+        "(default: $NEARLINE_ADMISSION or on)",
+    )
+    serve.add_argument(
+        "--record",
+        default=None,
+        metavar="DIR",
+        help="sample the machine every second into DIR while serving, marking each run's "
+        "start and end, for `nearline monitor plot DIR` (default: $NEARLINE_RECORD)",
+    )
     serve.set_defaults(func=run_serve)
 
     jobs = subparsers.add_parser("jobs", help="jobs and the stations' queues")
@@ -115,6 +130,8 @@ def run_serve(args: argparse.Namespace) -> int:
         memory=args.memory,
         max_upload=args.max_upload,
         executor=args.executor,
+        admission=args.admission,
+        record=args.record,
     )
     console = Console(stderr=True)
     try:

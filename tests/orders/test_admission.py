@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from nearline.orders import Allotment, Capacity, Run, Station
-from nearline.orders.admission import Candidate, Holdings, Ledger, admit
+from nearline.orders.admission import Candidate, Holdings, Ledger, admit, admit_all
+from nearline.orders.memory import MemoryNow
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 GIB = 1024**3
@@ -118,3 +119,100 @@ def test_run_time_counts_less_as_it_ages():
     assert ledger.recent("u1", now=600.0) == 50.0
     assert ledger.recent("u1", now=1200.0) == 25.0
     assert ledger.recent("nobody", now=5.0) == 0.0
+
+
+# -- memory free now ----------------------------------------------------------------------
+MIB = 1024**2
+
+
+def sized(owner: str, count: int, memory: int, *, first: int = 0):
+    return [
+        Candidate(
+            run=Run(f"{owner}-{i}", f"{owner}-job-{i}", 0, Station.QUEUED, ()),
+            owner=owner,
+            created=T0 + timedelta(seconds=first + i),
+            cpus=0.25,
+            memory=memory,
+            disk=0,
+        )
+        for i in range(count)
+    ]
+
+
+def decide_now(queued, now: MemoryNow, *, held=None, memory=64 * GIB):
+    return admit(
+        queued,
+        capacity=Capacity(cpus=64, memory=memory),
+        held=held or Holdings(),
+        allotment=lambda owner: Allotment(),
+        disk_used=lambda owner: 0,
+        memory_now=now,
+    )
+
+
+def test_a_run_waits_while_the_memory_free_now_cannot_hold_what_it_declares():
+    now = MemoryNow(free=int(1.2 * GIB), where="on the machine")
+    decision = decide_now(sized("alice", 1, 2 * GIB), now)
+    assert decision.start == []
+    assert decision.wait["alice-0"] == (
+        "waiting for memory: 1.2 GiB free on the machine, this run declares 2 GiB"
+    )
+
+
+def test_runs_started_in_one_round_count_against_the_memory_free_now():
+    """Nothing uses the budget's 1 GiB yet; three runs of 300 MiB fit, the fourth waits."""
+    now = MemoryNow(free=GIB, where="in the service's memory budget")
+    decision = decide_now(sized("alice", 5, 300 * MIB), now)
+    assert [c.run.id for c in decision.start] == ["alice-0", "alice-1", "alice-2"]
+    assert decision.wait["alice-3"] == (
+        "waiting for memory: 1 GiB free in the service's memory budget, 900 MiB of it "
+        "promised to running runs; this run declares 300 MiB"
+    )
+
+
+def test_what_running_runs_declared_but_do_not_use_yet_is_kept_for_them():
+    """bob's two runs declared 600 MiB each and touch 100 MiB each so far: of the 1 GiB free
+    now, 1000 MiB is promised to them, so alice's 600 MiB waits though the free figure alone
+    would hold it. Once they use all they declared, the free figure has fallen by as much
+    and she still waits; when they end, she starts."""
+
+    def bobs_two_runs() -> Holdings:
+        held = Holdings()
+        held.take("bob", 0.5, 1200 * MIB)
+        return held
+
+    alices = sized("alice", 1, 600 * MIB)
+    early = decide_now(alices, MemoryNow(GIB, "on the machine", 200 * MIB), held=bobs_two_runs())
+    assert early.start == []
+    assert early.wait["alice-0"] == (
+        "waiting for memory: 1 GiB free on the machine, 1000 MiB of it promised to running "
+        "runs; this run declares 600 MiB"
+    )
+    late = decide_now(
+        alices, MemoryNow(GIB - 1000 * MIB, "on the machine", 1200 * MIB), held=bobs_two_runs()
+    )
+    assert late.wait["alice-0"] == (
+        "waiting for memory: 24 MiB free on the machine, this run declares 600 MiB"
+    )
+    ended = decide_now(alices, MemoryNow(GIB, "on the machine", 0))
+    assert [c.run.id for c in ended.start] == ["alice-0"]
+
+
+def test_the_memory_free_now_is_checked_after_the_memory_lent():
+    """Both would hold the run back: the reason given is the service's own bound first."""
+    held = Holdings()
+    held.take("bob", 1, 700 * MIB)
+    decision = decide_now(
+        sized("alice", 1, 300 * MIB), MemoryNow(100 * MIB, "on the machine"), held=held,
+        memory=768 * MIB,
+    )  # fmt: skip
+    assert decision.wait["alice-0"].startswith("waiting for memory: 700.0 MiB of 768.0 MiB lent")
+
+
+def test_with_admission_off_every_queued_run_starts_at_once():
+    held = Holdings()
+    decision = admit_all(sized("alice", 8, 300 * MIB) + queue("bob", 2, cpus=16), held=held)
+    assert len(decision.start) == 10
+    assert decision.wait == decision.refuse == {}
+    assert held.cpus == 8 * 0.25 + 2 * 16
+    assert held.memory == 8 * 300 * MIB + 2 * GIB

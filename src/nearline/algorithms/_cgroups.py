@@ -21,7 +21,7 @@ import secrets
 import signal
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -35,12 +35,14 @@ _PERIOD_US = 100_000
 
 @dataclass(frozen=True)
 class Hierarchy:
-    """A mounted cgroup hierarchy: its version, its controllers, and the cgroup this process
-    is in there (a folder under the mount)."""
+    """A mounted cgroup hierarchy: its version, its controllers, the cgroup this process is
+    in there (a folder under the mount); and the mount itself (None: not known), which only
+    says how far up the own cgroup's ancestors can be read."""
 
     version: int
     controllers: frozenset[str]
     own: Path
+    mount: Path | None = field(default=None, compare=False)
 
 
 def hierarchies(proc: Path = Path("/proc/self")) -> list[Hierarchy]:
@@ -56,14 +58,15 @@ def hierarchies(proc: Path = Path("/proc/self")) -> list[Hierarchy]:
         fields, (fstype, _source, options) = before.split(), after.split()[:3]
         root, mount = fields[3], Path(fields[4].replace("\\040", " "))
         if fstype == "cgroup2" and "" in own:
-            found.append(Hierarchy(2, _v2_controllers(mount), _inside(mount, root, own[""])))
+            own_v2 = _inside(mount, root, own[""])
+            found.append(Hierarchy(2, _v2_controllers(mount), own_v2, mount))
         elif fstype == "cgroup":
             offered = set(options.split(","))
             key = next((k for k in own if k and set(k.split(",")) <= offered), None)
             if key is not None and key not in seen:
                 seen.add(key)  # a hierarchy mounted twice is one hierarchy
                 controllers = frozenset(n for n in key.split(",") if not n.startswith("name="))
-                found.append(Hierarchy(1, controllers, _inside(mount, root, own[key])))
+                found.append(Hierarchy(1, controllers, _inside(mount, root, own[key]), mount))
     return found
 
 
@@ -274,6 +277,93 @@ def _keyed(path: Path) -> dict[str, int]:
         return {}
     pairs = (line.split() for line in lines)
     return {pair[0]: int(pair[1]) for pair in pairs if len(pair) == 2 and pair[1].isdigit()}
+
+
+# -- memory: the budget the service runs in, and what its runs hold ---------------------------
+_NO_LIMIT = 2**62  # v1 says "no limit" as PAGE_COUNTER_MAX pages: 9223372036854771712 bytes
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    """The tightest memory limit over a cgroup and its ancestors: the group that sets it, the
+    limit in bytes, and what that group holds now that the kernel cannot reclaim at once (its
+    usage less its inactive file cache: the working set, as kubelet and cAdvisor count it)."""
+
+    folder: Path
+    limit: int
+    used: int
+
+    @property
+    def free(self) -> int:
+        return max(0, self.limit - self.used)
+
+
+def memory_budget(found: Iterable[Hierarchy] | None = None) -> MemoryBudget | None:
+    """The memory budget this process runs in: the smallest limit set on its own memory
+    cgroup or on an ancestor that holds it (v1 ``memory.limit_in_bytes``, v2 ``memory.max``),
+    up to the hierarchy's mount; None where no limit is set (or none can be read)."""
+    tightest: MemoryBudget | None = None
+    for hierarchy in hierarchies() if found is None else found:
+        if hierarchy.version == 1 and "memory" not in hierarchy.controllers:
+            continue
+        for folder in _ancestry(hierarchy):
+            limit = _memory_limit(hierarchy.version, folder)
+            if limit is not None and (tightest is None or limit < tightest.limit):
+                tightest = MemoryBudget(folder, limit, working_set(hierarchy.version, folder))
+    return tightest
+
+
+def _ancestry(hierarchy: Hierarchy) -> Iterable[Path]:
+    """The own cgroup, then each ancestor whose limit covers it, up to the mount (v1: not past
+    a group with ``memory.use_hierarchy`` 0, which does not count its children)."""
+    folder = hierarchy.own
+    yield folder
+    mount = hierarchy.mount
+    while mount is not None and mount in folder.parents:
+        folder = folder.parent
+        if hierarchy.version == 1 and _text(folder / "memory.use_hierarchy") == "0":
+            return
+        yield folder
+
+
+def _memory_limit(version: int, folder: Path) -> int | None:
+    text = _text(folder / ("memory.limit_in_bytes" if version == 1 else "memory.max"))
+    if text is None or not text.isdigit():  # v2 "max", or no such file
+        return None
+    limit = int(text)
+    return limit if limit < _NO_LIMIT else None
+
+
+def working_set(version: int, folder: Path) -> int:
+    """What the group ``folder`` holds now, less the file cache the kernel reclaims first
+    (0 if the group is gone)."""
+    usage = _text(folder / ("memory.usage_in_bytes" if version == 1 else "memory.current"))
+    if usage is None or not usage.isdigit():
+        return 0
+    stat = _keyed(folder / "memory.stat")
+    inactive = stat.get("total_inactive_file" if version == 1 else "inactive_file", 0)
+    return max(0, int(usage) - inactive)
+
+
+def runs_memory(roles: Mapping[str, Hierarchy]) -> int | None:
+    """What this service's run groups hold now, together (their working sets); None where
+    runs get no memory group."""
+    hierarchy = roles.get("memory")
+    if hierarchy is None:
+        return None
+    mine = f"{PREFIX}{service_stamp()}-"
+    try:
+        groups = [p for p in hierarchy.own.iterdir() if p.name.startswith(mine)]
+    except OSError:
+        return None
+    return sum(working_set(hierarchy.version, group) for group in groups)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
 
 
 def cleanup_stale(roles: Mapping[str, Hierarchy]) -> list[Path]:

@@ -34,6 +34,13 @@ class Limits:
     def memory_broken(self) -> str:
         return f"memory limit of {_size(self.memory)} exceeded"
 
+    def memory_ran_out(self, held: int) -> str:
+        return (
+            f"killed by the kernel: memory ran out around the run (in the service's memory "
+            f"budget, or on the machine) while it held {_size(held)} of its "
+            f"{_size(self.memory)} limit"
+        )
+
     def processes_broken(self) -> str:
         return f"process limit of {self.processes} reached"
 

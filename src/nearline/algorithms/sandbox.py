@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from nearline.algorithms import _cgroups, _namespaces
+from nearline.algorithms._cgroups import MemoryBudget
 from nearline.algorithms._limits import Limits
 from nearline.algorithms._watch import Watch
 from nearline.errors import SandboxError
@@ -37,6 +38,10 @@ from nearline.monitor.usage import TreeMeter
 log = logging.getLogger(__name__)
 
 _PR_SET_PDEATHSIG = 1
+# a run's processes are the kernel's first choice when memory runs out (the most it can be
+# raised to, and raising needs no privilege): if anything in the service's memory budget
+# meets an OOM, a run dies, never the service that would report it
+OOM_SCORE_ADJ = 1000
 
 
 @dataclass(frozen=True)
@@ -52,8 +57,10 @@ class Outcome:
     """How a run ended. ``reason`` is None when the command ran to its own end, else why the
     sandbox stopped it, in words: "wall-clock limit of 60 s", "memory limit of 2 GiB
     exceeded", "CPU-time limit of 120 s", "process limit of 64 reached", "file-size limit of
-    1 GiB exceeded", "cancelled". ``exit_code`` is the command's exit status as a shell
-    reports it (128 + N after signal N), None when the sandbox stopped it."""
+    1 GiB exceeded", "cancelled"; or "killed by the kernel: memory ran out around the run
+    ..." when the OOM killer took it though it stayed under its own limit. ``exit_code`` is
+    the command's exit status as a shell reports it (128 + N after signal N), None when the
+    run was stopped."""
 
     exit_code: int | None
     reason: str | None
@@ -136,6 +143,22 @@ def cleanup_stale() -> list[Path]:
     if removed:
         log.warning("removed %d run groups left by a service that was killed", len(removed))
     return removed
+
+
+def memory_budget() -> MemoryBudget | None:
+    """The memory budget the service runs in: the smallest limit on its own memory cgroup or
+    an ancestor's, with what that group holds now; None where there is none."""
+    try:
+        return _cgroups.memory_budget()
+    except OSError as error:
+        log.debug("no cgroups: %s", error)
+        return None
+
+
+def runs_memory() -> int | None:
+    """What this service's sandboxed runs hold in memory now, together (their memory groups'
+    working sets); None where runs get no memory group, so it cannot be known."""
+    return _cgroups.runs_memory(_roles())
 
 
 def _roles() -> dict[str, _cgroups.Hierarchy]:
@@ -283,6 +306,14 @@ def _enter(
             os.write(fd, b"0")
         finally:
             os.close(fd)
+    try:  # inherited by every process the run starts
+        fd = os.open(b"/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"%d" % OOM_SCORE_ADJ)
+        finally:
+            os.close(fd)
+    except OSError:  # no /proc: the run is still held by its own limits
+        pass
     for which, value in rlimits:
         hard = resource.getrlimit(which)[1]
         soft = value if hard == resource.RLIM_INFINITY else min(value, hard)
@@ -292,6 +323,20 @@ def _enter(
     prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the run dies with the service
     if os.getppid() != parent:  # the service died before that took hold
         os._exit(1)
+
+
+# the kernel charges a run's memory in pages, and in batches of up to 64 of them: a run that
+# met its own limit peaks within that of it
+_CHARGE_SLACK = 1024**2
+
+
+def _under_own_limit(group: _cgroups.RunGroup | None, usage: Usage, limits: Limits) -> bool:
+    """Whether a run the OOM killer stopped had stayed under its own memory limit: memory ran
+    out around it (in the service's memory budget, or on the machine), and it was chosen as
+    the victim (its oom_score_adj)."""
+    if group is None or "memory" not in group.folders:
+        return False
+    return usage.peak_memory < limits.memory - _CHARGE_SLACK
 
 
 def _run(
@@ -349,6 +394,8 @@ def _run(
     )
     code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
     reason = reason or watch.reason_after_exit(code, usage)
+    if reason == limits.memory_broken() and _under_own_limit(group, usage, limits):
+        reason = limits.memory_ran_out(usage.peak_memory)
     if group is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)  # what is left of its session
@@ -359,11 +406,15 @@ def _run(
 
 
 __all__ = [
+    "OOM_SCORE_ADJ",
     "Isolation",
     "Limits",
+    "MemoryBudget",
     "Mount",
     "Outcome",
     "cleanup_stale",
     "isolation",
+    "memory_budget",
     "run_sandboxed",
+    "runs_memory",
 ]

@@ -16,6 +16,7 @@ from nearline.orders.base import (
 )
 from nearline.orders.dispatcher import Dispatcher
 from nearline.orders.executors import LocalExecutor, available_executors, open_executor, run_task
+from nearline.orders.memory import MemoryNow
 from nearline.orders.service import SERVICE_OWNER, Service, ServiceSettings
 from nearline.orders.users import User, UserStore
 
@@ -29,6 +30,7 @@ __all__ = [
     "Job",
     "JobStatus",
     "LocalExecutor",
+    "MemoryNow",
     "OutputFile",
     "Run",
     "RunTask",

@@ -7,6 +7,11 @@ CPUs now and, among those, the one who has had the least run time lately (CPU-se
 halved every ten minutes), so one user's thousand queued runs delay another user's single
 order by at most the length of one run, and users with work waiting share the machine
 equally over time. Within a user, runs start in the order they were made.
+
+Memory is also checked against what is free now (:class:`~nearline.orders.memory.MemoryNow`,
+read once per round): a run waits while the free memory, less what running runs declared and
+have not touched yet, cannot hold what it declares. With admission off (:func:`admit_all`,
+for comparisons only) every queued run starts at once and only each run's own limits hold.
 """
 
 from __future__ import annotations
@@ -18,9 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import psutil
-
 from nearline.orders.base import Run
+from nearline.orders.memory import MemoryNow, default_memory
 from nearline.units import format_size
 
 
@@ -36,10 +40,11 @@ class Allotment:
 
 @dataclass
 class Capacity:
-    """What the machine lends to runs at once: CPUs and memory (bytes)."""
+    """What the machine lends to runs at once: CPUs and memory (bytes; by default the
+    smaller of 80% of the machine and the service's memory budget less a reserve, memory.py)."""
 
     cpus: float = field(default_factory=lambda: float(os.cpu_count() or 1))
-    memory: int = field(default_factory=lambda: int(psutil.virtual_memory().total * 0.8))
+    memory: int = field(default_factory=default_memory)
 
 
 @dataclass(frozen=True)
@@ -113,8 +118,10 @@ def admit(
     allotment: Callable[[str], Allotment],
     disk_used: Callable[[str], int],
     ledger: Ledger | None = None,
+    memory_now: MemoryNow | None = None,
 ) -> Decision:
-    """Decide which of ``queued`` start now. ``held`` is updated with what starts."""
+    """Decide which of ``queued`` start now. ``held`` is updated with what starts.
+    ``memory_now`` is what is free at this moment (None: only ``capacity`` is checked)."""
     ledger = ledger or Ledger()
     now = time.monotonic()
     heads: dict[str, list[Candidate]] = {}
@@ -135,6 +142,8 @@ def admit(
             heads[owner].pop(0)
         else:
             why = _why_wait(head, capacity, held, allotment(owner), disk_used(owner))
+            if why is None and memory_now is not None:
+                why = _why_no_memory(head, held, memory_now)
             if why is None:
                 start.append(head)
                 held.take(owner, head.cpus, head.memory)
@@ -146,6 +155,15 @@ def admit(
         if not heads[owner]:
             del heads[owner]
     return Decision(start=start, wait=wait, refuse=refuse)
+
+
+def admit_all(queued: Iterable[Candidate], *, held: Holdings) -> Decision:
+    """Admission off: every queued run starts now, whatever it declares and whatever is free
+    (the 2005 behaviour, kept for comparisons); ``held`` still counts them."""
+    start = sorted(queued, key=lambda c: (c.created, c.run.job, c.run.index))
+    for candidate in start:
+        held.take(candidate.owner, candidate.cpus, candidate.memory)
+    return Decision(start=start, wait={}, refuse={})
 
 
 def _never(run: Candidate, capacity: Capacity, allotment: Allotment) -> str | None:
@@ -196,3 +214,23 @@ def _why_wait(
             f"{format_size(capacity.memory)} lent to running jobs"
         )
     return None
+
+
+def _why_no_memory(run: Candidate, held: Holdings, now: MemoryNow) -> str | None:
+    """Why ``run`` waits for memory free now: what is free less the part of running runs'
+    declared memory they have not touched yet (they may take it) cannot hold its declared
+    memory. Runs started this round count in ``held`` and use nothing yet."""
+    promised = max(0, held.memory - now.runs_use)
+    room = now.free - promised
+    if run.memory <= room:
+        return None
+    promise = f", {_size(promised)} of it promised to running runs;" if promised else ","
+    return (
+        f"waiting for memory: {_size(now.free)} free {now.where}{promise} "
+        f"this run declares {_size(run.memory)}"
+    )
+
+
+def _size(nbytes: int) -> str:
+    """ "2 GiB" rather than "2.0 GiB"."""
+    return format_size(nbytes).replace(".0 ", " ")

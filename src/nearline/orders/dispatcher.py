@@ -3,8 +3,8 @@ resources, the users' strings and fair share) and walks each one through its sta
 
 One thread decides (what runs next, and why the others wait); the stations' work runs on a
 pool of threads that mostly wait, and each run's algorithm on the executor. A run is admitted
-only when its declared CPUs and memory fit beside the runs already going, so a heavy load
-queues instead of driving the machine out of memory.
+only when its declared CPUs and memory fit beside the runs already going and in the memory
+free now, so a heavy load queues instead of driving the machine out of memory.
 
 Several servers may share one database (``--db``): each admits against its own capacity, a
 run belongs to the server whose admission moved it out of the queue (compare-and-set, so never
@@ -34,9 +34,11 @@ from nearline.orders.admission import (
     Holdings,
     Ledger,
     admit,
+    admit_all,
 )
 from nearline.orders.base import Executor, Job, Run, Station
 from nearline.orders.executors import LocalExecutor
+from nearline.orders.memory import MemoryNow, read_memory_now
 from nearline.orders.servers import Servers
 from nearline.orders.store import JobStore
 from nearline.units import format_size
@@ -59,7 +61,14 @@ class Dispatcher(Closing):
         disk_used: Callable[[str], int] = lambda owner: 0,
         poll: float = 2.0,
         servers: Servers | None = None,
+        admission: bool = True,
+        memory_now: Callable[[], MemoryNow] | None = None,
+        mark: Callable[[str, str], object] | None = None,
     ) -> None:
+        """``admission`` False starts every queued run at once (comparisons only);
+        ``memory_now`` reads the memory free now (default: this machine's, for local runs;
+        none for runs that go elsewhere); ``mark(event, name)`` is told each run's "start"
+        and "end" (the service's load recording)."""
         self.store = store
         self.servers = servers or Servers(store.database)
         self.me: str | None = None  # this server's id, once started
@@ -68,6 +77,10 @@ class Dispatcher(Closing):
         self.executor = executor or LocalExecutor()
         self._pool = ThreadPoolExecutor(64, thread_name_prefix="nearline-run")  # stations wait
         self.capacity = capacity or Capacity()
+        self.admission = admission
+        local = self.executor.name == LocalExecutor.name  # elsewhere, this machine's memory
+        self.memory_now = memory_now or (read_memory_now if local else None)  # is not theirs
+        self.mark = mark
         self.allotment = allotment
         self.disk_used = disk_used
         self.held = Holdings()
@@ -204,14 +217,20 @@ class Dispatcher(Closing):
                     run, job.owner, job.created, resources.cpus, resources.memory, resources.disk
                 )
             )
-        decision = admit(
-            queued,
-            capacity=self.capacity,
-            held=self.held,
-            allotment=self.allotment,
-            disk_used=self.disk_used,
-            ledger=self.ledger,
-        )
+        if not queued:
+            return
+        if not self.admission:
+            decision = admit_all(queued, held=self.held)
+        else:
+            decision = admit(
+                queued,
+                capacity=self.capacity,
+                held=self.held,
+                allotment=self.allotment,
+                disk_used=self.disk_used,
+                ledger=self.ledger,
+                memory_now=self.memory_now() if self.memory_now is not None else None,
+            )
         for candidate in queued:
             run = candidate.run
             if run.id in decision.refuse:
@@ -277,10 +296,15 @@ class Dispatcher(Closing):
                 )
                 cancel.wait(self.poll)
             run = self._next(run, Station.RUN)
-            outcome, outputs = stations.execute(
-                run, job, algorithm, inputs=inputs, places=places, cancel=cancel,
-                executor=self.executor,
-            )  # fmt: skip
+            name = f"{job.process} job {job.id[:8]} #{run.index}"
+            self._mark("start", name)
+            try:
+                outcome, outputs = stations.execute(
+                    run, job, algorithm, inputs=inputs, places=places, cancel=cancel,
+                    executor=self.executor,
+                )  # fmt: skip
+            finally:
+                self._mark("end", name)
             retried = self.executor.retries(run.id)
             if retried:
                 run = self._note_retries(run, retried)
@@ -300,6 +324,16 @@ class Dispatcher(Closing):
         if run.station == Station.CLEANUP:
             stations.cleanup(run, places=places)
             self._next(run, Station.DONE, finished=datetime.now(UTC))
+
+    def _mark(self, event: str, name: str) -> None:
+        """Tell the recording a run started or ended; a recording that fails costs the run
+        nothing."""
+        if self.mark is None:
+            return
+        try:
+            self.mark(event, name)
+        except Exception:
+            log.exception("dispatcher: could not mark %s of %s", event, name)
 
     def _taken_over(self, run: Run) -> bool:
         """Whether another server holds ``run`` now (its folder is that server's to clean)."""

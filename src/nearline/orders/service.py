@@ -39,10 +39,12 @@ from nearline.errors import (
     JobNotFound,
     ManifestError,
 )
+from nearline.monitor import SystemSampler
 from nearline.orders.admission import Capacity
 from nearline.orders.base import Job, JobStatus, Run, Station
 from nearline.orders.dispatcher import Dispatcher
 from nearline.orders.executors import open_executor
+from nearline.orders.memory import service_lending
 from nearline.orders.planning import plan_order
 from nearline.orders.stations import OUTPUTS_OF, Places, output_item_id
 from nearline.orders.store import JobStore
@@ -51,7 +53,7 @@ from nearline.orders.subscription_store import SubscriptionStore
 from nearline.orders.subscriptions import Subscription, SubscriptionRun
 from nearline.orders.users import UserStore
 from nearline.orders.watch import SubscriptionWatch
-from nearline.units import parse_size
+from nearline.units import format_size, parse_size
 
 log = logging.getLogger(__name__)
 SERVICE_OWNER = "nearline"  # owns the built-in algorithms
@@ -64,11 +66,13 @@ class ServiceSettings:
     data: Path = Path("nearline-data")
     base_url: str = "http://127.0.0.1:8000"
     cpus: float | None = None  # lent to runs at once (default: every CPU)
-    memory: int | None = None  # lent to runs at once (default: 80% of memory)
+    memory: int | None = None  # lent to runs at once (default: orders/memory.py)
     max_upload: int = 512 * 1024**2
     executor: str = "local"  # where runs execute: local, or dask://HOST:PORT
     db: str | None = None  # the PostgreSQL state shared by several servers (None: SQLite files)
     poll: float = 2.0
+    admission: bool = True  # False: every queued run starts at once (comparisons only)
+    record: Path | None = None  # sample the machine into this run folder while serving
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -82,8 +86,11 @@ class ServiceSettings:
         max_upload: str | int | None = None,
         executor: str | None = None,
         db: str | None = None,
+        admission: str | bool | None = None,
+        record: str | Path | None = None,
     ) -> ServiceSettings:
         env = os.environ
+        record = record or env.get("NEARLINE_RECORD") or None
         data = data or env.get("NEARLINE_DATA") or "nearline-data"
         memory = memory or env.get("NEARLINE_MEMORY")
         max_upload = max_upload or env.get("NEARLINE_MAX_UPLOAD")
@@ -106,7 +113,22 @@ class ServiceSettings:
             ),
             executor=executor or env.get("NEARLINE_EXECUTOR") or cls.executor,
             db=database_url(db),
+            admission=parse_admission(
+                admission if admission is not None else env.get("NEARLINE_ADMISSION", "on")
+            ),
+            record=Path(record).absolute() if record is not None else None,
         )
+
+
+def parse_admission(value: str | bool) -> bool:
+    """``on`` (runs start as their declared resources fit) or ``off`` (every queued run
+    starts at once: the 2005 behaviour, for comparisons)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("on", "off"):
+        raise ConfigError(f"admission: expected on or off, got {value!r}")
+    return text == "on"
 
 
 class Service(Closing):
@@ -134,6 +156,7 @@ class Service(Closing):
             capacity.cpus = self.settings.cpus
         if self.settings.memory is not None:
             capacity.memory = self.settings.memory
+        self._sampler: SystemSampler | None = None  # the load recording, while serving
         self.dispatcher = Dispatcher(
             store=self.jobs,
             find_algorithm=self._algorithm_of,
@@ -147,6 +170,8 @@ class Service(Closing):
             allotment=self.users.allotment,
             disk_used=self.jobs.disk_used,
             poll=self.settings.poll,
+            admission=self.settings.admission,
+            mark=self._mark if self.settings.record is not None else None,
         )
         subscriptions = SubscriptionStore(self.database)
         self.subscriptions = Subscriptions(
@@ -175,6 +200,10 @@ class Service(Closing):
         self.places.scratch.mkdir(parents=True)
         for package in builtin_algorithms():
             self.algorithms.ensure_builtin(package, owner=SERVICE_OWNER)
+        self._say_lending()
+        if self.settings.record is not None:
+            self._sampler = SystemSampler(self.settings.record)
+            log.info("recording the machine into %s", self.settings.record)
         self.dispatcher.start()
         self._watch.start()  # subscriptions: triggered by ingest, after the dispatcher
         self._started = True
@@ -183,9 +212,41 @@ class Service(Closing):
         if self._started:
             self._watch.close()
             self.dispatcher.close()
+        if self._sampler is not None:  # after the dispatcher: its runs' ends are marked
+            self._sampler.close()
         self.catalogue.close()
         self.algorithms.close()
         self.database.close()
+
+    def _say_lending(self) -> None:
+        """Log what runs may hold at once, and from what that follows."""
+        capacity = self.dispatcher.capacity
+        if not self.settings.admission:
+            log.warning(
+                "admission is off: every queued run starts at once, held only by its own "
+                "limits (for comparisons; never for a service people use)"
+            )
+            return
+        lending = service_lending()
+        why = "--memory" if self.settings.memory is not None else lending.why
+        log.info(
+            "runs may hold %g CPUs and %s at once (%s)",
+            capacity.cpus,
+            format_size(capacity.memory),
+            why,
+        )
+        if self.settings.memory is not None and capacity.memory > lending.memory:
+            log.warning(
+                "--memory %s is more than this service can lend (%s: %s); runs wait for "
+                "memory free now as well",
+                format_size(capacity.memory),
+                lending.why,
+                format_size(lending.memory),
+            )
+
+    def _mark(self, event: str, name: str) -> None:
+        if self._sampler is not None:
+            self._sampler.mark(event, name)
 
     # -- orders -----------------------------------------------------------------------------
     def submit(
