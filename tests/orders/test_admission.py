@@ -1,11 +1,14 @@
-"""Admission, decided without a server: the machine's capacity, users' strings and fair
-share, on made-up queues."""
+"""Admission, decided without a server: the machine's capacity, the memory free now, users'
+strings and fair share, on made-up queues and memory readings."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from nearline.orders import Allotment, Capacity, Run, Station
+import pytest
+
+from nearline.errors import ConfigError
+from nearline.orders import Allotment, Capacity, Run, ServiceSettings, Station
 from nearline.orders.admission import Candidate, Holdings, Ledger, admit, admit_all
 from nearline.orders.memory import MemoryNow
 
@@ -216,3 +219,17 @@ def test_with_admission_off_every_queued_run_starts_at_once():
     assert decision.wait == decision.refuse == {}
     assert held.cpus == 8 * 0.25 + 2 * 16
     assert held.memory == 8 * 300 * MIB + 2 * GIB
+
+
+def test_admission_and_recording_come_from_arguments_then_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("NEARLINE_ADMISSION", "off")
+    monkeypatch.setenv("NEARLINE_RECORD", str(tmp_path / "load"))
+    settings = ServiceSettings.resolve(data=tmp_path)
+    assert (settings.admission, settings.record) == (False, tmp_path / "load")
+    assert ServiceSettings.resolve(data=tmp_path, admission="on").admission is True
+    monkeypatch.delenv("NEARLINE_ADMISSION")
+    monkeypatch.delenv("NEARLINE_RECORD")
+    assert ServiceSettings.resolve(data=tmp_path).admission is True
+    assert ServiceSettings.resolve(data=tmp_path).record is None
+    with pytest.raises(ConfigError, match="admission: expected on or off, got 'maybe'"):
+        ServiceSettings.resolve(data=tmp_path, admission="maybe")
