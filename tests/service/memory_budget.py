@@ -73,11 +73,13 @@ def _remove(folder: Path) -> None:
     deadline = time.monotonic() + 10
     for group in [*groups, folder]:
         while group.exists():
-            for pid in (group / "cgroup.procs").read_text().split():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(pid), signal.SIGKILL)
             try:
+                for pid in (group / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
                 group.rmdir()
+            except FileNotFoundError:  # removed meanwhile (by the server, stopping)
+                pass
             except OSError:
                 if time.monotonic() > deadline:
                     raise

@@ -12,7 +12,6 @@ anything else sharing the machine or the budget makes runs wait too.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 import psutil
@@ -20,13 +19,12 @@ import psutil
 from nearline.algorithms.sandbox import MemoryBudget, memory_budget, runs_memory
 from nearline.units import format_size
 
-log = logging.getLogger(__name__)
-
 MACHINE_SHARE = 0.8  # of the machine's memory, the rest left to the system and the service
 # kept back from a budget for the service: it holds about 100 MiB resident (Python, uvicorn,
-# SQLite; 89 MiB measured while serving runs) and its logs, database and staged copies
-# fill page cache charged to the budget; 256 MiB covers both with room to spare, and is a
-# quarter of a 1 GiB budget, so even a small budget lends most of itself
+# SQLite: 89 MiB measured while serving runs, about 60 MiB of it charged to a 1 GiB budget
+# it was started in) and its logs, database and staged copies fill page cache charged to
+# the budget; 256 MiB covers both with room to spare, and is a quarter of a 1 GiB budget,
+# so even a small budget lends most of itself
 RESERVE = 256 * 1024**2
 
 
