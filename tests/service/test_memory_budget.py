@@ -62,8 +62,9 @@ def overload(live: BudgetedService) -> list[str]:
 
 
 def follow(live: BudgetedService, jobs: list[str]) -> tuple[list[dict], int, set[str]]:
-    """Poll the jobs until all have ended: their final status documents, the most runs busy
-    at once, and every reason a run gave for waiting."""
+    """Poll the jobs until all have ended: their final status documents, the most runs seen
+    busy in one poll (the jobs are read one after another, so it may count a run that ended
+    and the one that took its place), and every reason a run gave for waiting."""
     most, reasons = 0, set()
     deadline = time.monotonic() + 120
     with live.client("alice") as client:
@@ -82,11 +83,10 @@ def test_admission_keeps_an_overload_within_the_budget_and_nothing_is_killed(tmp
     record = tmp_path / "load"
     with budgeted(tmp_path, "--record", str(record)) as (live, budget):
         jobs = overload(live)
-        statuses, most, reasons = follow(live, jobs)
+        statuses, _, reasons = follow(live, jobs)
         with live.client("alice") as client:
             logs = [client.get(f"/jobs/{job}/logs").text for job in jobs]
         assert [s["status"] for s in statuses] == ["successful"] * RUNS, statuses
-        assert most <= 2  # 768 MiB lent: two runs of 300 MiB at once
         assert any(reason.startswith("waiting for memory: ") for reason in reasons), reasons
         # the kernel never had to act: the budget's limit was never reached, nothing killed
         assert budget.read("memory.max_usage_in_bytes") < budget.limit
@@ -112,7 +112,8 @@ def test_admission_keeps_an_overload_within_the_budget_and_nothing_is_killed(tmp
         finished = datetime.fromisoformat(run["finished"]).timestamp()
         assert started <= marks["start", name] < marks["end", name] <= finished
         assert marks["end", name] - marks["start", name] >= HOLD
-    # never more than two running at once, by the marks too
+    # 768 MiB lent: never more than two runs of 300 MiB at once, by the marks (one clock, in
+    # one process: polling the jobs one by one would see a run end and the next start apart)
     events = sorted((time_, event == "start") for (event, _), time_ in marks.items())
     running = peak = 0
     for _, starts in events:
