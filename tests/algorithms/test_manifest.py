@@ -241,5 +241,11 @@ def test_example_manifests_parse(tmp_path):
     from .example_data import EXAMPLES
 
     found = sorted(read_manifest(path.parent).id for path in EXAMPLES.glob("*/algorithm.yaml"))
-    assert found == ["counts-histogram", "gac-quicklook"]
+    assert found == [
+        "counts-histogram",
+        "gac-quicklook",
+        "modis-cloud-geos5",
+        "modis-lst-geos5",
+        "modis-water-vapour-geos5",
+    ]
     assert Path(EXAMPLES / "gac-quicklook" / "Makefile").is_file()
