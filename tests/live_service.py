@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,12 +69,18 @@ class LiveService:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, *extra: str, timeout: float = 60) -> None:
+    def start(
+        self, *extra: str, timeout: float = 60, preexec: Callable[[], None] | None = None
+    ) -> None:
+        """Start the server with ``extra`` options and wait until it answers; ``preexec``
+        runs in the server's process before it execs (system calls only)."""
         self.log = self.data.parent / f"{self.data.name}-server.log"
         env = {**os.environ, **MPI_ENV, **state_env(self.data)}
         command = [sys.executable, "-m", "nearline", "serve", "--port", str(self.port), *extra]
         with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log)
+            self.process = subprocess.Popen(
+                command, env=env, stdout=log, stderr=log, preexec_fn=preexec
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

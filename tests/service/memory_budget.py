@@ -9,21 +9,17 @@ import contextlib
 import os
 import secrets
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from nearline.algorithms._cgroups import hierarchies
-from nearline.mpirun import MPI_ENV
 
-from ..live_service import LiveService, state_env
+from ..live_service import LiveService
 
 
 @dataclass(frozen=True)
@@ -93,11 +89,8 @@ class BudgetedService(LiveService):
 
     budget: Budget | None = None
 
-    def start(self, *extra: str, timeout: float = 60) -> None:
+    def start(self, *extra: str, timeout: float = 60, preexec: None = None) -> None:
         assert self.budget is not None
-        self.log = self.data.parent / f"{self.data.name}-server.log"
-        env = {**os.environ, **MPI_ENV, **state_env(self.data)}
-        command = [sys.executable, "-m", "nearline", "serve", "--port", str(self.port), *extra]
         procs = os.fsencode(self.budget.folder / "cgroup.procs")
 
         def join() -> None:  # between fork and exec: system calls only
@@ -107,17 +100,4 @@ class BudgetedService(LiveService):
             finally:
                 os.close(fd)
 
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                command, env=env, stdout=log, stderr=log, preexec_fn=join
-            )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"nearline serve exited:\n{self.log.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/conformance", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise AssertionError(f"nearline serve did not answer:\n{self.log.read_text()[-3000:]}")
+        super().start(*extra, timeout=timeout, preexec=join)
