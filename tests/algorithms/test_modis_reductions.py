@@ -5,7 +5,10 @@ reference (modis_reference.py) on the same granules, planted outliers and all.""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -78,6 +81,21 @@ def test_the_references_1km_places_are_nearline_readers(tmp_path):
     mine = lonlat_1km(path, lon.shape[0])
     assert np.abs(mine[1] - lat).max() < 1e-4
     assert np.abs((mine[0] - lon + 180) % 360 - 180).max() < 1e-4
+
+
+def test_a_granule_of_another_product_is_refused_by_name(tmp_path):
+    (cloudy, _) = sorted((EXAMPLES / "modis-cloud-geos5" / "tests").glob("*.hdf"))
+    job = {"job": "1", "inputs": {"granules": [{"path": str(cloudy), "item": {}}]},
+           "parameters": {"grid": "geos5-1x1.25"}, "outputs": str(tmp_path)}  # fmt: skip
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    program = EXAMPLES / "modis-lst-geos5" / "lst.py"
+    env = {**os.environ, "NEARLINE_JOB": str(tmp_path / "job.json")}
+    done = subprocess.run([sys.executable, str(program)], env=env, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"modis-lst-geos5: {cloudy.name} is MOD06_L2; modis-lst-geos5 reduces MOD11_L2 or MYD11_L2"
+    )
+    assert list(tmp_path.glob("*.nc")) == []
 
 
 @pytest.fixture(scope="module")
