@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/layout.py --update-docs
 	$(BIN)/python benchmarks/composite.py --update-docs
 	$(BIN)/python benchmarks/service.py --update-docs
+	$(BIN)/python benchmarks/load.py --update-docs
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks

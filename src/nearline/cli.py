@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo_parser(commands)
 
     bench = commands.add_parser("bench", help="run a benchmark (from a source checkout)")
-    bench.add_argument("name", choices=["burst", "layout", "composite", "service"])
+    bench.add_argument("name", choices=["burst", "layout", "composite", "service", "load"])
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     bench.set_defaults(func=_bench)
 
