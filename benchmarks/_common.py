@@ -256,6 +256,11 @@ def machine_summary(out_dir: Path) -> str:
     )
 
 
+def epoch(stamp: str) -> float:
+    """Unix seconds of an ISO 8601 time as the service writes it (``Z`` or an offset)."""
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
 def now_stamp() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 

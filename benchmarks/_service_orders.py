@@ -12,13 +12,14 @@ import shutil
 import threading
 import time
 from collections import Counter
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from tests.live_service import LiveService, nearline
 from tests.service.granules import COLLECTION, add_granules
+
+from _common import epoch
 
 USERS = [f"u{index}" for index in range(1, 6)]
 CLIENTS_PER_USER = 4
@@ -151,7 +152,7 @@ def _account(
             statuses[job["status"]] += 1
             for run in job["nearline:runs"]:
                 if run["started"] and run["finished"]:
-                    interval = (_epoch(run["started"]), _epoch(run["finished"]))
+                    interval = (epoch(run["started"]), epoch(run["finished"]))
                     runs.setdefault(user, []).append(interval)
     lost = sum(len(set(made[u]) - {j["jobID"] for j in listed[u]}) for u in USERS)
     phantom = sum(len({j["jobID"] for j in listed[u]} - set(made[u])) for u in USERS)
@@ -187,7 +188,3 @@ def _outputs_of(live: LiveService, user: str) -> int:
             if not following:
                 return count
             token = parse_qs(urlparse(following[0]["href"]).query)["token"][0]
-
-
-def _epoch(stamp: str) -> float:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()

@@ -38,6 +38,7 @@ from tests.service.memory_budget import Budget, BudgetedService, memory_budget  
 
 from _common import (  # noqa: E402
     command_line,
+    epoch,
     machine_summary,
     markdown_table,
     now_stamp,
@@ -194,16 +195,12 @@ def _record(phase: str, product: str, instance: int, status: dict[str, Any]) -> 
         instance=instance,
         status=status["status"],
         message=run["message"] or status.get("message", ""),
-        started=_epoch(run["started"]),
-        finished=_epoch(run["finished"]),
+        started=epoch(run["started"]) if run["started"] else None,
+        finished=epoch(run["finished"]) if run["finished"] else None,
         cpu_seconds=usage.get("cpu_seconds", 0.0),
         peak_memory=usage.get("peak_memory", 0),
         bytes_read=usage.get("bytes_read", 0),
     )
-
-
-def _epoch(stamp: str | None) -> float | None:
-    return None if stamp is None else datetime.fromisoformat(stamp).timestamp()
 
 
 def redeclare(live: LiveService, product: str, memory: int, out: Path) -> None:
