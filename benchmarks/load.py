@@ -94,6 +94,7 @@ class Phase:
     began: float
     ended: float
     peak: int
+    record: Path  # the recording of the machine it ran in
 
 
 def granule_counts(text: str) -> dict[str, int]:
@@ -165,7 +166,11 @@ def order(live: LiveService, process: str, product: str) -> str:
 
 
 def run_phase(
-    name: str, live: LiveService, budget: Budget | None, instances: dict[str, int]
+    name: str,
+    live: LiveService,
+    budget: Budget | None,
+    instances: dict[str, int],
+    record: Path,
 ) -> Phase:
     """Submit ``instances`` orders of each product at once (in quick succession, as the
     report did), wait for all, and read back every run."""
@@ -183,7 +188,7 @@ def run_phase(
             for product, k, job in jobs]  # fmt: skip
     ended = max([r.finished or began for r in runs] + [time.time()])
     peak = budget.read("memory.max_usage_in_bytes") if budget else max(r.peak_memory for r in runs)
-    return Phase(name, runs, began, ended, peak)
+    return Phase(name, runs, began, ended, peak, record)
 
 
 def _record(phase: str, product: str, instance: int, status: dict[str, Any]) -> RunRecord:
@@ -249,7 +254,7 @@ def measure(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     try:
         deploy_all(live)
         for product in PACKAGES:
-            phase = run_phase(f"single {product}", live, None, {product: 1})
+            phase = run_phase(f"single {product}", live, None, {product: 1}, record)
             figures["phases"][phase.name] = phase
         declared = {}
         for product in PACKAGES:
@@ -268,9 +273,9 @@ def measure(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             live = served(data, record, *extra, budget=budget)
             try:
                 if mode == "admission":
-                    phase = run_phase("comb 1", live, budget, dict.fromkeys(PACKAGES, 1))
+                    phase = run_phase("comb 1", live, budget, dict.fromkeys(PACKAGES, 1), record)
                     figures["phases"][phase.name] = phase
-                phase = run_phase(f"heavy, {mode}", live, budget, heavy)
+                phase = run_phase(f"heavy, {mode}", live, budget, heavy, record)
                 figures["phases"][phase.name] = phase
             finally:
                 live.stop()
@@ -393,9 +398,7 @@ def figures_text(figures: dict[str, Any], out: Path, args: argparse.Namespace) -
     phases: dict[str, Phase] = figures["phases"]
     rows, ratios = summary_rows(figures, cores)
     for row, phase in zip(rows, phases.values(), strict=True):
-        mode = phase.name.split(", ")[-1] if phase.name.startswith("heavy") else "admission"
-        mode = "single" if phase.name.startswith("single") else mode
-        row.append(disk_rates(figures["recordings"][mode], phase.began, phase.ended))
+        row.append(disk_rates(phase.record, phase.began, phase.ended))
     heavy_on, heavy_off = phases["heavy, admission"], phases["heavy, all at once"]
     pictures = []
     for mode, record in figures["recordings"].items():
