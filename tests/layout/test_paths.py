@@ -36,6 +36,23 @@ def test_layout_of_per_rank_and_assembled_files(tmp_path):
     )
 
 
+@pytest.mark.parametrize("rank", [None, 3])
+def test_extension_with_or_without_its_dot_names_the_same_path(tmp_path, rank):
+    dotted = hds_path(tmp_path, step=1, file="file", rank=rank, ext=".nc")
+    assert dotted == hds_path(tmp_path, step=1, file="file", rank=rank, ext="nc")
+    assert dotted.name == ("file.000001.nc" if rank is None else "file.000001.00003.nc")
+    assert parse(dotted) == OutputPath(file="file", step=1, rank=rank, ext="nc")
+    assert Layout(fanout=8, ranks=20).path(tmp_path, step=1, file="f", rank=9, ext=".h5") == (
+        tmp_path / "000001" / "f" / "1" / "f.000001.00009.h5"
+    )
+
+
+@pytest.mark.parametrize("bad", ["", ".", "..nc", "tar.gz", "n c", "nc/", 7])
+def test_extensions_parse_could_not_read_back_are_refused(tmp_path, bad):
+    with pytest.raises(LayoutError, match=r"file extension .* is not usable.*'nc' or '\.nc'"):
+        hds_path(tmp_path, step=0, file="f", ext=bad)
+
+
 @pytest.mark.parametrize("bad", ["", "a/b", "../x", "a b", ".hidden"])
 def test_unusable_file_names_are_refused(tmp_path, bad):
     with pytest.raises(LayoutError, match="not usable in a path"):

@@ -22,6 +22,7 @@ STEP_WIDTH = 6
 RANK_WIDTH = 5
 DEFAULT_FANOUT = 1024
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
+_EXT = re.compile(r"^[A-Za-z0-9]+$")
 _FILE = re.compile(
     r"^(?P<file>[A-Za-z0-9_][A-Za-z0-9_\-]*)\.(?P<step>\d+)(?:\.(?P<rank>\d+))?\.(?P<ext>[A-Za-z0-9]+)$"
 )
@@ -73,8 +74,12 @@ class Layout:
     def path(
         self, root: str | Path, *, step: int, file: str, rank: int | None = None, ext: str
     ) -> Path:
-        """Where ``file`` at ``step`` (from ``rank``, if per-rank) is written below ``root``."""
+        """Where ``file`` at ``step`` (from ``rank``, if per-rank) is written below ``root``.
+
+        ``ext`` may be given with or without its dot (``"nc"`` or ``".nc"``).
+        """
         check_name(file)
+        ext = check_ext(ext)
         step_dir = self.step_dir(root, step)
         stem = f"{file}.{step:0{STEP_WIDTH}d}"
         if rank is None:
@@ -122,6 +127,18 @@ def check_name(file: str) -> str:
     return file
 
 
+def check_ext(ext: str) -> str:
+    """``ext`` without a leading dot, if :func:`parse` can read it back; else
+    :class:`LayoutError`. Users write ".nc" as often as "nc": both name the same path."""
+    bare = ext[1:] if isinstance(ext, str) and ext.startswith(".") else ext
+    if not isinstance(bare, str) or not _EXT.match(bare):
+        raise LayoutError(
+            f"file extension {ext!r} is not usable in an output path: use letters and digits "
+            "only, with or without one leading dot (for example 'nc' or '.nc')"
+        )
+    return bare
+
+
 def hds_path(
     root: str | Path,
     *,
@@ -131,7 +148,8 @@ def hds_path(
     ext: str,
     layout: Layout | None = None,
 ) -> Path:
-    """Return where ``file`` at ``step`` (from ``rank``, if per-rank) is written below ``root``."""
+    """Return where ``file`` at ``step`` (from ``rank``, if per-rank) is written below ``root``;
+    ``ext`` is given with or without its dot."""
     return (layout or Layout()).path(root, step=step, file=file, rank=rank, ext=ext)
 
 
