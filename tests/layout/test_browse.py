@@ -46,3 +46,25 @@ def test_cli_lists_a_step(tree, capsys):
     assert "sfc" in out
     assert main(["ls", str(tree), "--step", "9"]) == 2
     assert capsys.readouterr().err.startswith("nearline: error: step 9 is not in")
+
+
+def test_cli_names_a_root_that_does_not_exist_or_is_a_file(tmp_path, capsys):
+    missing = tmp_path / "no" / "such" / "folder"
+    for args in ([], ["--step", "0"], ["--step", "0", "--file", "dyn"], ["--file", "dyn"]):
+        assert main(["ls", str(missing), *args]) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            f"nearline: error: output folder {missing} does not exist; name the root a run "
+            "writes to (burst's root=)"
+        ]
+    (tmp_path / "notes.txt").write_text("not a tree")
+    assert main(["ls", str(tmp_path / "notes.txt")]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"nearline: error: {tmp_path / 'notes.txt'} is a file, not an output folder"
+    )
+
+
+def test_cli_says_an_existing_folder_holds_no_steps(tmp_path, capsys):
+    assert main(["ls", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"nearline: error: no nearline output steps in {tmp_path}"
+    ]

@@ -37,8 +37,23 @@ class FileEntry:
 
 def steps(root: str | Path) -> Iterator[tuple[int, Path]]:
     """(step, folder) for every step below ``root``, in order."""
-    for folder in step_folders(Path(root)):
+    for folder in step_folders(check_root(root)):
         yield int(folder.name), folder
+
+
+def check_root(root: str | Path) -> Path:
+    """``root`` as a Path, if it is a folder; else :class:`LayoutError`, so that a mistyped
+    root is not reported as an empty tree (``step_folders`` sees no steps in either)."""
+    path = Path(root)
+    if not path.exists():
+        raise LayoutError(
+            f"output folder {root} does not exist; name the root a run writes to (burst's root=)"
+        )
+    if not path.is_dir():
+        raise LayoutError(
+            f"{root} is a file, not an output folder; name the root a run writes to (burst's root=)"
+        )
+    return path
 
 
 def _step_folder(root: str | Path, step: int) -> Path:
