@@ -91,6 +91,31 @@ def test_composite_names_a_missing_input_in_one_line(tmp_path):
     assert result.stderr.splitlines() == ["nearline: error: input nowhere.nc does not exist"]
 
 
+def test_composite_to_a_folder_it_cannot_write_is_one_line_naming_path_and_fix(tmp_path):
+    made = nearline(
+        "synth", "avhrr", "--date", "2012-12-12", "--orbits", "1", "--lines", "400",
+        "--out", "day", cwd=tmp_path,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "taken").write_text("a file, not a folder")
+    cases = [
+        (["--out", "/proc/x.nc"], "cannot write --out /proc/x.nc: its folder /proc takes no "
+         "new files (No such file or directory); name a netCDF file in a folder you can write"),
+        (["--out", "taken/x.nc"], "cannot write --out taken/x.nc: taken is a file, not a "
+         "folder; name a netCDF file in a folder you can write"),
+        (["--out", "c.nc", "--png", "/proc/q.png"], "cannot write --png /proc/q.png: its folder "
+         "/proc takes no new files (No such file or directory); name a PNG file in a folder "
+         "you can write"),
+    ]  # fmt: skip
+    for args, message in cases:
+        result = nearline("composite", "day", "--workers", "1", *args, cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr + result.stdout
+        assert result.stderr.splitlines() == [f"nearline: error: {message}"]
+    assert not (tmp_path / "c.nc").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["day", "taken"]  # no scratch left
+
+
 def test_synth_and_composite_from_the_command_line(tmp_path):
     made = nearline(
         "synth", "avhrr", "--date", "2012-12-12", "--orbits", "1", "--lines", "400",

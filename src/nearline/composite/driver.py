@@ -94,6 +94,8 @@ def run(
     if comm is not None:
         roles(comm, settings.readers)
     out = check_output(Path(out))
+    if png is not None:
+        check_output(Path(png), option="--png", kind="PNG")
     rank0 = comm is None or comm.Get_rank() == 0
     context = prepare(paths, settings, progress=progress if rank0 else None)
     sample_seconds = context.sample_seconds
@@ -186,6 +188,8 @@ def _climate(
     from nearline.composite.climate import temporal_composite
 
     settings = CompositeSettings.parse(period=period, workers=1)
+    if png is not None:
+        check_output(Path(png), option="--png", kind="PNG")
     temporal_composite(paths, check_output(out), period=settings.period, progress=progress)
     quicklook = write_quicklook(out, Path(png)) if png is not None else None
     result = CompositeResult(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -95,9 +96,27 @@ def _positive(value: int, what: str) -> int:
     return value
 
 
-def check_output(path: Path) -> Path:
-    """The output path, refusing a folder where a file is wanted."""
+def check_output(path: Path, *, option: str = "--out", kind: str = "netCDF") -> Path:
+    """The output path, refusing a folder where a file is wanted and a folder that takes no
+    new files: said before the run's work starts, not as a traceback when it writes."""
     path = Path(path)
     if path.is_dir():
-        raise ConfigError(f"--out {path} is a folder; name the netCDF file to write")
+        raise ConfigError(f"{option} {path} is a folder; name the {kind} file to write")
+    folder = path.parent
+    # The run makes a missing folder too. A probe file is the only sure test: os.access
+    # says yes to root, yet /proc (or a read-only mount) still refuses the file.
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        if folder.exists() and not folder.is_dir():
+            raise ConfigError(
+                f"cannot write {option} {path}: {folder} is a file, not a folder; name a "
+                f"{kind} file in a folder you can write"
+            ) from None
+        raise ConfigError(
+            f"cannot write {option} {path}: its folder {folder} takes no new files "
+            f"({error.strerror or error}); name a {kind} file in a folder you can write"
+        ) from None
     return path
