@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from nearline.errors import ConfigError
+from nearline.errors import ConfigError, RestoreError
 from nearline.layout.events import MigrationEvent, Phase
 from nearline.layout.manifest import BundleKind, Manifest
 from nearline.units import format_size
@@ -111,15 +111,19 @@ def run_restore(args: argparse.Namespace) -> int:
     from nearline.layout.restore import restore
 
     with _ProgressBars() as bars:
-        restored = restore(
-            args.archive,
-            args.dest,
-            step=args.step,
-            file=args.file,
-            chunk_size=args.chunk_size,
-            progress=bars.update,
-            storage_options=_storage_options(args.storage_option),
-        )
+        try:
+            restored = restore(
+                args.archive,
+                args.dest,
+                step=args.step,
+                file=args.file,
+                chunk_size=args.chunk_size,
+                progress=bars.update,
+                storage_options=_storage_options(args.storage_option),
+            )
+        except RestoreError as error:  # the good sets came back: say so, then name the bad
+            bars.console.print(_summary("restored", error.restored, args.dest), highlight=False)
+            raise
         bars.console.print(_summary("restored", restored, args.dest), highlight=False)
     return 0
 

@@ -6,6 +6,11 @@ builtin exception fits, the subclass inherits it too, so ``except ValueError`` k
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nearline.layout.manifest import Manifest
+
 
 class NearlineError(Exception):
     """Base of every nearline error."""
@@ -36,6 +41,22 @@ class MigrationError(LayoutError):
 
 class ArchiveError(MigrationError):
     """The archive tier failed (full, unreachable) or holds a bundle its manifest disowns."""
+
+
+class RestoreError(ArchiveError):
+    """A restore brought every good set back but not these: ``failed`` holds each bad set's
+    manifest and error, ``restored`` the manifests of the sets that did come back."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        restored: list[Manifest],
+        failed: list[tuple[Manifest, ArchiveError]],
+    ) -> None:
+        super().__init__(message)
+        self.restored = restored
+        self.failed = failed
 
 
 class SwathError(NearlineError):

@@ -23,7 +23,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from nearline.errors import ArchiveError, LayoutError, MigrationError
+from nearline.errors import ArchiveError, LayoutError, MigrationError, RestoreError
 from nearline.layout import (
     Layout,
     MigrationEvent,
@@ -453,6 +453,80 @@ def test_a_corrupt_bundle_fails_verify_and_restore_naming_the_set_and_file(tmp_p
         restore(archive, back, step=1, file="phy")
     restored = {p.name for p in (back / "000001").rglob("*") if p.is_file()}
     assert restored == {Path(target.entries[0].path).name}  # before the bad one; no partial
+
+
+def flip_a_byte(archive: Path, manifest: Manifest, index: int) -> Entry:
+    """Corrupt member ``index`` of ``manifest``'s bundle in place; return its entry."""
+    entry = manifest.entries[index]
+    with open(archive / entry.object, "r+b") as bundle:
+        bundle.seek(entry.offset + 17)
+        byte = bundle.read(1)
+        bundle.seek(entry.offset + 17)
+        bundle.write(bytes([byte[0] ^ 0xFF]))
+    return entry
+
+
+def test_restore_brings_back_every_good_set_then_names_each_bad_one(tmp_path):
+    source, archive, back = tmp_path / "source", tmp_path / "archive", tmp_path / "back"
+    expected = make_run(source, steps=range(3))
+    with Migrator(source, archive) as migrator:
+        archived = {(m.step, m.file): m for m in migrator.run_once()}
+    assert len(archived) == 6
+    phy = flip_a_byte(archive, archived[(1, "phy")], 1)  # in the middle of the run
+    dyn = flip_a_byte(archive, archived[(2, "dyn")], 0)
+    with pytest.raises(RestoreError) as caught:
+        restore(archive, back)
+    error = caught.value
+    assert [(m.step, m.file) for m in error.restored] == [
+        (0, "dyn"),
+        (0, "phy"),
+        (1, "dyn"),
+        (2, "phy"),
+    ]
+    assert [(m.step, m.file) for m, _ in error.failed] == [(1, "phy"), (2, "dyn")]
+    message = str(error)
+    assert message.startswith(
+        f"2 of 6 archived sets could not be restored (the other 4 were, into {back}): "
+        f"[1] set (step 1, file 'phy'): {phy.path} in "
+    )
+    assert f"; [2] set (step 2, file 'dyn'): {dyn.path} in " in message
+    assert "\n" not in message
+    good = {p: sha for p, sha in expected.items() if not p.startswith(("000001/phy", "000002/dyn"))}
+    assert len(good) == 16
+    restored = tree(back)
+    assert {p: restored[p] for p in good} == good  # every good set read back equal
+    bad = set(restored) - set(good)  # a bad set keeps only its files before the bad one
+    first_phy = archived[(1, "phy")].entries[0].path
+    assert bad == {f"000001/{first_phy}"}
+    assert restored[f"000001/{first_phy}"] == expected[f"000001/{first_phy}"]
+    assert not [p for p in back.rglob("*") if ".partial" in p.name]
+
+
+def test_cli_restore_reports_the_good_sets_and_exits_non_zero_naming_the_bad(tmp_path, capsys):
+    source, archive, back = tmp_path / "source", tmp_path / "archive", tmp_path / "back"
+    expected = make_run(source, steps=range(3), files=("dyn",))
+    assert cli(["migrate", str(source), str(archive)]) == 0
+    capsys.readouterr()
+    from nearline.layout import manifests
+    from nearline.layout.tiers import open_tier
+
+    middle = next(m for m in manifests(open_tier(archive)) if m.step == 1)
+    entry = flip_a_byte(archive, middle, 2)
+    assert cli(["restore", str(archive), str(back)]) == 2
+    out, err = capsys.readouterr()
+    assert "restored 2 sets (8 files" in out
+    assert err.count("\n") == 1
+    assert err.startswith(
+        "nearline: error: 1 of 3 archived sets could not be restored (the other 2 were, into "
+        f"{back}): [1] set (step 1, file 'dyn'): {entry.path} in "
+    )
+    assert "has SHA-256" in err
+    assert "Traceback" not in err
+    restored = tree(back)
+    for path, sha in expected.items():
+        if not path.startswith("000001/"):
+            assert restored.pop(path) == sha
+    assert set(restored) <= {f"000001/{e.path}" for e in middle.entries[:2]}
 
 
 def test_restore_refuses_a_manifest_that_points_outside_its_folder(tmp_path):

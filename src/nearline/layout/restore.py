@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
-from nearline.errors import ArchiveError, LayoutError
+from nearline.errors import ArchiveError, LayoutError, RestoreError
 from nearline.layout.events import MigrationEvent, Phase
 from nearline.layout.manifest import MANIFEST_SUFFIX, Entry, Manifest, step_folder
 from nearline.layout.paths import STEP_WIDTH, check_name
@@ -125,20 +125,51 @@ def restore(
     storage_options: Mapping[str, Any] | None = None,
 ) -> list[Manifest]:
     """Bring the archived sets (of ``step`` and ``file``, if given) back below ``dest``,
-    checking each file's SHA-256 before it takes its name. Returns their manifests."""
+    checking each file's SHA-256 before it takes its name. Returns their manifests.
+
+    A bad set (a corrupt or missing bundle) does not stop the others: every good set is
+    restored first, then :class:`RestoreError` names each bad one. A bad set's files up to
+    its first bad one are kept (each passed its check); a failing destination (a full disk)
+    stops at once, as every later set would fail the same way.
+    """
     tier = open_tier(archive, storage_options=storage_options)
     chunk = parse_size(chunk_size, what="chunk_size")
     report = progress or (lambda event: None)
     root = Path(dest)
     chosen = _select(tier, step, file, "restore")
+    restored: list[Manifest] = []
+    failed: list[tuple[Manifest, ArchiveError]] = []
     for manifest in chosen:
         count = _counter(report, manifest, Phase.RESTORE)
         pump = Pump(chunk, on_bytes=count)
         count(0)
-        for entry in manifest.entries:
-            target = _inside(root, manifest, f"{manifest.folder}/{entry.path}")
-            _restore_entry(tier, manifest, entry, pump, target, keep_stat=True)
-    return chosen
+        try:
+            for entry in manifest.entries:
+                target = _inside(root, manifest, f"{manifest.folder}/{entry.path}")
+                _restore_entry(tier, manifest, entry, pump, target, keep_stat=True)
+        except ArchiveError as error:
+            failed.append((manifest, error))
+        else:
+            restored.append(manifest)
+    if failed:
+        raise RestoreError(
+            _not_restored(failed, len(chosen), root), restored=restored, failed=failed
+        )
+    return restored
+
+
+def _not_restored(failed: list[tuple[Manifest, ArchiveError]], chosen: int, root: Path) -> str:
+    """One line naming every set a restore could not bring back, each with its own error."""
+    reasons = []
+    for number, (manifest, error) in enumerate(failed, start=1):
+        text = str(error)
+        if not text.startswith(manifest.label()):
+            text = f"{manifest.label()}: {text}"
+        reasons.append(f"[{number}] {text}")
+    return (
+        f"{len(failed)} of {chosen} archived sets could not be restored (the other "
+        f"{chosen - len(failed)} were, into {root}): {'; '.join(reasons)}"
+    )
 
 
 def read_manifest(
