@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from nearline.cli_burst import add_burst_config_parser
 from nearline.cli_composite import add_composite_parser
 from nearline.cli_db import add_db_parser
 from nearline.cli_demo import add_demo_parser
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--file", help="with --step: this group's files; alone: steps that have it")
     ls.set_defaults(func=_ls)
 
+    add_burst_config_parser(commands)
     add_migrate_parser(commands)
     add_restore_parser(commands)
     add_synth_parser(commands)

@@ -18,8 +18,8 @@ import numpy as np
 from nearline.burst.base import Sink
 from nearline.burst.client import Client
 from nearline.burst.group import ThreadGroup
+from nearline.burst.io_server import IOServer
 from nearline.burst.protocol import Message, WriteRequest
-from nearline.burst.server import IOServer
 from nearline.burst.settings import AutoFlush, BurstSettings, Overflow
 from nearline.burst.sinks import get_sink
 from nearline.errors import BurstError, ConfigError

@@ -14,6 +14,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from nearline.burst.arena import PAGE
 from nearline.burst.base import Sink
 from nearline.burst.client import Client
 from nearline.burst.group import MPIGroup
+from nearline.burst.io_server import IOServer
 from nearline.burst.mpi_session import LIVENESS_SECONDS, Backoff, Session, alive, compute_ranks
 from nearline.burst.protocol import (
     TAG_CONTROL,
@@ -34,7 +36,6 @@ from nearline.burst.protocol import (
     decode,
     encode,
 )
-from nearline.burst.server import IOServer
 from nearline.burst.settings import AutoFlush, BurstSettings, Overflow
 from nearline.burst.sinks import get_sink
 from nearline.errors import BurstError
@@ -225,21 +226,47 @@ def run(
         ),
     )
     chosen = get_sink(sink)
-    session = Session(MPI, io_ranks, settings.memory)
+    world = MPI.COMM_WORLD
+    session = Session(
+        MPI, is_io=world.rank >= compute_ranks(io_ranks, world.size), memory=settings.memory
+    )
+
+    def work() -> Any:
+        if session.is_io:
+            return _serve(session, chosen, settings)
+        client = Client(
+            _MPILink(session),
+            rank=session.compute.rank,
+            autoflush=settings.autoflush,
+            copy_threads=session.cores_per_compute_rank,
+        )
+        result = main(client, session.compute)
+        client.close()
+        return result
+
+    return _closing(session, work)
+
+
+def serve_beside(
+    settings: BurstSettings, sink: Sink, *, fanout: int | None = None, steps: int | None = None
+) -> None:
+    """Serve I/O as one of the last ranks of a job whose first ranks run a model that called
+    ``nlb_init`` (C, Fortran) or ``burst.run`` (python -m nearline.burst.server)."""
+    from mpi4py import MPI
+
+    session = Session(MPI, is_io=True, memory=settings.memory)
+    layout = Layout.for_run(ranks=session.compute_size, fanout=fanout, steps=steps)
+    _closing(session, lambda: _serve(session, sink, replace(settings, layout=layout)))
+
+
+def _closing(session: Session, work: Callable[[], Any]) -> Any:
+    """Run ``work`` on this rank, then close the session with the others; an error on any
+    rank aborts the whole job, as an MPI job must rather than hang."""
+    MPI = session.MPI
     result = None
     try:
-        if session.is_io:
-            _serve(session, chosen, settings)
-        else:
-            client = Client(
-                _MPILink(session),
-                rank=session.compute.rank,
-                autoflush=settings.autoflush,
-                copy_threads=session.cores_per_compute_rank,
-            )
-            result = main(client, session.compute)
-            client.close()
-    except BaseException as error:  # an MPI job must not hang on one rank's error
+        result = work()
+    except BaseException as error:
         rank = MPI.COMM_WORLD.rank
         role = "I/O" if session.is_io else "compute"
         sys.stderr.write(f"nearline burst: {role} rank {rank}: {type(error).__name__}: {error}\n")

@@ -8,25 +8,72 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from nearline.errors import ConfigError
+from nearline.errors import BurstError, ConfigError
 
 POLL_MIN, POLL_MAX = 20e-6, 1e-3
 LIVENESS_SECONDS = 0.25
 
 
+# The start-up exchange: every rank's hello, gathered by every rank (docs/burst-protocol.md).
+# A fixed little-endian struct, so a C or Fortran model speaks it without Python.
+HELLO = struct.Struct("<4sIiiiiQ64s")
+HELLO_MAGIC = b"NLBH"
+HELLO_VERSION = 1
+COMPUTE, IO = 0, 1
+
+
 @dataclass(frozen=True)
 class Peer:
-    """Where a rank lives, so that shared memory and liveness checks know who is local."""
+    """Where a rank lives and what it does, so that shared memory and liveness checks know
+    who is local and clients know the servers' queue sizes."""
 
     host: str
     pid: int
     node: int  # lowest COMM_WORLD rank on the same shared-memory node
     node_rank: int
+    role: int = COMPUTE
+    memory: int = 0  # an I/O rank's queue bytes
+
+    def pack(self) -> bytes:
+        host = self.host.encode()[:63]
+        return HELLO.pack(
+            HELLO_MAGIC, HELLO_VERSION, self.role, self.pid, self.node, self.node_rank,
+            self.memory, host,
+        )  # fmt: skip
+
+    @classmethod
+    def unpack(cls, data: bytes, rank: int) -> Peer:
+        magic, version, role, pid, node, node_rank, memory, host = HELLO.unpack(data)
+        if magic != HELLO_MAGIC or version != HELLO_VERSION or role not in (COMPUTE, IO):
+            raise BurstError(
+                f"rank {rank} did not speak burst's start-up exchange (magic {magic!r}, version "
+                f"{version}); every rank must call nlb_init / burst.run, and all from the same "
+                "nearline version"
+            )
+        return cls(host.rstrip(b"\0").decode(), pid, node, node_rank, role, memory)
+
+
+def roles(peers: list[Peer]) -> int:
+    """The number of compute ranks; refuse a job whose I/O ranks are not the last ones."""
+    compute = sum(peer.role == COMPUTE for peer in peers)
+    if compute == 0 or compute == len(peers):
+        what = "no compute rank" if compute == 0 else "no I/O rank"
+        raise BurstError(
+            f"burst found {what} among {len(peers)} ranks; start the model and the servers in "
+            "one job: mpiexec -n M ./model : -n N python -m nearline.burst.server --root OUT"
+        )
+    if any(peer.role != COMPUTE for peer in peers[:compute]):
+        raise BurstError(
+            "burst's I/O ranks must be the last ranks of the job: put the servers last, "
+            "mpiexec -n M ./model : -n N python -m nearline.burst.server --root OUT"
+        )
+    return compute
 
 
 def _shared_memory_wanted() -> bool:
@@ -72,23 +119,32 @@ def compute_ranks(io_ranks: int, world_size: int) -> int:
 
 
 class Session:
-    """The communicators, the shared window and who is where; built collectively."""
+    """The communicators, the shared window and who is where; built collectively, in the
+    order docs/burst-protocol.md gives, which the C client (nlb_init) follows too."""
 
-    def __init__(self, MPI, io_ranks: int, memory: int) -> None:
+    def __init__(self, MPI, *, is_io: bool, memory: int) -> None:
         world = MPI.COMM_WORLD
         self.MPI = MPI
-        self.compute_size = compute_ranks(io_ranks, world.size)
-        self.io_ranks = io_ranks
-        self.is_io = world.rank >= self.compute_size
-        self.compute = world.Split(1 if self.is_io else 0, world.rank)
-        self.wire = world.Dup()
-        node = world.Split_type(MPI.COMM_TYPE_SHARED)
-        leader = node.allreduce(world.rank, op=MPI.MIN)
-        me = Peer(socket.gethostname(), os.getpid(), leader, node.rank)
-        self.peers: list[Peer] = self.wire.allgather(me)
+        self.is_io = is_io
+        node = world.Split_type(MPI.COMM_TYPE_SHARED, key=world.rank)
+        found = np.zeros(1, dtype=np.intc)  # buffer collectives: what a C rank calls too
+        node.Allreduce(np.array([world.rank], dtype=np.intc), found, op=MPI.MIN)
+        leader = int(found[0])
+        role = IO if is_io else COMPUTE
+        me = Peer(socket.gethostname(), os.getpid(), leader, node.rank, role, memory * is_io)
+        hellos = bytearray(HELLO.size * world.size)
+        world.Allgather([me.pack(), MPI.BYTE], [hellos, MPI.BYTE])
+        self.peers = [
+            Peer.unpack(bytes(hellos[i * HELLO.size : (i + 1) * HELLO.size]), i)
+            for i in range(world.size)
+        ]
         self.me = me
+        self.compute_size = roles(self.peers)
+        self.io_ranks = world.size - self.compute_size
+        self.compute = world.Split(role, world.rank)
+        self.wire = world.Dup()
         self.window = MPI.Win.Allocate_shared(memory if self.is_io else 0, 1, comm=node)
-        compute_here = node.allreduce(0 if self.is_io else 1)
+        compute_here = sum(p.node == leader and p.role == COMPUTE for p in self.peers)
         self.cores_per_compute_rank = max(1, (os.cpu_count() or 1) // max(1, compute_here))
         self.node = node
         self.shared = _shared_memory_wanted()

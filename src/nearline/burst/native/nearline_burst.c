@@ -1,0 +1,660 @@
+/* nearline burst's C client: the same protocol as the Python client (docs/burst-protocol.md).
+ *
+ * Control messages are a 12-byte header and a small JSON object; this file writes the JSON it
+ * sends and reads the few flat fields of the replies itself, so that a model needs nothing but
+ * MPI and libc. */
+#define _GNU_SOURCE
+#include "nearline_burst.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TAG_CONTROL 7301
+#define TAG_DATA 7302
+#define TAG_REPLY 7303
+
+enum { K_WRITE = 1, K_READY = 2, K_FLUSH = 3, K_WAIT = 4, K_STATS = 5, K_CLOSE = 6,
+       K_GRANT = 16, K_DONE = 17, K_STATS_REPLY = 18, K_ERROR = 19 };
+
+#define HELLO_SIZE 96
+#define HOST_SIZE 64
+#define ERROR_SIZE 2048
+#define LIVENESS_SECONDS 0.25
+
+typedef struct {
+    int role, pid, node, node_rank;
+    uint64_t memory;
+    char host[HOST_SIZE];
+} peer_t;
+
+typedef struct reply {
+    int server;
+    long id;
+    int kind;
+    char *body; /* the JSON object, NUL-terminated */
+    struct reply *next;
+} reply_t;
+
+typedef struct attr {
+    char *file, *name, *key, *value;
+    struct attr *next;
+} attr_t;
+
+struct nlb {
+    MPI_Comm world, node, wire, compute;
+    MPI_Win window;
+    int world_size, world_rank, compute_size, servers, rank, closed;
+    peer_t *peers;
+    char **segments; /* per server: its queue memory if shared with this rank, else NULL */
+    long next_id, flush_seq, epoch;
+    reply_t *replies;
+    char *pending_error; /* an error a server broadcast, raised at the next call */
+    int pending_code;
+    attr_t *attrs;
+    char **undurable; /* files written since the last wait */
+    int n_undurable;
+    double last_check;
+    char error[ERROR_SIZE];
+};
+
+static char last_error[ERROR_SIZE];
+
+static const char *DTYPES[] = {"|i1", "<i2", "<i4", "<i8", "|u1",
+                               "<u2", "<u4", "<u8", "<f4", "<f8"};
+static const size_t ITEMSIZE[] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+
+/* -- errors --------------------------------------------------------------------------------- */
+static int fail(nlb_t *io, int code, const char *format, ...) {
+    char *target = io ? io->error : last_error;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(target, ERROR_SIZE, format, args);
+    va_end(args);
+    if (io) memcpy(last_error, io->error, ERROR_SIZE);
+    return code;
+}
+
+const char *nlb_error(const nlb_t *io) { return io ? io->error : last_error; }
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* -- a growing string, for the JSON we send ---------------------------------------------- */
+typedef struct {
+    char *data;
+    size_t len, cap;
+} text_t;
+
+static void put(text_t *t, const char *format, ...) {
+    va_list args;
+    for (;;) {
+        size_t room = t->cap - t->len;
+        va_start(args, format);
+        int n = vsnprintf(t->data ? t->data + t->len : NULL, t->data ? room : 0, format, args);
+        va_end(args);
+        if (n >= 0 && (size_t)n < room) {
+            t->len += (size_t)n;
+            return;
+        }
+        t->cap = (t->cap + (size_t)n + 64) * 2;
+        t->data = realloc(t->data, t->cap);
+    }
+}
+
+static void put_string(text_t *t, const char *s) {
+    put(t, "\"");
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\') put(t, "\\%c", *c);
+        else if (*c < 0x20) put(t, "\\u%04x", *c);
+        else put(t, "%c", *c);
+    }
+    put(t, "\"");
+}
+
+static void put_sizes(text_t *t, int ndim, const size_t *values) {
+    put(t, "[");
+    for (int i = 0; i < ndim; i++) put(t, i ? ",%zu" : "%zu", values[i]);
+    put(t, "]");
+}
+
+/* -- reading the flat JSON objects the servers send --------------------------------------- */
+static const char *field(const char *body, const char *key) {
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *at = strstr(body, pattern); /* replies are flat objects of known keys */
+    return at ? at + strlen(pattern) : NULL;
+}
+
+static long long field_int(const char *body, const char *key, long long otherwise) {
+    const char *at = field(body, key);
+    return at && (*at == '-' || (*at >= '0' && *at <= '9')) ? strtoll(at, NULL, 10) : otherwise;
+}
+
+static void put_utf8(char **out, unsigned code) {
+    unsigned char *o = (unsigned char *)*out;
+    if (code < 0x80) *o++ = (unsigned char)code;
+    else if (code < 0x800) { *o++ = 0xC0 | (code >> 6); *o++ = 0x80 | (code & 0x3F); }
+    else if (code < 0x10000) {
+        *o++ = 0xE0 | (code >> 12); *o++ = 0x80 | ((code >> 6) & 0x3F); *o++ = 0x80 | (code & 0x3F);
+    } else {
+        *o++ = 0xF0 | (code >> 18); *o++ = 0x80 | ((code >> 12) & 0x3F);
+        *o++ = 0x80 | ((code >> 6) & 0x3F); *o++ = 0x80 | (code & 0x3F);
+    }
+    *out = (char *)o;
+}
+
+/* The string value of `key`, unescaped, in a new buffer (NULL if absent or not a string). */
+static char *field_string(const char *body, const char *key) {
+    const char *at = field(body, key);
+    if (!at || *at != '"') return NULL;
+    char *value = malloc(strlen(at) + 1), *out = value;
+    for (const char *c = at + 1; *c && *c != '"'; c++) {
+        if (*c != '\\') { *out++ = *c; continue; }
+        c++;
+        switch (*c) {
+        case 'n': *out++ = '\n'; break;
+        case 't': *out++ = '\t'; break;
+        case 'r': *out++ = '\r'; break;
+        case 'b': *out++ = '\b'; break;
+        case 'f': *out++ = '\f'; break;
+        case 'u': {
+            unsigned code = (unsigned)strtoul((char[5]){c[1], c[2], c[3], c[4], 0}, NULL, 16);
+            c += 4;
+            if (code >= 0xD800 && code < 0xDC00 && c[1] == '\\' && c[2] == 'u') {
+                unsigned low = (unsigned)strtoul((char[5]){c[3], c[4], c[5], c[6], 0}, NULL, 16);
+                code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+                c += 6;
+            }
+            put_utf8(&out, code);
+            break;
+        }
+        default: *out++ = *c; /* \" \\ \/ */
+        }
+    }
+    *out = 0;
+    return value;
+}
+
+/* -- messages ------------------------------------------------------------------------------ */
+static int send_message(nlb_t *io, int server, int kind, const text_t *json) {
+    size_t length = json->len;
+    unsigned char *data = malloc(12 + length);
+    memcpy(data, "NLB1", 4);
+    data[4] = (unsigned char)kind;
+    data[5] = data[6] = data[7] = 0;
+    for (int i = 0; i < 4; i++) data[8 + i] = (unsigned char)(length >> (8 * i));
+    memcpy(data + 12, json->data, length);
+    int rc = MPI_Send(data, (int)(12 + length), MPI_BYTE, io->compute_size + server, TAG_CONTROL,
+                      io->wire);
+    free(data);
+    return rc == MPI_SUCCESS ? NLB_OK : fail(io, NLB_EMPI, "MPI_Send to I/O server %d failed", server);
+}
+
+/* A message of only an id and this client: READY, WAIT, STATS, CLOSE. */
+static int send_simple(nlb_t *io, int server, int kind, long id) {
+    text_t json = {0};
+    put(&json, "{\"id\":%ld,\"client\":%d}", id, io->rank);
+    int rc = send_message(io, server, kind, &json);
+    free(json.data);
+    return rc;
+}
+
+static int send_data(nlb_t *io, int server, const void *data, size_t nbytes) {
+    /* one message, as the server receives it in place; MPI counts are int */
+    if (nbytes > (size_t)INT32_MAX)
+        return fail(io, NLB_EINPUT, "a block of %zu bytes is larger than one MPI message "
+                    "(2 GiB); write it as several blocks of a global variable", nbytes);
+    int rc = MPI_Send(data, (int)nbytes, MPI_BYTE, io->compute_size + server, TAG_DATA, io->wire);
+    return rc == MPI_SUCCESS ? NLB_OK : fail(io, NLB_EMPI, "MPI_Send of data failed");
+}
+
+static int process_alive(int pid) {
+    char path[64], buffer[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *stat = fopen(path, "r");
+    if (!stat) return 0;
+    size_t n = fread(buffer, 1, sizeof buffer - 1, stat);
+    fclose(stat);
+    buffer[n] = 0;
+    char *state = strrchr(buffer, ')');
+    return state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
+}
+
+static int undurable_text(nlb_t *io, char *out, size_t room) {
+    size_t used = 0;
+    out[0] = 0;
+    for (int i = 0; i < io->n_undurable && used < room; i++)
+        used += (size_t)snprintf(out + used, room - used, "%s'%s'", i ? ", " : "", io->undurable[i]);
+    if (!io->n_undurable) snprintf(out, room, "none");
+    return 0;
+}
+
+static int check_servers(nlb_t *io) {
+    double t = now();
+    if (t - io->last_check < LIVENESS_SECONDS) return NLB_OK;
+    io->last_check = t;
+    peer_t *me = &io->peers[io->world_rank];
+    for (int s = 0; s < io->servers; s++) {
+        peer_t *peer = &io->peers[io->compute_size + s];
+        if (strcmp(peer->host, me->host) == 0 && !process_alive(peer->pid)) {
+            char files[1024];
+            undurable_text(io, files, sizeof files);
+            return fail(io, NLB_EDEAD,
+                        "I/O rank %d (pid %d on %s) died; data it had not made durable is lost; "
+                        "files written since the last wait: %s",
+                        io->compute_size + s, peer->pid, peer->host, files);
+        }
+    }
+    return NLB_OK;
+}
+
+/* Take every reply that has arrived; keep ERRORs to raise, the rest by (server, id). */
+static int receive(nlb_t *io, int block) {
+    double delay = 20e-6;
+    for (;;) {
+        int arrived = 0;
+        MPI_Status status;
+        if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_REPLY, io->wire, &arrived, &status) != MPI_SUCCESS)
+            return fail(io, NLB_EMPI, "MPI_Iprobe failed");
+        if (arrived) {
+            int count;
+            MPI_Get_count(&status, MPI_BYTE, &count);
+            unsigned char *data = malloc((size_t)count + 1);
+            MPI_Recv(data, count, MPI_BYTE, status.MPI_SOURCE, TAG_REPLY, io->wire,
+                     MPI_STATUS_IGNORE);
+            if (count < 12 || memcmp(data, "NLB1", 4) != 0) {
+                free(data);
+                return fail(io, NLB_EMPI, "a malformed reply came from rank %d", status.MPI_SOURCE);
+            }
+            data[count] = 0;
+            reply_t *reply = calloc(1, sizeof *reply);
+            reply->server = status.MPI_SOURCE - io->compute_size;
+            reply->kind = data[4];
+            reply->body = strdup((char *)data + 12);
+            reply->id = (long)field_int(reply->body, "id", 0);
+            free(data);
+            if (reply->kind == K_ERROR) {
+                if (!io->pending_error) {
+                    io->pending_error = field_string(reply->body, "message");
+                    char *type = field_string(reply->body, "type");
+                    io->pending_code = type && strcmp(type, "input") == 0 ? NLB_EINPUT : NLB_EIO;
+                    free(type);
+                }
+                free(reply->body);
+                free(reply);
+            } else {
+                reply->next = io->replies;
+                io->replies = reply;
+            }
+            block = 0;
+            delay = 20e-6;
+            continue;
+        }
+        if (!block) return NLB_OK;
+        int rc = check_servers(io);
+        if (rc) return rc;
+        struct timespec pause = {0, (long)(delay * 1e9)};
+        nanosleep(&pause, NULL);
+        delay = delay * 2 < 1e-3 ? delay * 2 : 1e-3;
+    }
+}
+
+static int raise_pending(nlb_t *io) {
+    if (!io->pending_error) return NLB_OK;
+    int code = fail(io, io->pending_code, "%s", io->pending_error);
+    free(io->pending_error);
+    io->pending_error = NULL;
+    return code;
+}
+
+/* Block until `server` answers request `id`; the reply's body is returned (caller frees). */
+static int await_reply(nlb_t *io, int server, long id, char **body) {
+    for (;;) {
+        int rc = raise_pending(io);
+        if (rc) return rc;
+        for (reply_t **r = &io->replies; *r; r = &(*r)->next) {
+            if ((*r)->server == server && (*r)->id == id) {
+                reply_t *found = *r;
+                *r = found->next;
+                if (body) *body = found->body;
+                else free(found->body);
+                free(found);
+                return raise_pending(io);
+            }
+        }
+        rc = receive(io, 1);
+        if (rc) return rc;
+    }
+}
+
+static int usable(nlb_t *io) {
+    if (!io) return fail(NULL, NLB_ECLOSED, "nearline burst is not initialized; call nlb_init");
+    if (io->closed) return fail(io, NLB_ECLOSED, "this burst handle is finalized");
+    int rc = receive(io, 0);
+    return rc ? rc : raise_pending(io);
+}
+
+/* -- set-up -------------------------------------------------------------------------------- */
+static void pack_hello(unsigned char *out, const peer_t *p) {
+    memset(out, 0, HELLO_SIZE);
+    memcpy(out, "NLBH", 4);
+    uint32_t version = 1;
+    int32_t ints[4] = {p->role, p->pid, p->node, p->node_rank};
+    memcpy(out + 4, &version, 4); /* little-endian hosts only, as the servers' numpy is */
+    memcpy(out + 8, ints, 16);
+    memcpy(out + 24, &p->memory, 8);
+    memcpy(out + 32, p->host, HOST_SIZE - 1);
+}
+
+static int unpack_hello(const unsigned char *in, peer_t *p) {
+    uint32_t version;
+    int32_t ints[4];
+    memcpy(&version, in + 4, 4);
+    memcpy(ints, in + 8, 16);
+    if (memcmp(in, "NLBH", 4) != 0 || version != 1 || (ints[0] != 0 && ints[0] != 1)) return -1;
+    p->role = ints[0];
+    p->pid = ints[1];
+    p->node = ints[2];
+    p->node_rank = ints[3];
+    memcpy(&p->memory, in + 24, 8);
+    memcpy(p->host, in + 32, HOST_SIZE);
+    p->host[HOST_SIZE - 1] = 0;
+    return 0;
+}
+
+static int roles(nlb_t *io) {
+    int compute = 0;
+    for (int r = 0; r < io->world_size; r++) compute += io->peers[r].role == 0;
+    const char *launch = "mpiexec -n M ./model : -n N python -m nearline.burst.server --root OUT";
+    if (compute == io->world_size)
+        return fail(io, NLB_EMPI, "burst found no I/O rank among %d ranks; start the model and "
+                    "the servers in one job: %s", io->world_size, launch);
+    for (int r = 0; r < compute; r++)
+        if (io->peers[r].role != 0)
+            return fail(io, NLB_EMPI, "burst's I/O ranks must be the last ranks of the job: put "
+                        "the servers last, %s", launch);
+    io->compute_size = compute;
+    io->servers = io->world_size - compute;
+    return NLB_OK;
+}
+
+int nlb_init(MPI_Comm world, MPI_Comm *model_comm, nlb_t **out) {
+    int initialized;
+    MPI_Initialized(&initialized);
+    if (!initialized) return fail(NULL, NLB_EMPI, "call MPI_Init before nlb_init");
+    if (!model_comm || !out) return fail(NULL, NLB_EINPUT, "nlb_init needs model_comm and io");
+    nlb_t *io = calloc(1, sizeof *io);
+    io->world = world;
+    MPI_Comm_size(world, &io->world_size);
+    MPI_Comm_rank(world, &io->world_rank);
+    /* the collective order of docs/burst-protocol.md, as the Python servers follow it */
+    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, io->world_rank, MPI_INFO_NULL, &io->node);
+    int leader, node_rank;
+    MPI_Allreduce(&io->world_rank, &leader, 1, MPI_INT, MPI_MIN, io->node);
+    MPI_Comm_rank(io->node, &node_rank);
+    peer_t me = {.role = 0, .pid = (int)getpid(), .node = leader, .node_rank = node_rank};
+    gethostname(me.host, HOST_SIZE - 1);
+    unsigned char hello[HELLO_SIZE];
+    unsigned char *hellos = malloc((size_t)HELLO_SIZE * io->world_size);
+    pack_hello(hello, &me);
+    MPI_Allgather(hello, HELLO_SIZE, MPI_BYTE, hellos, HELLO_SIZE, MPI_BYTE, world);
+    io->peers = calloc((size_t)io->world_size, sizeof *io->peers);
+    int rc = NLB_OK;
+    for (int r = 0; r < io->world_size && !rc; r++)
+        if (unpack_hello(hellos + (size_t)r * HELLO_SIZE, &io->peers[r]))
+            rc = fail(io, NLB_EMPI, "rank %d did not speak burst's start-up exchange; every "
+                      "rank must call nlb_init / burst.run, and all from the same nearline "
+                      "version", r);
+    free(hellos);
+    if (!rc) rc = roles(io);
+    if (rc) { /* the servers fail the same way and end the job; leave MPI to the model */
+        memcpy(last_error, io->error, ERROR_SIZE);
+        return rc;
+    }
+    MPI_Comm_split(world, 0, io->world_rank, &io->compute);
+    MPI_Comm_dup(world, &io->wire);
+    char *base;
+    MPI_Win_allocate_shared(0, 1, MPI_INFO_NULL, io->node, &base, &io->window);
+    MPI_Comm_rank(io->compute, &io->rank);
+    io->segments = calloc((size_t)io->servers, sizeof *io->segments);
+    const char *transport = getenv("NEARLINE_BURST_TRANSPORT");
+    int shared = !(transport && strcmp(transport, "message") == 0);
+    for (int s = 0; s < io->servers; s++) {
+        peer_t *server = &io->peers[io->compute_size + s];
+        if (!shared || server->node != leader) continue;
+        MPI_Aint size;
+        int unit;
+        MPI_Win_shared_query(io->window, server->node_rank, &size, &unit, &io->segments[s]);
+        volatile char sum = 0; /* map every page now, not in the model's first burst */
+        for (MPI_Aint at = 0; at < size; at += 4096) sum += io->segments[s][at];
+        (void)sum;
+    }
+    io->last_check = now();
+    *model_comm = io->compute;
+    *out = io;
+    return NLB_OK;
+}
+
+/* -- writing ------------------------------------------------------------------------------- */
+/* The Python client's checks (nearline/burst/blocks.py), with its words. */
+static int check_names(nlb_t *io, const char *file, const char *name) {
+    int good = file[0] != 0 && file[0] != '-';
+    for (const char *c = file; *c && good; c++)
+        good = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+               *c == '_' || *c == '-';
+    if (!good)
+        return fail(io, NLB_EINPUT, "file group name '%s' is not usable in a path: use letters, "
+                    "digits, '_' or '-' (for example 'dynamics')", file);
+    good = name[0] != 0 && !(name[0] >= '0' && name[0] <= '9') && strcmp(name, "step") != 0;
+    for (const char *c = name; *c && good; c++)
+        good = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+               *c == '_';
+    if (!good)
+        return fail(io, NLB_EINPUT, "variable name '%s' is not usable: start with a letter or "
+                    "'_', then letters, digits or '_' ('step' is taken by the step coordinate)",
+                    name);
+    return NLB_OK;
+}
+
+static uint32_t crc32_of(const char *text) {
+    uint32_t crc = 0xFFFFFFFFu;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        crc ^= *c;
+        for (int k = 0; k < 8; k++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+static void put_attrs(nlb_t *io, text_t *json, const char *file, const char *name) {
+    put(json, "{");
+    int first = 1;
+    for (attr_t *attr = io->attrs; attr; attr = attr->next) {
+        if (strcmp(attr->file, file) || strcmp(attr->name, name)) continue;
+        put(json, first ? "" : ",");
+        put_string(json, attr->key);
+        put(json, ":");
+        put_string(json, attr->value);
+        first = 0;
+    }
+    put(json, "}");
+}
+
+static void note_undurable(nlb_t *io, const char *file) {
+    for (int i = 0; i < io->n_undurable; i++)
+        if (strcmp(io->undurable[i], file) == 0) return;
+    io->undurable = realloc(io->undurable, sizeof(char *) * (size_t)(io->n_undurable + 1));
+    io->undurable[io->n_undurable++] = strdup(file);
+}
+
+static void forget_undurable(nlb_t *io) {
+    for (int i = 0; i < io->n_undurable; i++) free(io->undurable[i]);
+    free(io->undurable);
+    io->undurable = NULL;
+    io->n_undurable = 0;
+}
+
+static int deliver(nlb_t *io, int server, long id, const char *grant, const void *data,
+                   size_t nbytes) {
+    char *mode = field_string(grant, "mode");
+    int rc = NLB_OK;
+    if (mode && strcmp(mode, "memory") == 0 && io->segments[server]) {
+        memcpy(io->segments[server] + field_int(grant, "offset", 0), data, nbytes);
+        rc = send_simple(io, server, K_READY, id);
+    } else if (mode && strcmp(mode, "spill") == 0) {
+        char *path = field_string(grant, "path");
+        FILE *spill = path ? fopen(path, "wb") : NULL;
+        if (!spill || fwrite(data, 1, nbytes, spill) != nbytes || fclose(spill) != 0)
+            rc = fail(io, NLB_EIO, "spilling a block to %s failed: %s", path ? path : "?",
+                      strerror(errno));
+        free(path);
+        if (!rc) rc = send_simple(io, server, K_READY, id);
+    } else if (mode && strcmp(mode, "message") == 0) {
+        rc = send_data(io, server, data, nbytes);
+    } else if (mode && strcmp(mode, "sync") == 0) {
+        rc = send_data(io, server, data, nbytes);
+        if (!rc) rc = await_reply(io, server, id, NULL);
+    } else {
+        rc = fail(io, NLB_EMPI, "I/O server %d granted an unknown mode %s", server,
+                  mode ? mode : "(none)");
+    }
+    free(mode);
+    return rc;
+}
+
+int nlb_write(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype, int ndim,
+              const size_t *count, const size_t *start, const size_t *global, const void *data) {
+    int rc = usable(io);
+    if (rc) return rc;
+    if (!file || !name)
+        return fail(io, NLB_EINPUT, "nlb_write needs a file and a variable name");
+    if ((rc = check_names(io, file, name))) return rc;
+    if ((unsigned)dtype > NLB_FLOAT64)
+        return fail(io, NLB_EINPUT, "variable '%s': dtype %d is not an nlb_dtype", name, dtype);
+    if (ndim < 0 || ndim > 32 || (ndim > 0 && !count))
+        return fail(io, NLB_EINPUT, "variable '%s': ndim %d needs a count of %d sizes", name,
+                    ndim, ndim);
+    if ((start == NULL) != (global == NULL))
+        return fail(io, NLB_EINPUT, "variable '%s': give both start and global for a block of "
+                    "a global variable, or neither for a per-rank variable", name);
+    if (step < 0) return fail(io, NLB_EINPUT, "variable '%s': step must be >= 0, got %d", name, step);
+    size_t nbytes = ITEMSIZE[dtype];
+    for (int i = 0; i < ndim; i++) nbytes *= count[i];
+    if (nbytes && !data) return fail(io, NLB_EINPUT, "variable '%s': data is NULL", name);
+    long id = ++io->next_id;
+    text_t json = {0};
+    put(&json, "{\"id\":%ld,\"client\":%d,\"file\":", id, io->rank);
+    put_string(&json, file);
+    put(&json, ",\"name\":");
+    put_string(&json, name);
+    put(&json, ",\"step\":%d,\"dtype\":\"%s\",\"shape\":", step, DTYPES[dtype]);
+    put_sizes(&json, ndim, count);
+    put(&json, ",\"global_shape\":");
+    put_sizes(&json, ndim, global ? global : count);
+    put(&json, ",\"start\":");
+    if (start) put_sizes(&json, ndim, start);
+    else put(&json, "null");
+    put(&json, ",\"dims\":[");
+    for (int i = 0; i < ndim; i++) {
+        put(&json, i ? "," : "");
+        put(&json, "\"%s_dim%d\"", name, i); /* the name is checked by the server */
+    }
+    put(&json, "],\"attrs\":");
+    put_attrs(io, &json, file, name);
+    put(&json, ",\"epoch\":%ld}", io->epoch);
+    int server = start ? (int)(crc32_of(file) % (uint32_t)io->servers) : io->rank % io->servers;
+    rc = send_message(io, server, K_WRITE, &json);
+    free(json.data);
+    char *grant = NULL;
+    if (!rc) rc = await_reply(io, server, id, &grant);
+    if (!rc) rc = deliver(io, server, id, grant, data, nbytes);
+    free(grant);
+    if (!rc) note_undurable(io, file);
+    return rc;
+}
+
+int nlb_attr(nlb_t *io, const char *file, const char *name, const char *key, const char *value) {
+    int rc = usable(io);
+    if (rc) return rc;
+    if (!file || !name || !key || !value)
+        return fail(io, NLB_EINPUT, "nlb_attr needs a file, a variable, a key and a value");
+    for (attr_t *attr = io->attrs; attr; attr = attr->next)
+        if (!strcmp(attr->file, file) && !strcmp(attr->name, name) && !strcmp(attr->key, key)) {
+            free(attr->value);
+            attr->value = strdup(value);
+            return NLB_OK;
+        }
+    attr_t *attr = calloc(1, sizeof *attr);
+    attr->file = strdup(file);
+    attr->name = strdup(name);
+    attr->key = strdup(key);
+    attr->value = strdup(value);
+    attr->next = io->attrs;
+    io->attrs = attr;
+    return NLB_OK;
+}
+
+/* -- flush, wait, finalize ------------------------------------------------------------------- */
+int nlb_flush(nlb_t *io, const char *file) {
+    int rc = usable(io);
+    if (rc) return rc;
+    long seq = ++io->flush_seq;
+    text_t json = {0};
+    put(&json, "{\"id\":%ld,\"client\":%d,\"file\":", seq, io->rank);
+    if (file) put_string(&json, file);
+    else put(&json, "null");
+    put(&json, ",\"scope\":\"all\",\"epoch\":%ld}", io->epoch);
+    for (int s = 0; s < io->servers && !rc; s++) rc = send_message(io, s, K_FLUSH, &json);
+    free(json.data);
+    io->epoch++;
+    return rc;
+}
+
+static int everyone(nlb_t *io, int kind) {
+    long id = ++io->next_id;
+    int rc = NLB_OK;
+    for (int s = 0; s < io->servers && !rc; s++) rc = send_simple(io, s, kind, id);
+    for (int s = 0; s < io->servers && !rc; s++) rc = await_reply(io, s, id, NULL);
+    return rc;
+}
+
+int nlb_wait(nlb_t *io, const char *file) {
+    (void)file; /* waits for every flush so far, as the Python client does */
+    int rc = usable(io);
+    if (!rc) rc = everyone(io, K_WAIT);
+    if (!rc) forget_undurable(io);
+    return rc;
+}
+
+int nlb_finalize(nlb_t *io) {
+    int rc = usable(io);
+    if (rc) return rc;
+    rc = nlb_flush(io, NULL);
+    if (!rc) rc = nlb_wait(io, NULL);
+    io->closed = 1;
+    for (int s = 0; s < io->servers; s++) send_simple(io, s, K_CLOSE, 0);
+    if (rc) return rc; /* the handle stays, so that nlb_error(io) can still say why */
+    MPI_Barrier(io->wire);
+    MPI_Win_free(&io->window);
+    MPI_Comm_free(&io->node);
+    MPI_Comm_free(&io->wire);
+    /* io->compute is the model's communicator: the model frees it if it wants to */
+    for (reply_t *r = io->replies, *next; r; r = next) { next = r->next; free(r->body); free(r); }
+    for (attr_t *a = io->attrs, *next; a; a = next) {
+        next = a->next;
+        free(a->file); free(a->name); free(a->key); free(a->value); free(a);
+    }
+    free(io->peers);
+    free(io->segments);
+    forget_undurable(io);
+    free(io);
+    return NLB_OK;
+}
