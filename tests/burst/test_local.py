@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -10,7 +11,8 @@ import xarray as xr
 
 from nearline import burst
 from nearline.errors import BurstError, BurstInputError, ConfigError
-from nearline.layout import closed_sets, hds_path
+from nearline.layout import browse, closed_sets, hds_path
+from nearline.layout.markers import Consumed
 
 from .expected import expected_array
 
@@ -131,6 +133,43 @@ def test_failing_sink_raises_at_next_call_and_leaves_nothing(tmp_path):
         io.flush()
         io.wait()
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_a_callable_sink_may_consume_the_data_and_create_nothing(tmp_path):
+    seen: dict[str, list] = {}
+
+    def plot(path, variables):  # in-situ use: reads the data, writes no file
+        seen[path.name] = {name: array.tolist() for name, array in variables.items()}
+
+    full = expected_array("g", 0, (6, 2), "i4")
+    with burst.open(tmp_path, memory="1MiB", sink=plot) as io:
+        io.write("dyn", "u", np.arange(3.0), step=0)  # a per-rank file
+        io.write("grid", "g", full[:4], step=0, start=(0, 0), shape=(6, 2))  # assembled
+        io.write("grid", "g", full[4:], step=0, start=(4, 0), shape=(6, 2))
+        io.flush()
+        io.wait()
+        assert io.stats().files_written == 0
+    assert seen == {
+        ".dyn.000000.00000.dat.partial": {"u": [0.0, 1.0, 2.0]},
+        ".grid.000000.dat.partial": {"g": full.tolist()},
+    }
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and p.name != ".complete"] == []
+    by = f"{__name__}.test_a_callable_sink_may_consume_the_data_and_create_nothing.<locals>.plot"
+    marker = json.loads((tmp_path / "000000" / "dyn" / ".complete").read_text())
+    assert marker == {
+        "step": 0,
+        "file": "dyn",
+        "members": [],
+        "consumed": [{"path": "dyn/dyn.000000.00000.dat", "created": False, "consumed_by": by}],
+    }
+    sets = {s.file: s for s in closed_sets(tmp_path)}
+    assert sets["grid"].members == ()
+    assert sets["grid"].consumed == (Consumed("grid.000000.dat", by),)
+    summaries = browse.groups(tmp_path, step=0)  # `nearline ls` shows them, with no files
+    assert [(g.file, g.files, g.complete) for g in summaries] == [
+        ("dyn", 0, True),
+        ("grid", 0, True),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -118,6 +118,41 @@ def test_failing_sink_reaches_every_compute_rank(tmp_path):
         assert np.load(visible)["rank_step"] >= 0  # only finished files have final names
 
 
+def test_a_consuming_callable_sink_creates_nothing_and_the_marker_says_so(tmp_path):
+    root, seen = tmp_path / "out", tmp_path / "seen"
+    seen.mkdir()
+    shape, steps = (9, 4), 2
+    settings = {"root": str(root), "seen": str(seen), "io_ranks": 2, "shape": shape}
+    program = PROGRAM.with_name("consume.py")
+    result = mpiexec(program, json.dumps({**settings, "steps": steps}), ranks=5)
+    assert result.returncode == 0, result.stderr
+    assert [p for p in root.rglob("*") if p.is_file() and p.name != ".complete"] == []
+    notes = {p.name: json.loads(p.read_text()) for p in seen.iterdir()}
+    for step in range(steps):
+        total = float(expected_array("t", step, shape, "f8").sum())
+        assert notes.pop(f".dynamics.{step:06d}.dat.partial.json") == {"t": total}
+        for rank in range(3):
+            note = notes.pop(f".diag.{step:06d}.{rank:05d}.dat.partial.json")
+            assert note == {"rank_step": rank * 100 + step}
+    assert notes == {}
+    sets = {(s.step, s.file): s for s in closed_sets(root)}
+    assert sorted(sets) == [(s, f) for s in range(steps) for f in ("diag", "dynamics")]
+    marker = json.loads((root / "000001" / "dynamics" / ".complete").read_text())
+    assert marker == {
+        "step": 1,
+        "file": "dynamics",
+        "members": [],
+        "consumed": [
+            {"path": "dynamics.000001.dat", "created": False, "consumed_by": "__main__.analyse"}
+        ],
+    }
+    diag = sets[(0, "diag")]
+    assert diag.members == ()
+    assert [(c.path, c.consumed_by) for c in diag.consumed] == [
+        (f"diag/diag.000000.{rank:05d}.dat", "__main__.analyse") for rank in range(3)
+    ]
+
+
 @pytest.mark.parametrize("recovery", [False, True])
 def test_killed_io_rank_is_reported_not_hung(tmp_path, recovery):
     """By default mpiexec ends the job when a rank dies; with --enable-recovery the compute

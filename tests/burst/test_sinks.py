@@ -313,13 +313,28 @@ class TestCallable(SinkTests):
             handle.close()
         assert list(tmp_path.iterdir()) == []
 
-    def test_callable_that_writes_nothing_is_an_error(self, tmp_path):
-        handle = CallableSink(lambda path, variables: None).create(tmp_path / "out.dat", step=0)
+    def test_callable_that_creates_nothing_consumed_the_data(self, tmp_path):
+        seen = {}
+        handle = CallableSink(lambda path, variables: seen.update(variables)).create(
+            tmp_path / "out.dat", step=0
+        )
+        assert handle.consumed_by is None
+        handle.define(spec("v", "i1", (2,)))
+        handle.write("v", np.array([3, 4], np.int8), start=(0,))
+        handle.close()
+        assert seen["v"].tolist() == [3, 4]
+        assert handle.consumed_by == (
+            "tests.burst.test_sinks.TestCallable."
+            "test_callable_that_creates_nothing_consumed_the_data.<locals>.<lambda>"
+        )
+        assert list(tmp_path.iterdir()) == []  # no file, and the staging folder is gone
+
+    def test_callable_that_creates_its_file_consumed_nothing(self, tmp_path):
+        handle = CallableSink(save_npz).create(tmp_path / "out.dat", step=0)
         handle.define(spec("v", "i1", ()))
         handle.write("v", np.array(3, np.int8), start=())
-        with pytest.raises(BurstError, match=r"<lambda> did not create .*out\.dat"):
-            handle.close()
-        assert list(tmp_path.iterdir()) == []
+        handle.close()
+        assert handle.consumed_by is None
 
     def test_staging_folder_is_hidden_beside_the_target(self, tmp_path):
         assert (

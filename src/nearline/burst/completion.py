@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from nearline.burst.group import ServerGroup
@@ -19,16 +20,25 @@ log = logging.getLogger(__name__)
 SetKey = tuple[str, int]  # (file group, step)
 
 
+@dataclass(frozen=True)
+class ConsumedFile:
+    """A file a callable sink used in place: nothing exists at ``path``; ``by`` names the
+    callable. Its set is still closed, with the marker saying so rather than listing it."""
+
+    path: Path
+    by: str
+
+
 class CompletionBook:
     def __init__(self, root: Path, layout: Layout) -> None:
         self.root = root
         self.layout = layout
-        self._published: dict[int, dict[SetKey, list[Path]]] = defaultdict(
+        self._published: dict[int, dict[SetKey, list[Path | ConsumedFile]]] = defaultdict(
             lambda: defaultdict(list)
         )
         self._failed: set[SetKey] = set()
 
-    def published(self, epoch: int, file: str, step: int, path: Path) -> None:
+    def published(self, epoch: int, file: str, step: int, path: Path | ConsumedFile) -> None:
         self._published[epoch][(file, step)].append(path)
 
     def failed(self, file: str, step: int) -> None:
@@ -40,7 +50,7 @@ class CompletionBook:
         Every server of the group must call this once per collective flush, in order.
         Returns how many sets were marked (0 on other servers).
         """
-        mine: dict[SetKey, list[Path]] = defaultdict(list)
+        mine: dict[SetKey, list[Path | ConsumedFile]] = defaultdict(list)
         for done in sorted(e for e in self._published if e <= epoch):
             for key, paths in self._published.pop(done).items():
                 mine[key] += paths
@@ -48,7 +58,7 @@ class CompletionBook:
         notes = group.allgather((dict(mine), failed))
         if not leader:
             return 0
-        members: dict[SetKey, list[Path]] = defaultdict(list)
+        members: dict[SetKey, list[Path | ConsumedFile]] = defaultdict(list)
         refused: set[SetKey] = set()
         for their_sets, their_failures in notes:
             refused |= their_failures
@@ -59,6 +69,17 @@ class CompletionBook:
                 log.warning("not marking %s step %d complete: a file of it failed", file, step)
                 continue
             step_dir = self.layout.step_dir(self.root, step)
-            relative = sorted(path.relative_to(step_dir) for path in paths)
-            mark_complete(self.root, step=step, file=file, members=relative, layout=self.layout)
+            written = [p for p in paths if isinstance(p, Path)]
+            consumed = {
+                p.path.relative_to(step_dir): p.by for p in paths if isinstance(p, ConsumedFile)
+            }
+            relative = sorted(path.relative_to(step_dir) for path in written)
+            mark_complete(
+                self.root,
+                step=step,
+                file=file,
+                members=relative,
+                layout=self.layout,
+                consumed=consumed,
+            )
         return len(members) - len(refused & members.keys())

@@ -15,6 +15,7 @@ import numpy as np
 
 from nearline.burst.assembly import FileKey, FileState
 from nearline.burst.base import Sink, SinkFile
+from nearline.burst.completion import ConsumedFile
 from nearline.durable import discard, publish, temporary_path
 from nearline.layout import Layout
 
@@ -71,8 +72,12 @@ class FileWriter:
         self.bytes_written += data.nbytes
         self.seconds_writing += time.perf_counter() - began
 
-    def finish(self, output: OutputFile) -> Path:
-        """Check the file is whole, close it, make it durable and give it its final name."""
+    def finish(self, output: OutputFile) -> Path | ConsumedFile:
+        """Check the file is whole, close it, make it durable and give it its final name.
+
+        A callable sink that consumed the data and created nothing: no file to publish, and
+        a :class:`ConsumedFile` instead of a path, for the set's marker to say so.
+        """
         began = time.perf_counter()
         output.state.check_complete()
         if output.handle is None:  # a file whose variables are all 0-sized
@@ -80,8 +85,13 @@ class FileWriter:
             output.handle = self.sink.create(output.temporary, step=output.state.key.step)
             for var in output.state.variables.values():
                 output.handle.define(var.spec)
-        output.handle.close()
-        output.handle = None
+        handle, output.handle = output.handle, None
+        handle.close()
+        consumer = getattr(handle, "consumed_by", None)
+        if consumer is not None:
+            self.seconds_writing += time.perf_counter() - began
+            log.debug("%s consumed by %s; no file made", output.final, consumer)
+            return ConsumedFile(output.final, consumer)
         publish(output.temporary, output.final)
         self.files_written += 1
         self.seconds_writing += time.perf_counter() - began

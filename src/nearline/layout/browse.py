@@ -65,7 +65,15 @@ def _step_folder(root: str | Path, step: int) -> Path:
 
 def files(root: str | Path, *, step: int, file: str) -> list[FileEntry]:
     """The files of one file group at one step: its assembled file and its per-rank files."""
-    folder = _step_folder(root, step)
+    found = _entries(_step_folder(root, step), file)
+    if not found:
+        raise LayoutError(f"file group {file!r} has no files at step {step} in {root}")
+    return found
+
+
+def _entries(folder: Path, file: str) -> list[FileEntry]:
+    """:func:`files` of a step folder; none for a group whose files a callable sink consumed
+    (its folder holds only the marker)."""
     found = [
         FileEntry(Path(e.path), None, tree_size(Path(e.path)))
         for e in os.scandir(folder)
@@ -78,8 +86,6 @@ def files(root: str | Path, *, step: int, file: str) -> list[FileEntry]:
     ]
     if (folder / file).is_dir():
         found += [FileEntry(p, _rank(p.name), tree_size(p)) for p in files_below(folder / file)]
-    if not found:
-        raise LayoutError(f"file group {file!r} has no files at step {step} in {root}")
     return sorted(found, key=lambda f: (f.rank is not None, f.rank or 0, f.path.name))
 
 
@@ -102,7 +108,7 @@ def groups(root: str | Path, *, step: int) -> list[GroupSummary]:
         )
     summaries = []
     for name in sorted(names):
-        members = files(root, step=step, file=name)
+        members = _entries(folder, name)
         summaries.append(
             GroupSummary(
                 step=step,

@@ -5,6 +5,10 @@ each variable is staged in a ``.npy`` memory map in a hidden folder next to the 
 the file closes, the callable gets ``fn(path, variables)`` (name -> read-only array, in define
 order), plus ``attrs=`` (name -> attributes) if it accepts that keyword; the staging folder is
 removed afterwards. The callable may carry ``extension`` and ``is_directory`` attributes.
+
+A callable that consumes the data in place (an in-situ analysis, a plot, a socket) may create
+nothing at ``path``: the file is then not published, and its set's completion marker lists it
+as consumed by the callable instead of as a member.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ def _describe(fn: Callable[..., Any]) -> str:
 
 
 class CallableSink(Sink):
-    """Wraps ``fn(path, variables[, attrs=...])`` that writes one whole file at ``path``."""
+    """Wraps ``fn(path, variables[, attrs=...])`` that writes one whole file at ``path``, or
+    consumes the variables and creates nothing."""
 
     name = "callable"
     extension = "dat"
@@ -69,6 +74,7 @@ class _StagedFile(SinkFile):
         self._staging.mkdir()
         self._arrays: dict[str, np.ndarray] = {}
         self._attrs: dict[str, dict[str, Any]] = {}
+        self.consumed_by: str | None = None  # set by close if the callable made no file
 
     def define(self, spec: VariableSpec) -> None:
         shape, dtype = tuple(spec.shape), np.dtype(spec.dtype)
@@ -104,8 +110,8 @@ class _StagedFile(SinkFile):
         finally:
             del variables
             self._discard()
-        if not path.exists():
-            raise BurstError(f"the sink callable {_describe(fn)} did not create {path}")
+        if not path.exists():  # it used the data in place: the writer publishes nothing
+            self.consumed_by = _describe(fn)
 
     def abort(self) -> None:
         self._discard()
