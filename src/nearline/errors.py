@@ -6,10 +6,7 @@ builtin exception fits, the subclass inherits it too, so ``except ValueError`` k
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from nearline.layout.manifest import Manifest
+from typing import Any
 
 
 class NearlineError(Exception):
@@ -45,14 +42,15 @@ class ArchiveError(MigrationError):
 
 class RestoreError(ArchiveError):
     """A restore brought every good set back but not these: ``failed`` holds each bad set's
-    manifest and error, ``restored`` the manifests of the sets that did come back."""
+    manifest and error, ``restored`` the manifests of the sets that did come back
+    (:class:`nearline.layout.manifest.Manifest`; not imported here: errors import nothing)."""
 
     def __init__(
         self,
         message: str,
         *,
-        restored: list[Manifest],
-        failed: list[tuple[Manifest, ArchiveError]],
+        restored: list[Any],
+        failed: list[tuple[Any, ArchiveError]],
     ) -> None:
         super().__init__(message)
         self.restored = restored
