@@ -273,12 +273,17 @@ class Dispatcher(Closing):
             self._cancels.pop(run.id, None)
             self._futures.pop(run.id, None)
             self._taken.discard(run.id)
-            if run.id in self._sizes:
-                owner, cpus, memory = self._sizes.pop(run.id)
-                self.held.give_back(owner, cpus, memory)
-                began = self._began.pop(run.id, time.monotonic())
-                self.ledger.credit(owner, cpus * (time.monotonic() - began))
-            self.wake()
+            self._release(run.id)
+
+    def _release(self, run_id: str) -> None:
+        """Give back what a run held, once its algorithm has exited (what is left, ingest and
+        clean-up, is the service's own work), and let the next run start; safe twice."""
+        if run_id in self._sizes:
+            owner, cpus, memory = self._sizes.pop(run_id)
+            self.held.give_back(owner, cpus, memory)
+            began = self._began.pop(run_id, time.monotonic())
+            self.ledger.credit(owner, cpus * (time.monotonic() - began))
+        self.wake()
 
     def _walk(self, run: Run, job: Job, algorithm: Algorithm, cancel: threading.Event) -> None:
         ctx = self.context
@@ -305,6 +310,7 @@ class Dispatcher(Closing):
                 )  # fmt: skip
             finally:
                 self._mark("end", name)
+                self._release(run.id)
             retried = self.executor.retries(run.id)
             if retried:
                 run = self._note_retries(run, retried)
