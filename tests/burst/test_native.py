@@ -25,7 +25,9 @@ pytestmark = pytest.mark.mpi
 PROGRAMS = Path(__file__).parent / "programs"
 BIN = Path(sys.executable).parent
 DTYPES = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8"]
-SHAPE = (11, 6, 5)  # model.c's global array
+SHAPE = (11, 6, 5)  # model.c's global array; model.f90's t(5, 6, 11)
+ROOT = Path(__file__).resolve().parents[2]
+FORTRAN_PACKAGES = ("openmpi-bin", "libopenmpi-dev", "gfortran")
 
 
 def burst_config(*items: str) -> list[str]:
@@ -34,6 +36,23 @@ def burst_config(*items: str) -> list[str]:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
+
+
+@pytest.fixture(scope="module")
+def fortran_model(tmp_path_factory) -> Path:
+    """tests/burst/programs/model.f90, built with Debian's Open MPI and gfortran, installed
+    by scripts/system-packages (make test, as root)."""
+    check = subprocess.run(
+        ["sh", str(ROOT / "scripts" / "system-packages"), "--check", *FORTRAN_PACKAGES],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stderr
+    program = tmp_path_factory.mktemp("fortran-model") / "model"
+    (fc,) = burst_config("--fc")
+    command = [fc, str(PROGRAMS / "model.f90"), *burst_config("--fflags", "--libs")]
+    done = subprocess.run([*command, "-o", str(program)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return program
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +79,9 @@ def servers(root: Path, count: int, *options: str) -> list[str]:
     ]  # fmt: skip
 
 
-def launch(*parts: list[str], recovery: bool = False, env=None, **popen) -> list[str]:
-    """An MPMD command line: mpiexec A : B : C."""
-    command = [burst_config("--mpiexec")[0]]
+def launch(*parts: list[str], recovery: bool = False, mpi: str = "wheel") -> list[str]:
+    """An MPMD command line, with the launcher of toolchain ``mpi``: mpiexec A : B : C."""
+    command = burst_config("--mpi", mpi, "--mpiexec")
     if recovery:
         command.append("--enable-recovery")
     for k, part in enumerate(parts):
@@ -176,15 +195,16 @@ def server_pids(root: Path) -> list[int]:
     return found
 
 
-def test_killed_io_rank_reaches_the_c_model_as_an_error(tmp_path, c_model):
-    """With --enable-recovery the C ranks live on, and each call that waits on the dead
-    server returns NLB_EDEAD (3) with the Python client's words, within seconds."""
+def killed_server_reports(tmp_path: Path, model: Path, *, mpi: str) -> tuple[list[str], int]:
+    """Run ``model`` for 60 slow steps beside one server, kill the server at step 1, and
+    return the model's error lines and the killed pid."""
     marker = tmp_path / "reached"
     root = tmp_path / "out"
     command = launch(
-        ["-n", "2", str(c_model), "60", "1", str(marker)],
+        ["-n", "2", str(model), "60", "1", str(marker)],
         servers(root, 1, "--memory", "16MiB"),
         recovery=True,
+        mpi=mpi,
     )
     job = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -203,9 +223,65 @@ def test_killed_io_rank_reaches_the_c_model_as_an_error(tmp_path, c_model):
         job.kill()
         job.communicate()
     assert time.monotonic() - killed < 30
-    assert job.returncode != 0
+    assert not (root / "000059").exists()
     reports = [line for line in stderr.splitlines() if "code 3:" in line]
     assert reports, stderr
+    return reports, pid
+
+
+def test_killed_io_rank_reaches_the_c_model_as_an_error(tmp_path, c_model):
+    """With --enable-recovery the C ranks live on, and each call that waits on the dead
+    server returns NLB_EDEAD (3) with the Python client's words, within seconds."""
+    reports, pid = killed_server_reports(tmp_path, c_model, mpi="wheel")
     assert all(f"(pid {pid} on" in line and "died" in line for line in reports)
     assert all("'dynamics'" in line for line in reports)
-    assert not (root / "000059").exists()
+
+
+def check_fortran_output(root: Path, steps: int, ranks: int) -> None:
+    """t(nx, ny, nz) of every kind reads back (nz, ny, nx), bit-exact; ranks 0 to 4."""
+    for step in range(steps):
+        for file, codes in (("dynamics", ["f8", "f4", "i1", "i2"]), ("physics", ["i4", "i8"])):
+            with netCDF4.Dataset(hds_path(root, step=step, file=file, ext="nc")) as ds:
+                ds.set_auto_maskandscale(False)
+                for code in codes:
+                    want = expected_array(f"v_{code}", step, SHAPE, np.dtype(code))
+                    assert ds[f"v_{code}"].dtype == want.dtype
+                    np.testing.assert_array_equal(ds[f"v_{code}"][...], want)
+                if file == "dynamics":
+                    assert ds["v_f8"].getncattr("units") == "K"
+        for rank in range(ranks):
+            path = hds_path(root, step=step, file="diag", rank=rank, ext="nc")
+            with netCDF4.Dataset(path) as ds:
+                assert int(ds["rank_step"][...]) == rank * 100 + step  # rank 0
+                local = np.arange((rank + 1) * 3).reshape(rank + 1, 3) + rank * 1000
+                want = (local % 251 + zlib_seed("local") + 7 * step).astype("f4")
+                np.testing.assert_array_equal(ds["local"][...], want)  # rank 2, reversed
+                q4 = ds["q4"][...]  # rank 4: q4(2, 3, 2, rank + 1)
+                assert q4.shape == (rank + 1, 2, 3, 2)
+                assert (q4 == rank * 10 + step).all()
+
+
+@pytest.mark.parametrize(
+    ("io_ranks", "memory", "overflow"), [(2, "64MiB", "block"), (1, "4KiB", "spill")]
+)
+def test_fortran_model_writes_every_kind_bit_exact(
+    tmp_path, fortran_model, io_ranks, memory, overflow
+):
+    result = run(
+        launch(
+            ["-n", "3", str(fortran_model), "3"],
+            servers(tmp_path, io_ranks, "--memory", memory, "--overflow", overflow),
+            mpi="system",
+        )
+    )
+    assert result.returncode == 0, result.stderr
+    check_fortran_output(tmp_path, steps=3, ranks=3)
+
+
+def test_killed_io_rank_reaches_the_fortran_model_as_an_error(tmp_path, fortran_model):
+    """Debian's mpirun keeps the Fortran ranks alive with --enable-recovery; each gets ierr 3
+    and the Python client's words. (That mpirun then exits 0 after the model's MPI_Abort, so
+    the test reads the model's own report.)"""
+    reports, pid = killed_server_reports(tmp_path, fortran_model, mpi="system")
+    assert all(f"(pid {pid} on" in line and "died" in line for line in reports)
+    assert all("'dynamics'" in line for line in reports)

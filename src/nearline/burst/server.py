@@ -41,6 +41,17 @@ def parser() -> argparse.ArgumentParser:
     return ask
 
 
+def use_the_launchers_mpi() -> None:
+    """Started by Debian's Open MPI 4 (a Fortran model's job: its launcher sets ORTE's
+    variables), load Debian's libmpi rather than the wheel's, through mpi4py's
+    MPI4PY_LIBMPI: one job must run on one MPI."""
+    if "OMPI_MCA_orte_hnp_uri" in os.environ and "MPI4PY_LIBMPI" not in os.environ:
+        from nearline.burst.native import SYSTEM_LIBMPI
+
+        if SYSTEM_LIBMPI.exists():
+            os.environ["MPI4PY_LIBMPI"] = str(SYSTEM_LIBMPI)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
@@ -58,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"nearline burst server: {error}\n")
         return 2
     os.environ.setdefault("OMPI_MCA_osc", "^ucx")  # before MPI starts: quiet where UCX lacks RMA
+    use_the_launchers_mpi()
     from nearline.burst.mpi import serve_beside
 
     serve_beside(settings, sink, fanout=args.fanout, steps=args.steps)

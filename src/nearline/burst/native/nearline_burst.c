@@ -444,6 +444,15 @@ int nlb_init(MPI_Comm world, MPI_Comm *model_comm, nlb_t **out) {
     return NLB_OK;
 }
 
+int nlb_init_f(MPI_Fint world, MPI_Fint *model_comm, nlb_t **out) {
+    MPI_Comm comm;
+    int rc = nlb_init(MPI_Comm_f2c(world), &comm, out);
+    if (!rc) *model_comm = MPI_Comm_c2f(comm);
+    return rc;
+}
+
+int nlb_refuse(nlb_t *io, const char *text) { return fail(io, NLB_EINPUT, "%s", text); }
+
 /* -- writing ------------------------------------------------------------------------------- */
 /* The Python client's checks (nearline/burst/blocks.py), with its words. */
 static int check_names(nlb_t *io, const char *file, const char *name) {

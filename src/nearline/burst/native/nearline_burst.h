@@ -68,6 +68,11 @@ int nlb_finalize(nlb_t *io);
 /* The text of the error behind the last non-zero return ("" if none). */
 const char *nlb_error(const nlb_t *io);
 
+/* For the Fortran module nearline_burst: nlb_init with Fortran handles, and refusing a call
+ * with the module's own words (returns NLB_EINPUT). */
+int nlb_init_f(MPI_Fint world, MPI_Fint *model_comm, nlb_t **io);
+int nlb_refuse(nlb_t *io, const char *text);
+
 #ifdef __cplusplus
 }
 #endif
