@@ -63,6 +63,7 @@ ALGORITHMS = ROOT / "examples" / "algorithms"
 PARAMETERS = {"grid": "geos5-0.5x0.625"}
 GRANULES = "MOD06_L2=288,MOD11_L2=96,MOD05_L2=24"
 CORES = len(os.sched_getaffinity(0))
+MODES = {"admission": (), "all at once": ("--admission", "off")}  # mode -> `nearline serve` flags
 SUMMARY_COLUMNS = [
     "load", "runs", "wall s", "ideal s", "throughput", "ok / killed / failed",
     "peak memory", "most at once", "disk MB/s",
@@ -265,22 +266,29 @@ def measure(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         live.stop()
     figures["recordings"]["single"] = record
     figures["declared"] = declared
-    figures["budget"] = sum(declared[p] * n for p, n in heavy.items()) // 2
-    for mode, extra in (("admission", ()), ("all at once", ("--admission", "off"))):
-        record = out / f"record-{mode.replace(' ', '-')}"
-        shutil.rmtree(record, ignore_errors=True)
-        with memory_budget(figures["budget"]) as budget:
-            live = served(data, record, *extra, budget=budget)
-            try:
-                if mode == "admission":
-                    phase = run_phase("comb 1", live, budget, dict.fromkeys(PACKAGES, 1), record)
+    figures["budget"] = int(sum(declared[p] * n for p, n in heavy.items()) / args.overload)
+    for repeat in range(1, args.repeats + 1):  # alternating, so drift in the host hits both
+        for mode, extra in MODES.items():
+            record = out / f"record-{mode.replace(' ', '-')}-{repeat}"
+            shutil.rmtree(record, ignore_errors=True)
+            with memory_budget(figures["budget"]) as budget:
+                live = served(data, record, *extra, budget=budget)
+                try:
+                    if mode == "admission" and repeat == 1:
+                        light = dict.fromkeys(PACKAGES, 1)
+                        phase = run_phase("comb 1", live, budget, light, record)
+                        figures["phases"][phase.name] = phase
+                    phase = run_phase(heavy_name(mode, repeat), live, budget, heavy, record)
                     figures["phases"][phase.name] = phase
-                phase = run_phase(f"heavy, {mode}", live, budget, heavy, record)
-                figures["phases"][phase.name] = phase
-            finally:
-                live.stop()
-        figures["recordings"][mode] = record
+                finally:
+                    live.stop()
+            if repeat == 1:
+                figures["recordings"][mode] = record
     return figures
+
+
+def heavy_name(mode: str, repeat: int) -> str:
+    return f"heavy, {mode} #{repeat}"
 
 
 # -- figures -----------------------------------------------------------------------------
@@ -399,7 +407,6 @@ def figures_text(figures: dict[str, Any], out: Path, args: argparse.Namespace) -
     rows, ratios = summary_rows(figures, cores)
     for row, phase in zip(rows, phases.values(), strict=True):
         row.append(disk_rates(phase.record, phase.began, phase.ended))
-    heavy_on, heavy_off = phases["heavy, admission"], phases["heavy, all at once"]
     pictures = []
     for mode, record in figures["recordings"].items():
         target = FIGURES / mode.replace(" ", "-")
@@ -414,15 +421,16 @@ def figures_text(figures: dict[str, Any], out: Path, args: argparse.Namespace) -
             f"(`nearline synth modis`), ingested and ordered whole; the three packages of "
             f"examples/algorithms/ uploaded through the API; grid {PARAMETERS['grid']}. The "
             f"service ran inside a memory budget of {format_size(figures['budget'])} (a memory "
-            "cgroup; the heavy load declares about twice that) with `--cpus "
-            f"{cores}`; the heavy load ran twice, with nearline's admission control and with it "
-            "off (`nearline serve --admission off`: every run starts at once, as in 2005).",
+            f"cgroup; the heavy load declares {args.overload:g}x that) with `--cpus {cores}`; "
+            f"the heavy load ran {args.repeats} times each way, alternating, in a fresh server "
+            "and budget each time: with nearline's admission control and with it off "
+            "(`nearline serve --admission off`: every run starts at once, as in 2005).",
             "The single runs ran first, in a server without a budget, each package as uploaded "
             "(declaring enough for a full 288-granule day); each was then uploaded again as "
             f"version 1.1 declaring {args.headroom:g}x the peak its single run measured ("
             + ", ".join(f"{p} {format_size(m)}" for p, m in figures["declared"].items())
             + "), as a scientist declares once a run has shown what it takes, and the budget "
-            "set to half of what the heavy load declares.",
+            f"set to 1/{args.overload:g} of what the heavy load declares.",
             "The report's form (Tables 1 and 2; times UTC):",
             markdown_table(
                 ["Run type", "Algorithm", "Start", "End", "Start (day)", "End (day)"],
@@ -437,15 +445,31 @@ def figures_text(figures: dict[str, Any], out: Path, args: argparse.Namespace) -
                 SUMMARY_COLUMNS,
                 rows,
             ),
-            f"Heavy load: admission control took {heavy_on.ended - heavy_on.began:.0f} s with "
-            f"{sum(r.status != 'successful' for r in heavy_on.runs)} runs lost; all at once took "
-            f"{heavy_off.ended - heavy_off.began:.0f} s and lost "
-            f"{sum(r.status != 'successful' for r in heavy_off.runs)}. Throughput under "
-            f"admission control: {ratios['heavy, admission']:.0%} of the ideal (target 80%).",
+            heavy_text(phases, ratios, args.repeats),
             lost_text(phases),
             "The monitor's figures (`nearline monitor plot`), admission control first:",
             "\n".join(pictures),
         ]
+    )
+
+
+def heavy_text(phases: dict[str, Phase], ratios: dict[str, float], repeats: int) -> str:
+    """The heavy load's medians over the repeats, admission control against all at once."""
+    said = {}
+    for mode in MODES:
+        runs = [phases[heavy_name(mode, k)] for k in range(1, repeats + 1)]
+        said[mode] = (
+            float(np.median([p.ended - p.began for p in runs])),
+            [sum(r.status != "successful" for r in p.runs) for p in runs],
+            float(np.median([ratios[p.name] for p in runs])),
+        )
+    (on_wall, on_lost, on_ratio), (off_wall, off_lost, _) = said.values()
+    return (
+        f"Heavy load, medians of {repeats}: admission control took {on_wall:.0f} s and lost "
+        f"{' / '.join(map(str, on_lost))} runs; all at once took {off_wall:.0f} s and lost "
+        f"{' / '.join(map(str, off_lost))}: admission control's wall time is "
+        f"{on_wall / off_wall:.2f}x all at once's (target: at most 1), its throughput "
+        f"{on_ratio:.0%} of the ideal (target 80%)."
     )
 
 
@@ -463,6 +487,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instances", type=int, default=6, help="heavy load: runs of each")
     parser.add_argument(
         "--headroom", type=float, default=1.1, help="declared memory over the measured peak"
+    )
+    parser.add_argument(
+        "--overload",
+        type=float,
+        default=2.25,
+        help="the heavy load's declared memory over the budget (about 2, as the issue asks; "
+        "2.25 because the runs' peaks do not all coincide: at 2 the heavy load all at once "
+        "peaked at 3.1 of 3.3 GiB and fitted)",
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="heavy load: times each way (medians quoted)"
     )
     parser.add_argument("--out", default="bench-output/load")
     parser.add_argument("--update-docs", action="store_true")
