@@ -14,7 +14,9 @@ the page is rendered:
 
 A Python block whose first comment says ``run with: COMMAND`` (``# model.py — run with:
 mpiexec -n 5 python model.py``) is saved under the file name it starts with and run by that
-command; ``mpiexec`` is the one from nearline's environment.
+command; ``mpiexec`` is the one from nearline's environment. A C or Fortran block whose first
+line is a comment starting with a file name (``/* model.c — ... */``, ``! model.f90 — ...``)
+is saved under that name for the page's later shell blocks to build and run.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RUN = {"python", "sh", "bash", "console"}  # blocks that are executed
 CHECKED = {"toml", "json"}  # parsed, not run
+SOURCES = {"c", "fortran"}  # saved under the file name they start with, for later blocks
 SHOWN = {"text", "c", "fortran", "yaml"}  # read by people only
 
 _FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _DIRECTIVE = re.compile(r"^<!--\s*docs:\s*(\w+)\s*(.*?)\s*-->\s*$")
 _RUN_WITH = re.compile(r"^#\s*(\S+\.py)\b.*?run with:\s*(.+?)\s*(?:\(|$)")
+_SOURCE_NAME = re.compile(r"^(?:/\*|!|//)\s*([\w.-]+\.(?:c|h|f90|F90))\b")
 
 
 @dataclass
@@ -63,6 +67,13 @@ class Block:
             if match:
                 return match.group(1), shlex.split(match.group(2))
         return None
+
+    def source_name(self) -> str | None:
+        """The file a C or Fortran block is saved as, from its first line's comment."""
+        if self.language not in SOURCES:
+            return None
+        match = _SOURCE_NAME.match(self.code.lstrip().splitlines()[0] if self.code else "")
+        return match.group(1) if match else None
 
     def shell_commands(self) -> list[str]:
         """The commands of a shell block: for ``console``, the ``$`` lines (with their

@@ -112,6 +112,8 @@ def test_every_block_of_the_page_runs(page: Path, tmp_path: Path) -> None:
                 check_excerpt(block)
             elif block.language in RUN:
                 run_block(block, tmp_path)
+            elif block.source_name():
+                (tmp_path / block.source_name()).write_text(block.runnable_code())
             else:
                 check_data(block)
     finally:
@@ -156,3 +158,16 @@ def test_directives_are_read(tmp_path: Path) -> None:
     ]
     assert nearline_commands(second.shell_commands()[1]) == [["ls", "out", "--step", "3"]]
     assert third.run_with() == ("model.py", ["mpiexec", "-n", "5", "python", "model.py"])
+
+
+def test_c_and_fortran_blocks_are_saved_under_the_name_they_start_with(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```c\n/* ocean.c — a model */\nint main(void) { return 0; }\n```\n"
+        "```fortran\n! ocean.f90 — the same\nend program\n```\n"
+        "```c\nint no_name;\n```\n"
+    )
+    named_c, named_fortran, unnamed = blocks(page)
+    assert named_c.source_name() == "ocean.c"
+    assert named_fortran.source_name() == "ocean.f90"
+    assert unnamed.source_name() is None

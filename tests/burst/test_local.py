@@ -265,3 +265,65 @@ def test_bad_write_behind_setting_is_a_config_error(tmp_path, monkeypatch):
     monkeypatch.setenv("NEARLINE_BURST_WRITE_BEHIND", "sometimes")
     with pytest.raises(ConfigError, match="NEARLINE_BURST_WRITE_BEHIND must be 1 or 0"):
         burst.open(tmp_path).__enter__()
+
+
+@pytest.mark.parametrize("overflow", ["block", "spill", "sync"])
+def test_buffer_hands_over_without_a_copy_under_every_policy(tmp_path, overflow):
+    """io.buffer lends the queue memory itself while it has room (the array's memory is the
+    server's: no copy), and ordinary memory once the queue is full or the block is larger
+    than the whole queue; every byte arrives either way."""
+    shapes = {"small": (16, 16), "big": (40, 40)}  # 2 KiB, and 12.5 KiB against 8 KiB
+    lent_in_queue = []
+    with burst.open(tmp_path, memory="8KiB", overflow=overflow) as io:
+        for step in range(2):
+            for name in ("a", "b", "c"):
+                for size, shape in shapes.items():
+                    with io.buffer("out", f"{name}_{size}", shape, "f8", step=step) as lent:
+                        lent[...] = expected_array(f"{name}_{size}", step, shape, "f8")
+                        lent_in_queue.append(lent.base is not None and lent.flags.owndata is False)
+            io.flush()
+        io.wait()
+        stats = io.stats()
+    assert stats.bytes_written == 2 * 3 * (16 * 16 + 40 * 40) * 8
+    assert any(lent_in_queue)  # the first small blocks lay in the queue memory
+    for step in range(2):
+        with xr.open_dataset(nc(tmp_path, step, "out", 0)) as ds:
+            for name in ("a", "b", "c"):
+                for size, shape in shapes.items():
+                    want = expected_array(f"{name}_{size}", step, shape, "f8")
+                    np.testing.assert_array_equal(ds[f"{name}_{size}"].values, want)
+    assert not (tmp_path / ".spill").exists()
+
+
+def test_buffer_lies_in_the_queue_memory(tmp_path):
+    with burst.open(tmp_path, memory="1MiB") as io:
+        with io.buffer("out", "t", (8, 8), "f4", step=0) as first:
+            first[...] = 1.0
+        with io.buffer("out", "q", (8, 8), "f4", step=0) as second:
+            second[...] = 2.0
+        # both views are windows on one queue memory, one after the other: nothing was copied
+        assert first.base is not None
+        assert second.base is not None
+        gap = second.__array_interface__["data"][0] - first.__array_interface__["data"][0]
+        assert 0 < gap < 1 << 20
+        io.flush()
+    with xr.open_dataset(nc(tmp_path, 0, "out", 0)) as ds:
+        assert float(ds["t"].sum()) == 64.0
+        assert float(ds["q"].sum()) == 128.0
+
+
+def abandon_a_block(root):
+    """A model that raises while computing into a lent block, then flushes and waits."""
+    with burst.open(root, memory="1MiB") as io:
+        io.write("out", "kept", np.ones(4), step=0)
+        with pytest.raises(ZeroDivisionError), io.buffer("out", "t", (4,), "f8", step=0) as lent:
+            lent[0] = 1 / 0
+        io.flush()
+        io.wait()
+
+
+def test_a_block_abandoned_by_an_error_fails_its_file_and_writes_nothing(tmp_path):
+    with pytest.raises(BurstError, match="'t' from rank 0 was abandoned"):
+        abandon_a_block(tmp_path)
+    assert not nc(tmp_path, 0, "out", 0).exists()
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and ".partial" in p.name]

@@ -153,6 +153,33 @@ def test_a_consuming_callable_sink_creates_nothing_and_the_marker_says_so(tmp_pa
     ]
 
 
+@pytest.mark.parametrize(
+    ("memory", "overflow", "transport"),
+    [
+        ("64MiB", "block", "auto"),
+        ("64MiB", "block", "message"),
+        ("4KiB", "block", "auto"),
+        ("4KiB", "spill", "auto"),
+        ("4KiB", "sync", "auto"),
+    ],
+)
+def test_buffer_hands_blocks_over_bit_exact(tmp_path, memory, overflow, transport):
+    """io.buffer under MPI: lent queue memory on the node, ordinary memory sent as a message
+    across nodes or when the 4 KiB queue is full; every assembled byte arrives."""
+    shape = (11, 6, 5)
+    result = run_model(
+        tmp_path, compute=3, io_ranks=2, shape=list(shape), dtype="float64", steps=2,
+        buffer=True, memory=memory, overflow=overflow,
+        env={"NEARLINE_BURST_TRANSPORT": transport},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for step in range(2):
+        data = read_netcdf(hds_path(tmp_path, step=step, file="dynamics", ext="nc"))
+        for name in ("t", "q"):
+            np.testing.assert_array_equal(data[name], expected_array(name, step, shape, "f8"))
+    assert leftovers(tmp_path) == []
+
+
 @pytest.mark.parametrize("recovery", [False, True])
 def test_killed_io_rank_is_reported_not_hung(tmp_path, recovery):
     """By default mpiexec ends the job when a rank dies; with --enable-recovery the compute

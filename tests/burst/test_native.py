@@ -135,15 +135,19 @@ def zlib_seed(name: str) -> int:
         (1, "4KiB", "sync", "auto"),
     ],
 )
+@pytest.mark.parametrize("lend", [False, True], ids=["nlb_write", "nlb_buffer"])
 def test_c_model_writes_every_dtype_bit_exact(
-    tmp_path, c_model, io_ranks, memory, overflow, transport
+    tmp_path, c_model, io_ranks, memory, overflow, transport, lend
 ):
+    """Every dtype, through nlb_write (a copy) and nlb_buffer/nlb_commit (zero-copy; with a
+    4 KiB queue most blocks find it full and are lent ordinary memory instead)."""
+    env = {"NEARLINE_BURST_TRANSPORT": transport} | ({"MODEL_USES_BUFFER": "1"} if lend else {})
     result = run(
         launch(
             ["-n", "3", str(c_model), "3"],
             servers(tmp_path, io_ranks, "--memory", memory, "--overflow", overflow),
         ),
-        env={"NEARLINE_BURST_TRANSPORT": transport},
+        env=env,
     )
     assert result.returncode == 0, result.stderr
     check_c_output(tmp_path, steps=3, ranks=3)
@@ -262,17 +266,27 @@ def check_fortran_output(root: Path, steps: int, ranks: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("io_ranks", "memory", "overflow"), [(2, "64MiB", "block"), (1, "4KiB", "spill")]
+    ("io_ranks", "memory", "overflow", "lend"),
+    [
+        (2, "64MiB", "block", False),
+        (1, "4KiB", "spill", False),
+        (2, "64MiB", "block", True),
+        (1, "4KiB", "block", True),
+        (1, "4KiB", "spill", True),
+        (1, "4KiB", "sync", True),
+    ],
 )
 def test_fortran_model_writes_every_kind_bit_exact(
-    tmp_path, fortran_model, io_ranks, memory, overflow
+    tmp_path, fortran_model, io_ranks, memory, overflow, lend
 ):
+    """Every kind through nlb_write; v_f8 through nlb_buffer/nlb_commit when ``lend``."""
     result = run(
         launch(
             ["-n", "3", str(fortran_model), "3"],
             servers(tmp_path, io_ranks, "--memory", memory, "--overflow", overflow),
             mpi="system",
-        )
+        ),
+        env={"MODEL_USES_BUFFER": "1"} if lend else None,
     )
     assert result.returncode == 0, result.stderr
     check_fortran_output(tmp_path, steps=3, ranks=3)

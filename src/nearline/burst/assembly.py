@@ -57,6 +57,7 @@ class FileState:
 
     key: FileKey
     variables: dict[str, VariableState] = field(default_factory=dict)
+    abandoned: list[str] = field(default_factory=list)  # blocks a model granted, never filled
 
     def accept(self, request: WriteRequest) -> None:
         """Record a block, or raise :class:`BurstInputError` if it contradicts earlier ones."""
@@ -96,8 +97,18 @@ class FileState:
                 "every block of a variable must agree"
             )
 
+    def abandon(self, name: str, client: int) -> None:
+        """A block the model took with ``buffer`` and never filled (it raised)."""
+        self.abandoned.append(
+            f"{self.key.describe()}: a block of {name!r} from rank {client} was abandoned: the "
+            "model raised inside io.buffer before handing it over, so the file is not written"
+        )
+
     def check_complete(self) -> None:
-        """Raise :class:`BurstError` naming the first variable whose blocks leave a hole."""
+        """Raise :class:`BurstError` naming an abandoned block, or the first variable whose
+        blocks leave a hole."""
+        if self.abandoned:
+            raise BurstError(self.abandoned[0])
         for name, state in self.variables.items():
             if state.covered != state.size:
                 raise BurstError(

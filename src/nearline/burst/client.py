@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -46,6 +47,8 @@ class BurstStats:
     seconds_blocked: float
     seconds_in_write: float
     writes: int
+    seconds_stalled: float = 0.0  # servers' time waiting for room on a full disk
+    waiting_for_space: int = 0  # bytes a stalled server waits for now (0: none is stalled)
 
 
 class Client:
@@ -96,38 +99,66 @@ class Client:
         block sits at ``start`` of a global variable of ``shape`` assembled from all ranks.
         """
         began = time.perf_counter()
-        self._check_usable()
-        check_names(file, name)
-        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
-            raise BurstInputError(f"variable {name!r}: step must be an int >= 0, got {step!r}")
         block = as_block(array, name=name)
-        block_start, global_shape = place(block, name=name, start=start, shape=shape)
-        self._next_id += 1
-        request = WriteRequest(
-            id=self._next_id,
-            client=self.rank,
-            file=file,
-            name=name,
-            step=int(step),
-            dtype=block.dtype.str,
-            shape=block.shape,
-            global_shape=global_shape,
-            start=block_start,
-            dims=check_dims(dims, name=name, ndim=block.ndim),
-            attrs=check_attrs(attrs, name=name),
-            epoch=self._epoch,
+        server, request, grant = self._ask(
+            file, name, block, step=step, start=start, shape=shape, dims=dims, attrs=attrs
         )
-        server = self._route(request)
-        self._link.send(server, request)
-        grant = self._await(server, request.id)
-        if grant.get("waited"):
-            self._blocked += time.perf_counter() - began
         self._deliver_block(server, request, grant, block)
-        self._writes += 1
-        self._undurable.add(file)
-        self._unflushed += block.nbytes
+        self._done_block(file, block.nbytes, began)
+
+    @contextmanager
+    def buffer(
+        self,
+        file: str,
+        name: str,
+        shape: Sequence[int],
+        dtype: Any,
+        *,
+        step: int,
+        start: Sequence[int] | None = None,
+        global_shape: Sequence[int] | None = None,
+        dims: Sequence[str] | None = None,
+        attrs: Mapping[str, Any] | None = None,
+    ) -> Iterator[np.ndarray]:
+        """``with io.buffer(...) as a:`` yields an array lying in the I/O server's queue
+        memory; the model computes into it, and leaving the block hands it over with no copy.
+
+        Where the server's memory is not shared (another node, a spilled or written-through
+        block under a full queue), ``a`` is ordinary memory and leaving the block sends it:
+        the model's code is the same everywhere. If the block raises, the server drops the
+        block and the file is not written (flush says so); the error propagates.
+        """
+        began = time.perf_counter()
+        array = np.empty(tuple(int(n) for n in shape), dtype=dtype)  # checks shape and dtype
+        server, request, grant = self._ask(
+            file, name, array, step=step, start=start, shape=global_shape, dims=dims,
+            attrs=attrs,
+        )  # fmt: skip
+        mode = grant.get("mode")
+        memory = self._link.memory(server) if mode == Mode.MEMORY else None
+        if memory is not None:
+            offset = grant.get("offset")
+            array = memory[offset : offset + request.nbytes].view(array.dtype).reshape(array.shape)
         self._in_write += time.perf_counter() - began
-        self._maybe_autoflush()
+        try:
+            yield array
+        except BaseException:
+            if memory is None:  # the server waits for these bytes; it drops them on ABANDON
+                self._deliver_block(server, request, grant, array)
+            where = {"file": file, "step": request.step, "name": name}
+            self._link.send(
+                server,
+                Message(
+                    Kind.ABANDON, request.id, self.rank, {**where, "assembled": request.assembled}
+                ),
+            )
+            raise
+        began = time.perf_counter()
+        if memory is not None:
+            self._link.send(server, Message(Kind.READY, request.id, self.rank))
+        else:
+            self._deliver_block(server, request, grant, array)
+        self._done_block(file, array.nbytes, began)
 
     def flush(self, file: str | None = None) -> None:
         """Ask the I/O servers to write what is queued for ``file`` (all files if None).
@@ -168,6 +199,8 @@ class Client:
             seconds_blocked=self._blocked,
             seconds_in_write=self._in_write,
             writes=self._writes,
+            seconds_stalled=sum(r.get("seconds_stalled", 0.0) for r in replies),
+            waiting_for_space=sum(r.get("waiting_for_space", 0) for r in replies),
         )
 
     def close(self) -> None:
@@ -185,6 +218,55 @@ class Client:
                 self._link.send(server, Message(Kind.CLOSE, 0, self.rank))
 
     # -- internals ---------------------------------------------------------------------------
+    def _ask(
+        self,
+        file: str,
+        name: str,
+        block: np.ndarray,
+        *,
+        step: int,
+        start: Sequence[int] | None,
+        shape: Sequence[int] | None,
+        dims: Sequence[str] | None,
+        attrs: Mapping[str, Any] | None,
+    ) -> tuple[int, WriteRequest, Message]:
+        """Check a block, ask its server for room, and return (server, request, grant)."""
+        began = time.perf_counter()
+        self._check_usable()
+        check_names(file, name)
+        if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
+            raise BurstInputError(f"variable {name!r}: step must be an int >= 0, got {step!r}")
+        block = as_block(block, name=name)
+        block_start, global_shape = place(block, name=name, start=start, shape=shape)
+        self._next_id += 1
+        request = WriteRequest(
+            id=self._next_id,
+            client=self.rank,
+            file=file,
+            name=name,
+            step=int(step),
+            dtype=block.dtype.str,
+            shape=block.shape,
+            global_shape=global_shape,
+            start=block_start,
+            dims=check_dims(dims, name=name, ndim=block.ndim),
+            attrs=check_attrs(attrs, name=name),
+            epoch=self._epoch,
+        )
+        server = self._route(request)
+        self._link.send(server, request)
+        grant = self._await(server, request.id)
+        if grant.get("waited"):
+            self._blocked += time.perf_counter() - began
+        return server, request, grant
+
+    def _done_block(self, file: str, nbytes: int, began: float) -> None:
+        self._writes += 1
+        self._undurable.add(file)
+        self._unflushed += nbytes
+        self._in_write += time.perf_counter() - began
+        self._maybe_autoflush()
+
     def _route(self, request: WriteRequest) -> int:
         if request.assembled:
             return zlib.crc32(request.file.encode()) % self._link.servers

@@ -22,11 +22,13 @@ import numpy as np
 from nearline.burst.arena import Arena
 from nearline.burst.assembly import FileKey, key_of
 from nearline.burst.base import Sink
+from nearline.burst.blocks import check_names
 from nearline.burst.completion import CompletionBook
 from nearline.burst.flushes import FlushBook
 from nearline.burst.group import ServerGroup
 from nearline.burst.protocol import Kind, Message, Mode, WriteRequest
 from nearline.burst.settings import BurstSettings, Overflow
+from nearline.burst.space import Room, explain
 from nearline.burst.writer import FileWriter, OutputFile
 from nearline.errors import BurstError, BurstInputError
 
@@ -74,6 +76,7 @@ class IOServer:
         self.transport = transport
         self.arena = Arena(buffer)
         self.writer = FileWriter(sink, settings.root, settings.layout)
+        self.room = Room(settings.on_full, timeout=settings.full_timeout)
         self.group = group
         self.completion = CompletionBook(settings.root, settings.layout)
         self.outputs: dict[FileKey, OutputFile] = {}
@@ -112,6 +115,8 @@ class IOServer:
                 self._on_write(message)
             elif message.kind == Kind.READY:
                 self._on_ready(self.pieces[(message.client, message.id)])
+            elif message.kind == Kind.ABANDON:
+                self._on_abandon(message)
             elif message.kind == Kind.FLUSH:
                 self._on_flush(message)
             elif message.kind == Kind.WAIT:
@@ -127,6 +132,11 @@ class IOServer:
                 raise BurstError(f"I/O server {self.index} got an unexpected {message.kind.name}")
 
     def _on_write(self, request: WriteRequest) -> None:
+        try:  # the client checked too; a native client's text reaches here unchecked by Python
+            check_names(request.file, request.name)
+        except BurstInputError as error:
+            self.transport.reply(request.client, _error(request.id, error))
+            return
         key = key_of(request)
         output = self.outputs.get(key)
         if output is None:
@@ -140,6 +150,22 @@ class IOServer:
         piece = self.pieces[(request.client, request.id)] = Piece(request, order=self._arrivals)
         if self.pending or not self._grant_memory(piece):
             self._overflow(piece)
+
+    def _on_abandon(self, message: Message) -> None:
+        """The model raised inside ``buffer``: drop the block (wherever it got to) and make
+        its file fail at flush rather than be written with garbage in it."""
+        assembled = message.get("assembled")
+        key = FileKey(
+            message.get("file"), message.get("step"), None if assembled else message.client
+        )
+        output = self.outputs.get(key)
+        if output is not None:
+            output.state.abandon(message.get("name"), message.client)
+        piece = self.pieces.get((message.client, message.id))
+        if piece is not None:
+            with contextlib.suppress(ValueError):
+                self.queued.get(key, []).remove(piece)
+            self._release(piece)
 
     def _grant_memory(self, piece: Piece, *, waited: bool = False) -> bool:
         request = piece.request
@@ -291,6 +317,7 @@ class IOServer:
             try:
                 for piece in pieces:
                     self._write_piece(piece, output)
+                self.room.make(output.final.parent, 0, key.describe())  # metadata, buffers
                 final = self.writer.finish(output)
                 self.completion.published(epoch, key.file, key.step, final)
             except Exception as error:  # the file is dropped and every client told
@@ -300,7 +327,7 @@ class IOServer:
                     self._release(piece)
                 self._broadcast_error(
                     f"writing {key.describe()} to {output.final} with sink "
-                    f"{self.writer.sink.name!r} failed: {error}"
+                    f"{self.writer.sink.name!r} failed: {explain(error, output.final.parent)}"
                 )
 
     def _write_piece(self, piece: Piece, output: OutputFile) -> None:
@@ -311,6 +338,7 @@ class IOServer:
             data = np.fromfile(piece.spill, dtype=request.dtype).reshape(request.shape)
         else:
             data = piece.data.view(request.dtype).reshape(request.shape)
+        self.room.make(output.final.parent, request.nbytes, output.state.key.describe())
         self.writer.write_block(output, request.name, data, request.start)
         self._release(piece)
 
@@ -361,6 +389,8 @@ class IOServer:
                 "bytes_written": self.writer.bytes_written,
                 "files_written": self.writer.files_written,
                 "seconds_writing": self.writer.seconds_writing,
+                "seconds_stalled": self.room.seconds_stalled,
+                "waiting_for_space": self.room.waiting_for,
                 "time": time.time(),
             },
         )

@@ -99,6 +99,8 @@ def open(
     fanout: int | None = None,
     steps: int | None = None,
     write_behind: bool | None = None,
+    on_full: str = "fail",
+    full_timeout: float = 600.0,
 ) -> Iterator[Client]:
     """Serve a client with I/O threads in this process; everything is durable on exit.
 
@@ -108,6 +110,10 @@ def open(
     ``write_behind`` (default: ``NEARLINE_BURST_WRITE_BEHIND``, else off) lets idle I/O threads
     write queued blocks into their temporary files before ``flush``, which then only finishes
     them; files still take their final names at flush.
+    ``on_full`` says what a full output disk does: ``"fail"`` drops the file and says how
+    much was free and needed; ``"wait"`` keeps everything queued, reports the stall in
+    ``stats()`` and the log, and goes on when room appears (``nearline migrate --watch``
+    frees it), failing after ``full_timeout`` seconds.
     """
     if isinstance(io_threads, bool) or not isinstance(io_threads, int) or io_threads < 1:
         raise ConfigError(f"io_threads must be an int >= 1, got {io_threads!r}")
@@ -118,6 +124,8 @@ def open(
         spill_dir=spill_dir,
         autoflush=autoflush,
         write_behind=write_behind,
+        on_full=on_full,
+        full_timeout=full_timeout,
         layout=Layout.for_run(ranks=1, fanout=fanout, steps=steps),
     )
     group = ThreadGroup(io_threads)

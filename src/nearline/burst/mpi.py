@@ -198,6 +198,8 @@ def run(
     fanout: int | None = None,
     steps: int | None = None,
     write_behind: bool | None = None,
+    on_full: str = "fail",
+    full_timeout: float = 600.0,
 ) -> Any:
     """Under mpiexec: serve I/O on the last ``io_ranks`` ranks, run ``main(io, comm)`` on the rest.
 
@@ -210,6 +212,10 @@ def run(
 
     If ``main`` raises (a :class:`BurstError` included), the error is printed and the job is
     aborted with exit code 1, as MPI programs must.
+    ``on_full`` says what a full output disk does: ``"fail"`` drops the file and says how
+    much was free and needed; ``"wait"`` keeps everything queued, reports the stall in
+    ``stats()`` and the log, and goes on when room appears (``nearline migrate --watch``
+    frees it), failing after ``full_timeout`` seconds.
     """
     os.environ.setdefault("OMPI_MCA_osc", "^ucx")  # before MPI starts: quiet where UCX lacks RMA
     from mpi4py import MPI
@@ -221,6 +227,8 @@ def run(
         spill_dir=spill_dir,
         autoflush=autoflush,
         write_behind=write_behind,
+        on_full=on_full,
+        full_timeout=full_timeout,
         layout=Layout.for_run(
             ranks=compute_ranks(io_ranks, MPI.COMM_WORLD.size), fanout=fanout, steps=steps
         ),

@@ -34,6 +34,7 @@ class Kind(IntEnum):
     WAIT = 4
     STATS = 5
     CLOSE = 6
+    ABANDON = 7
     GRANT = 16
     DONE = 17
     STATS_REPLY = 18

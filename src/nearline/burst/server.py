@@ -38,6 +38,16 @@ def parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--write-behind", action="store_true", help="write queued blocks before flush when idle"
     )
+    ask.add_argument(
+        "--on-full", default="fail", choices=["fail", "wait"],
+        help="a full output disk: fail the file, or keep the data and wait for room",
+    )  # fmt: skip
+    ask.add_argument(
+        "--full-timeout",
+        type=float,
+        default=600.0,
+        help="seconds to wait for room (--on-full wait)",
+    )
     return ask
 
 
@@ -61,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
             overflow=args.overflow,
             spill_dir=args.spill_dir,
             write_behind=args.write_behind,
+            on_full=args.on_full,
+            full_timeout=args.full_timeout,
         )
         sink = get_sink(args.sink)
         if args.fanout is not None or args.steps is not None:

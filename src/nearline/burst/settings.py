@@ -8,6 +8,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from nearline.burst.space import OnFull, parse_on_full
 from nearline.errors import ConfigError
 from nearline.layout import Layout
 from nearline.units import parse_size
@@ -67,6 +68,8 @@ class BurstSettings:
     autoflush: AutoFlush | None = None
     layout: Layout = field(default_factory=Layout)
     write_behind: bool = False
+    on_full: OnFull = OnFull.FAIL
+    full_timeout: float = 600.0  # seconds a full disk is waited out under on_full="wait"
 
     @classmethod
     def parse(
@@ -79,8 +82,16 @@ class BurstSettings:
         autoflush: AutoFlush | dict[str, Any] | None = None,
         layout: Layout | None = None,
         write_behind: bool | None = None,
+        on_full: str | OnFull = "fail",
+        full_timeout: float = 600.0,
     ) -> BurstSettings:
         size = parse_size(memory, what="memory")
+        if (
+            isinstance(full_timeout, bool)
+            or not isinstance(full_timeout, int | float)
+            or (full_timeout <= 0)
+        ):
+            raise ConfigError(f"full_timeout must be seconds > 0, got {full_timeout!r}")
         if size < 4096:
             raise ConfigError(f"memory must be at least 4KiB per I/O server, got {memory!r}")
         if isinstance(autoflush, dict):
@@ -96,6 +107,8 @@ class BurstSettings:
             write_behind=_flag("NEARLINE_BURST_WRITE_BEHIND")
             if write_behind is None
             else write_behind,
+            on_full=parse_on_full(on_full),
+            full_timeout=float(full_timeout),
         )
 
 

@@ -6,7 +6,8 @@
  *
  * At step KILL_IO_AT (-1: never) rank 0 makes the file MARKER, then every step takes 0.2 s:
  * the test kills a server. WRITERS (default: every rank): the first WRITERS ranks of the
- * model's communicator hold the global arrays, when other programs share the job. */
+ * model's communicator hold the global arrays, when other programs share the job. With
+ * MODEL_USES_BUFFER set, the global arrays go through nlb_buffer / nlb_commit. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <stdio.h>
@@ -89,6 +90,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(comm, &size);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     int writers = argc > 4 ? atoi(argv[4]) : size;
+    int lend = getenv("MODEL_USES_BUFFER") != NULL; /* nlb_buffer / nlb_commit, not nlb_write */
     size_t begin = 0, rows = 0;
     if (rank < writers) rows_of(NX, writers, rank, &begin, &rows);
     size_t count[3] = {rows, NY, NZ}, start[3] = {begin, 0, 0}, global[3] = {NX, NY, NZ};
@@ -104,11 +106,21 @@ int main(int argc, char **argv) {
             nanosleep(&pause, NULL);
         }
         for (int d = 0; d <= NLB_FLOAT64 && rank < writers; d++) {
+            void *into = block;
+            if (lend) { /* zero-copy: compute straight into the server's queue memory */
+                into = nlb_buffer(io, "dynamics", NAMES[d], step, (nlb_dtype)d, 3, count, start,
+                                  global);
+                check(io, into ? 0 : 1, rank);
+            }
             for (size_t i = 0; i < rows * NY * NZ; i++)
-                store(block, d, i, value(NAMES[d], step, (int64_t)(begin * NY * NZ + i)));
-            check(io, nlb_write(io, "dynamics", NAMES[d], step, (nlb_dtype)d, 3, count, start,
-                                global, block), rank);
-            memset(block, 0xFF, rows * NY * NZ * ITEM[d]); /* reused at once */
+                store(into, d, i, value(NAMES[d], step, (int64_t)(begin * NY * NZ + i)));
+            if (lend) {
+                check(io, nlb_commit(io, into), rank);
+            } else {
+                check(io, nlb_write(io, "dynamics", NAMES[d], step, (nlb_dtype)d, 3, count, start,
+                                    global, block), rank);
+                memset(block, 0xFF, rows * NY * NZ * ITEM[d]); /* reused at once */
+            }
         }
         size_t pcount[2] = {rows, 4}, pstart[2] = {begin, 0}, pglobal[2] = {NX, 4};
         for (size_t i = 0; i < rows * 4; i++)

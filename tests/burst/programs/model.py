@@ -42,6 +42,15 @@ def main(io, comm):
             os.kill(pids[-1], 9)
         for name in config["variables"]:
             full = expected_array(name, step, shape, dtype)
+            if config.get("buffer"):  # zero-copy: compute into the server's queue memory
+                assert config.get("assembled", True)
+                start = (begin,) + (0,) * (len(shape) - 1)
+                with io.buffer(
+                    config["file"], name, buffer.shape, dtype, step=step, start=start,
+                    global_shape=shape,
+                ) as lent:  # fmt: skip
+                    lent[...] = full[begin : begin + rows[comm.rank]]
+                continue
             buffer[...] = full[begin : begin + rows[comm.rank]]
             if config.get("assembled", True):
                 start = (begin,) + (0,) * (len(shape) - 1)

@@ -27,7 +27,8 @@ from nearline.errors import ConfigError
 SOURCES = Path(__file__).parent
 HEADER = "nearline_burst.h"
 C_SOURCE = "nearline_burst.c"
-FORTRAN_SOURCE = "nearline_burst.f90"
+FORTRAN_SOURCE = "nearline_burst.F90"
+FORTRAN_TEMPLATE = "nearline_burst_kind.inc"
 LIBRARY = "libnearline_burst.so"
 SYSTEM_PACKAGES = "openmpi-bin libopenmpi-dev gfortran"
 SYSTEM_LIBMPI = Path("/usr/lib/x86_64-linux-gnu/libmpi.so.40")
@@ -77,7 +78,7 @@ def toolchain(name: str = "wheel") -> Toolchain:
 
 def _fingerprint(chain: Toolchain) -> str:
     digest = hashlib.sha256(chain.name.encode())
-    for name in (HEADER, C_SOURCE, FORTRAN_SOURCE):
+    for name in (HEADER, C_SOURCE, FORTRAN_SOURCE, FORTRAN_TEMPLATE):
         path = SOURCES / name
         if path.exists():
             digest.update(path.read_bytes())
@@ -104,8 +105,8 @@ def build(chain: Toolchain) -> Path:
     if chain.fc is not None and (SOURCES / FORTRAN_SOURCE).exists():
         module = folder / "nearline_burst_f.o"
         _compile(
-            [str(chain.fc), "-O2", "-fPIC", "-c", "-J", str(folder), "-o", str(module),
-             str(SOURCES / FORTRAN_SOURCE)],
+            [str(chain.fc), "-O2", "-fPIC", "-c", "-J", str(folder), f"-I{SOURCES}",
+             "-o", str(module), str(SOURCES / FORTRAN_SOURCE)],
             folder,
         )  # fmt: skip
         _compile(["ar", "rcs", str(folder / "libnearline_burst_f.a"), str(module)], folder)

@@ -57,6 +57,7 @@ struct nlb {
     char *pending_error; /* an error a server broadcast, raised at the next call */
     int pending_code;
     attr_t *attrs;
+    struct lent *lent; /* blocks lent by nlb_buffer, not yet committed */
     char **undurable; /* files written since the last wait */
     int n_undurable;
     double last_check;
@@ -539,12 +540,20 @@ static int deliver(nlb_t *io, int server, long id, const char *grant, const void
     return rc;
 }
 
-int nlb_write(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype, int ndim,
-              const size_t *count, const size_t *start, const size_t *global, const void *data) {
+/* A block asked for: its server, request id, size, and the server's grant (caller frees). */
+typedef struct {
+    int server;
+    long id;
+    size_t nbytes;
+    char *grant;
+} ask_t;
+
+static int ask(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype, int ndim,
+               const size_t *count, const size_t *start, const size_t *global, ask_t *out) {
     int rc = usable(io);
     if (rc) return rc;
     if (!file || !name)
-        return fail(io, NLB_EINPUT, "nlb_write needs a file and a variable name");
+        return fail(io, NLB_EINPUT, "a block needs a file and a variable name");
     if ((rc = check_names(io, file, name))) return rc;
     if ((unsigned)dtype > NLB_FLOAT64)
         return fail(io, NLB_EINPUT, "variable '%s': dtype %d is not an nlb_dtype", name, dtype);
@@ -555,12 +564,11 @@ int nlb_write(nlb_t *io, const char *file, const char *name, int step, nlb_dtype
         return fail(io, NLB_EINPUT, "variable '%s': give both start and global for a block of "
                     "a global variable, or neither for a per-rank variable", name);
     if (step < 0) return fail(io, NLB_EINPUT, "variable '%s': step must be >= 0, got %d", name, step);
-    size_t nbytes = ITEMSIZE[dtype];
-    for (int i = 0; i < ndim; i++) nbytes *= count[i];
-    if (nbytes && !data) return fail(io, NLB_EINPUT, "variable '%s': data is NULL", name);
-    long id = ++io->next_id;
+    out->nbytes = ITEMSIZE[dtype];
+    for (int i = 0; i < ndim; i++) out->nbytes *= count[i];
+    out->id = ++io->next_id;
     text_t json = {0};
-    put(&json, "{\"id\":%ld,\"client\":%d,\"file\":", id, io->rank);
+    put(&json, "{\"id\":%ld,\"client\":%d,\"file\":", out->id, io->rank);
     put_string(&json, file);
     put(&json, ",\"name\":");
     put_string(&json, name);
@@ -579,14 +587,87 @@ int nlb_write(nlb_t *io, const char *file, const char *name, int step, nlb_dtype
     put(&json, "],\"attrs\":");
     put_attrs(io, &json, file, name);
     put(&json, ",\"epoch\":%ld}", io->epoch);
-    int server = start ? (int)(crc32_of(file) % (uint32_t)io->servers) : io->rank % io->servers;
-    rc = send_message(io, server, K_WRITE, &json);
+    out->server = start ? (int)(crc32_of(file) % (uint32_t)io->servers) : io->rank % io->servers;
+    rc = send_message(io, out->server, K_WRITE, &json);
     free(json.data);
-    char *grant = NULL;
-    if (!rc) rc = await_reply(io, server, id, &grant);
-    if (!rc) rc = deliver(io, server, id, grant, data, nbytes);
-    free(grant);
+    out->grant = NULL;
+    if (!rc) rc = await_reply(io, out->server, out->id, &out->grant);
+    return rc;
+}
+
+int nlb_write(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype, int ndim,
+              const size_t *count, const size_t *start, const size_t *global, const void *data) {
+    ask_t block = {0};
+    int rc = ask(io, file, name, step, dtype, ndim, count, start, global, &block);
+    if (!rc && block.nbytes && !data)
+        rc = fail(io, NLB_EINPUT, "variable '%s': data is NULL", name);
+    if (!rc) rc = deliver(io, block.server, block.id, block.grant, data, block.nbytes);
     if (!rc) note_undurable(io, file);
+    free(block.grant);
+    return rc;
+}
+
+/* -- zero-copy: a block lent by the server ------------------------------------------------ */
+struct lent {
+    void *ptr;
+    ask_t block;
+    int owned; /* malloc'd here: the server's memory is not shared with this rank */
+    char *file;
+    struct lent *next;
+};
+
+int nlb_buffer_f(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype,
+                 int ndim, const size_t *count, const size_t *start, const size_t *global,
+                 void **out) {
+    ask_t block = {0};
+    *out = NULL;
+    int rc = ask(io, file, name, step, dtype, ndim, count, start, global, &block);
+    if (rc) {
+        free(block.grant);
+        return rc;
+    }
+    struct lent *lent = calloc(1, sizeof *lent);
+    lent->block = block;
+    lent->file = strdup(file);
+    char *mode = field_string(block.grant, "mode");
+    if (mode && strcmp(mode, "memory") == 0 && io->segments[block.server]) {
+        lent->ptr = io->segments[block.server] + field_int(block.grant, "offset", 0);
+    } else { /* another node, or a full queue (spill, write-through): ordinary memory */
+        lent->ptr = malloc(block.nbytes ? block.nbytes : 1);
+        lent->owned = 1;
+    }
+    free(mode);
+    lent->next = io->lent;
+    io->lent = lent;
+    *out = lent->ptr;
+    return NLB_OK;
+}
+
+void *nlb_buffer(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype,
+                 int ndim, const size_t *count, const size_t *start, const size_t *global) {
+    void *buffer;
+    nlb_buffer_f(io, file, name, step, dtype, ndim, count, start, global, &buffer);
+    return buffer;
+}
+
+int nlb_commit(nlb_t *io, void *ptr) {
+    if (!io) return fail(NULL, NLB_ECLOSED, "nearline burst is not initialized; call nlb_init");
+    struct lent **at = &io->lent;
+    while (*at && (*at)->ptr != ptr) at = &(*at)->next;
+    if (!*at)
+        return fail(io, NLB_EINPUT, "nlb_commit: %p is not a buffer nlb_buffer lent and not "
+                    "yet committed", ptr);
+    struct lent *lent = *at;
+    *at = lent->next;
+    ask_t *block = &lent->block;
+    int rc = lent->owned
+                 ? deliver(io, block->server, block->id, block->grant, ptr, block->nbytes)
+                 : send_simple(io, block->server, K_READY, block->id);
+    if (!rc) note_undurable(io, lent->file);
+    if (lent->owned) free(ptr);
+    free(block->grant);
+    free(lent->file);
+    free(lent);
     return rc;
 }
 
@@ -612,8 +693,18 @@ int nlb_attr(nlb_t *io, const char *file, const char *name, const char *key, con
 }
 
 /* -- flush, wait, finalize ------------------------------------------------------------------- */
+static int nothing_lent(nlb_t *io, const char *call) {
+    int n = 0;
+    for (struct lent *l = io->lent; l; l = l->next) n++;
+    if (n == 0) return NLB_OK;
+    return fail(io, NLB_EINPUT, "%s with %d buffer%s from nlb_buffer not committed (first: "
+                "file '%s'); nlb_commit each block before flushing", call, n, n > 1 ? "s" : "",
+                io->lent->file);
+}
+
 int nlb_flush(nlb_t *io, const char *file) {
     int rc = usable(io);
+    if (!rc) rc = nothing_lent(io, "nlb_flush");
     if (rc) return rc;
     long seq = ++io->flush_seq;
     text_t json = {0};

@@ -51,6 +51,15 @@ int nlb_init(MPI_Comm world, MPI_Comm *model_comm, nlb_t **io);
 int nlb_write(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype, int ndim,
               const size_t *count, const size_t *start, const size_t *global, const void *data);
 
+/* Zero-copy: a block of the I/O server's queue memory to compute into (NULL on error; see
+ * nlb_error). The arguments are nlb_write's without the data. nlb_commit hands it over with no
+ * copy; the pointer is the server's from then on. Where the server's memory is not shared
+ * (another node, a full queue under spill or sync) the buffer is ordinary memory and
+ * nlb_commit sends it, so the model's code is the same everywhere. */
+void *nlb_buffer(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype,
+                 int ndim, const size_t *count, const size_t *start, const size_t *global);
+int nlb_commit(nlb_t *io, void *buffer);
+
 /* A string attribute of a variable, sent with each of its writes from now on (the same key
  * again replaces the value). */
 int nlb_attr(nlb_t *io, const char *file, const char *name, const char *key, const char *value);
@@ -68,10 +77,13 @@ int nlb_finalize(nlb_t *io);
 /* The text of the error behind the last non-zero return ("" if none). */
 const char *nlb_error(const nlb_t *io);
 
-/* For the Fortran module nearline_burst: nlb_init with Fortran handles, and refusing a call
- * with the module's own words (returns NLB_EINPUT). */
+/* For the Fortran module nearline_burst: nlb_init with Fortran handles, refusing a call with
+ * the module's own words (returns NLB_EINPUT), and nlb_buffer returning its code. */
 int nlb_init_f(MPI_Fint world, MPI_Fint *model_comm, nlb_t **io);
 int nlb_refuse(nlb_t *io, const char *text);
+int nlb_buffer_f(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype,
+                 int ndim, const size_t *count, const size_t *start, const size_t *global,
+                 void **buffer);
 
 #ifdef __cplusplus
 }

@@ -9,18 +9,38 @@
 ! Arrays of integer(1/2/4/8) and real(4/8), of any rank up to 7. Dimensions appear in the file
 ! reversed, as netCDF-Fortran writes them: t(nx, ny, nz) reads back in Python as (nz, ny, nx).
 ! start= is 1-based, as in netCDF-Fortran. ierr is 0 on success; nlb_error() says why not.
+!
+! Zero-copy: a pointer array lying in the I/O server's queue memory, handed over with no copy:
+!
+!   real(8), pointer :: t(:, :, :)
+!   call nlb_buffer('dynamics', 't', t, [nx, ny, nk], step, ierr, start=[1, 1, k0], &
+!                   global_shape=[nx, ny, nz])
+!   t = ...                           ! compute into it
+!   call nlb_commit(t, ierr)          ! t is the server's from now on (nullified)
+!
+! (A .F90 file: the C preprocessor instantiates nearline_burst_kind.inc once per kind.)
 module nearline_burst
     use, intrinsic :: iso_c_binding
     implicit none
     private
-    public :: nlb_init, nlb_write, nlb_attr, nlb_flush, nlb_wait, nlb_finalize, nlb_error
+    public :: nlb_init, nlb_write, nlb_buffer, nlb_commit, nlb_attr, nlb_flush, nlb_wait
+    public :: nlb_finalize, nlb_error
 
     integer(c_int), parameter :: NLB_INT8 = 0, NLB_INT16 = 1, NLB_INT32 = 2, NLB_INT64 = 3
     integer(c_int), parameter :: NLB_FLOAT32 = 8, NLB_FLOAT64 = 9
     type(c_ptr), save :: handle = c_null_ptr
+    integer(c_size_t), target, save :: count(7), first(7), total(7)  ! one block's C arguments
 
     interface nlb_write
         module procedure write_i1, write_i2, write_i4, write_i8, write_r4, write_r8
+    end interface
+
+    interface nlb_buffer
+        module procedure buffer_i1, buffer_i2, buffer_i4, buffer_i8, buffer_r4, buffer_r8
+    end interface
+
+    interface nlb_commit
+        module procedure commit_i1, commit_i2, commit_i4, commit_i8, commit_r4, commit_r8
     end interface
 
     interface
@@ -36,6 +56,18 @@ module nearline_burst
             type(c_ptr), value :: io, count, start, global, data
             character(kind=c_char), intent(in) :: file(*), name(*)
             integer(c_int), value :: step, dtype, ndim
+        end function
+        integer(c_int) function c_buffer(io, file, name, step, dtype, ndim, count, start, &
+                                         global, buffer) bind(C, name="nlb_buffer_f")
+            import :: c_int, c_ptr, c_char
+            type(c_ptr), value :: io, count, start, global
+            character(kind=c_char), intent(in) :: file(*), name(*)
+            integer(c_int), value :: step, dtype, ndim
+            type(c_ptr), intent(out) :: buffer
+        end function
+        integer(c_int) function c_commit(io, buffer) bind(C, name="nlb_commit")
+            import :: c_int, c_ptr
+            type(c_ptr), value :: io, buffer
         end function
         integer(c_int) function c_attr(io, file, name, key, value) bind(C, name="nlb_attr")
             import :: c_int, c_ptr, c_char
@@ -122,7 +154,8 @@ contains
         if (ierr == 0) handle = c_null_ptr
     end subroutine
 
-    ! -- one write: Fortran order and 1-based start, turned into C order and 0-based ---------
+    ! -- one block: Fortran order and 1-based start, turned into C order and 0-based ----------
+    ! The block's C arguments are kept here until the call (one block at a time per rank).
     subroutine put(file, name, data, shape_of, step, dtype, ierr, start, global_shape)
         character(*), intent(in) :: file, name
         type(c_ptr), intent(in) :: data
@@ -130,14 +163,44 @@ contains
         integer(c_int), intent(in) :: dtype
         integer, intent(out) :: ierr
         integer, intent(in), optional :: start(:), global_shape(:)
-        integer(c_size_t), target :: count(max(1, size(shape_of)))
-        integer(c_size_t), target :: first(max(1, size(shape_of))), total(max(1, size(shape_of)))
-        integer :: n
         type(c_ptr) :: at, of
+        call c_order(name, shape_of, ierr, at, of, start, global_shape)
+        if (ierr /= 0) return
+        ierr = c_write(handle, c_string(file), c_string(name), int(step, c_int), dtype, &
+                       int(size(shape_of), c_int), c_loc(count), at, of, data)
+    end subroutine
+
+    subroutine lend(file, name, shape_of, step, dtype, ierr, buffer, start, global_shape)
+        character(*), intent(in) :: file, name
+        integer, intent(in) :: shape_of(:), step
+        integer(c_int), intent(in) :: dtype
+        integer, intent(out) :: ierr
+        type(c_ptr), intent(out) :: buffer
+        integer, intent(in), optional :: start(:), global_shape(:)
+        type(c_ptr) :: at, of
+        buffer = c_null_ptr
+        call c_order(name, shape_of, ierr, at, of, start, global_shape)
+        if (ierr /= 0) return
+        ierr = c_buffer(handle, c_string(file), c_string(name), int(step, c_int), dtype, &
+                        int(size(shape_of), c_int), c_loc(count), at, of, buffer)
+    end subroutine
+
+    subroutine c_order(name, shape_of, ierr, at, of, start, global_shape)
+        character(*), intent(in) :: name
+        integer, intent(in) :: shape_of(:)
+        integer, intent(out) :: ierr
+        type(c_ptr), intent(out) :: at, of
+        integer, intent(in), optional :: start(:), global_shape(:)
+        integer :: n
         n = size(shape_of)
-        count(1:n) = int(shape_of(n:1:-1), c_size_t)
+        ierr = 0
         at = c_null_ptr
         of = c_null_ptr
+        if (n > size(count)) then
+            ierr = c_refuse(handle, c_string("variable '"//trim(name)//"': at most 7 dimensions"))
+            return
+        end if
+        count(1:n) = int(shape_of(n:1:-1), c_size_t)
         if (present(start)) then
             if (size(start) /= n) then
                 ierr = c_refuse(handle, c_string("variable '"//trim(name)//"': start= needs "// &
@@ -156,8 +219,6 @@ contains
             total(1:n) = int(global_shape(n:1:-1), c_size_t)
             of = c_loc(total)
         end if
-        ierr = c_write(handle, c_string(file), c_string(name), int(step, c_int), dtype, &
-                       int(n, c_int), c_loc(count), at, of, data)
     end subroutine
 
     pure function c_string(text) result(chars)
@@ -170,60 +231,41 @@ contains
         chars(len_trim(text) + 1) = c_null_char
     end function
 
-    subroutine write_i1(file, name, array, step, ierr, start, global_shape)
-        character(*), intent(in) :: file, name
-        integer(c_int8_t), intent(in), target, contiguous :: array(..)
-        integer, intent(in) :: step
-        integer, intent(out) :: ierr
-        integer, intent(in), optional :: start(:), global_shape(:)
-        call put(file, name, c_loc(array), shape(array), step, NLB_INT8, ierr, start, global_shape)
-    end subroutine
-
-    subroutine write_i2(file, name, array, step, ierr, start, global_shape)
-        character(*), intent(in) :: file, name
-        integer(c_int16_t), intent(in), target, contiguous :: array(..)
-        integer, intent(in) :: step
-        integer, intent(out) :: ierr
-        integer, intent(in), optional :: start(:), global_shape(:)
-        call put(file, name, c_loc(array), shape(array), step, NLB_INT16, ierr, start, global_shape)
-    end subroutine
-
-    subroutine write_i4(file, name, array, step, ierr, start, global_shape)
-        character(*), intent(in) :: file, name
-        integer(c_int32_t), intent(in), target, contiguous :: array(..)
-        integer, intent(in) :: step
-        integer, intent(out) :: ierr
-        integer, intent(in), optional :: start(:), global_shape(:)
-        call put(file, name, c_loc(array), shape(array), step, NLB_INT32, ierr, start, global_shape)
-    end subroutine
-
-    subroutine write_i8(file, name, array, step, ierr, start, global_shape)
-        character(*), intent(in) :: file, name
-        integer(c_int64_t), intent(in), target, contiguous :: array(..)
-        integer, intent(in) :: step
-        integer, intent(out) :: ierr
-        integer, intent(in), optional :: start(:), global_shape(:)
-        call put(file, name, c_loc(array), shape(array), step, NLB_INT64, ierr, start, global_shape)
-    end subroutine
-
-    subroutine write_r4(file, name, array, step, ierr, start, global_shape)
-        character(*), intent(in) :: file, name
-        real(c_float), intent(in), target, contiguous :: array(..)
-        integer, intent(in) :: step
-        integer, intent(out) :: ierr
-        integer, intent(in), optional :: start(:), global_shape(:)
-        call put(file, name, c_loc(array), shape(array), step, NLB_FLOAT32, ierr, start, &
-                 global_shape)
-    end subroutine
-
-    subroutine write_r8(file, name, array, step, ierr, start, global_shape)
-        character(*), intent(in) :: file, name
-        real(c_double), intent(in), target, contiguous :: array(..)
-        integer, intent(in) :: step
-        integer, intent(out) :: ierr
-        integer, intent(in), optional :: start(:), global_shape(:)
-        call put(file, name, c_loc(array), shape(array), step, NLB_FLOAT64, ierr, start, &
-                 global_shape)
-    end subroutine
+#define TYPE integer(c_int8_t)
+#define CODE NLB_INT8
+#define WRITE_NAME write_i1
+#define BUFFER_NAME buffer_i1
+#define COMMIT_NAME commit_i1
+#include "nearline_burst_kind.inc"
+#define TYPE integer(c_int16_t)
+#define CODE NLB_INT16
+#define WRITE_NAME write_i2
+#define BUFFER_NAME buffer_i2
+#define COMMIT_NAME commit_i2
+#include "nearline_burst_kind.inc"
+#define TYPE integer(c_int32_t)
+#define CODE NLB_INT32
+#define WRITE_NAME write_i4
+#define BUFFER_NAME buffer_i4
+#define COMMIT_NAME commit_i4
+#include "nearline_burst_kind.inc"
+#define TYPE integer(c_int64_t)
+#define CODE NLB_INT64
+#define WRITE_NAME write_i8
+#define BUFFER_NAME buffer_i8
+#define COMMIT_NAME commit_i8
+#include "nearline_burst_kind.inc"
+#define TYPE real(c_float)
+#define CODE NLB_FLOAT32
+#define WRITE_NAME write_r4
+#define BUFFER_NAME buffer_r4
+#define COMMIT_NAME commit_r4
+#include "nearline_burst_kind.inc"
+#define TYPE real(c_double)
+#define CODE NLB_FLOAT64
+#define WRITE_NAME write_r8
+#define BUFFER_NAME buffer_r8
+#define COMMIT_NAME commit_r8
+#include "nearline_burst_kind.inc"
 
 end module nearline_burst
