@@ -310,7 +310,6 @@ class Dispatcher(Closing):
                 )  # fmt: skip
             finally:
                 self._mark("end", name)
-                self._release(run.id)
             retried = self.executor.retries(run.id)
             if retried:
                 run = self._note_retries(run, retried)
@@ -324,6 +323,7 @@ class Dispatcher(Closing):
                 stations.cleanup(run, places=places)
                 return
             run = self._next(run, Station.INGEST, usage=outcome.usage, outputs=outputs)
+            self._release(run.id)  # from here on it is the service's work, not the run's
         if run.station == Station.INGEST:
             stations.ingest(run, job, algorithm, catalogue=ctx["catalogue"], places=places)
             run = self._next(run, Station.CLEANUP)
