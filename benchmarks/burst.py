@@ -198,6 +198,7 @@ class Method:
     ranks: int = 0  # MPI ranks; 0 runs a plain process
     io_ranks: int = 0
     env: tuple[tuple[str, str], ...] = ()  # NEARLINE_* settings for this row
+    scale: float = 1.0  # this row's burst is --scale times this (0.01: the 29 MB burst)
 
 
 def _direct(name: str, label: str, writer, suffix: str, tuned: bool) -> Method:
@@ -230,7 +231,34 @@ BURST_VARIANTS = {
     "": ("", ()),
     "message": (", blocks sent as MPI messages", (("NEARLINE_BURST_TRANSPORT", "message"),)),
     "write-behind": (", write-behind", (("NEARLINE_BURST_WRITE_BEHIND", "1"),)),
+    "buffer": (", zero-copy `io.buffer`", (("BENCH_BURST_BUFFER", "1"),)),
 }
+SMALL = 0.01  # the 29 MB burst the zero-copy pause is compared with (flat in size)
+
+
+def native_method(mode: str, scale: float = 1.0) -> Method:
+    """The C model (benchmarks/burst_native.c), 1 compute + 1 I/O rank (Python, MPMD)."""
+    call = "nlb_write" if mode == "write" else "zero-copy nlb_buffer/nlb_commit"
+    small = "" if scale == 1.0 else "-small"
+    return Method(
+        f"burst-c-1-{mode}{small}",
+        f"nearline burst from C ({call}), 1 compute + 1 I/O rank"
+        + ("" if scale == 1.0 else f", the burst x{scale:g}"),
+        "burst",
+        "burst-native",
+        ranks=2,
+        io_ranks=1,
+        env=(("BENCH_NATIVE_MODE", mode),),
+        scale=scale,
+    )
+
+
+def small(method: Method) -> Method:
+    """``method`` on the burst x SMALL, for the flat-in-size comparison."""
+    return Method(
+        f"{method.name}-small", f"{method.label}, the burst x{SMALL:g}", method.kind,
+        method.worker, ranks=method.ranks, io_ranks=method.io_ranks, env=method.env, scale=SMALL,
+    )  # fmt: skip
 
 
 def burst_method(io_ranks: int, variant: str = "") -> Method:
@@ -284,6 +312,8 @@ def run_burst(
             for rank in range(ranks)
         ]
 
+    lend = os.environ.get("BENCH_BURST_BUFFER") == "1"
+
     def main(io, comm) -> dict:
         names = arrays.names[comm.rank :: comm.size]
         data = arrays.build(names)
@@ -292,12 +322,20 @@ def run_burst(
         for step in range(repeats + 1):
             comm.Barrier()
             began = time.perf_counter()
+            computing = 0.0  # filling lent blocks: the model's compute, not a pause
             for name, array in data.items():
-                io.write(BURST_FILE, name, array, step=step, dims=DIMS)
+                if lend:
+                    with io.buffer(BURST_FILE, name, array.shape, array.dtype, step=step,
+                                   dims=DIMS) as into:  # fmt: skip
+                        filling = time.perf_counter()
+                        np.copyto(into, array)
+                        computing += time.perf_counter() - filling
+                else:
+                    io.write(BURST_FILE, name, array, step=step, dims=DIMS)
             io.flush(BURST_FILE)
-            paused = time.perf_counter() - began
+            paused = time.perf_counter() - began - computing
             io.wait(BURST_FILE)
-            durable = time.perf_counter() - began
+            durable = time.perf_counter() - began - computing
             sample = Sample(comm.allreduce(paused, op=MPI.MAX), comm.allreduce(durable, op=MPI.MAX))
             comm.Barrier()
             if comm.rank == 0:  # check the data is there, then clear the step's folder
@@ -479,6 +517,9 @@ def launch(method: Method, args: argparse.Namespace, scratch: Path) -> Result:
     """Run ``method``'s worker in a fresh process (under mpiexec if MPI) and read its Result."""
     result_path = scratch / f"{method.name}.json"
     out_dir = Path(args.out) / method.name
+    scale = args.scale * method.scale
+    if method.worker == "burst-native":
+        return _launch_native(method, args, scale, result_path, out_dir, scratch)
     command = [
         sys.executable,
         str(SCRIPT),
@@ -486,7 +527,7 @@ def launch(method: Method, args: argparse.Namespace, scratch: Path) -> Result:
         method.worker,
         "--result",
         str(result_path),
-        f"--scale={args.scale}",
+        f"--scale={scale}",
         f"--repeats={args.repeats}",
         f"--out={out_dir}",
         f"--io-ranks={method.io_ranks}",
@@ -497,6 +538,45 @@ def launch(method: Method, args: argparse.Namespace, scratch: Path) -> Result:
         # --bind-to none: Open MPI binds 2-rank jobs to one core each, which would keep a
         # compute rank's copy threads (and the direct methods' peers) off the other core.
         command = [str(mpiexec), "-n", str(method.ranks), "--bind-to", "none", *command]
+    return _run_method(command, method, args, result_path, out_dir)
+
+
+def _launch_native(
+    method: Method, args: argparse.Namespace, scale: float, result_path: Path, out_dir: Path,
+    scratch: Path,
+) -> Result:  # fmt: skip
+    """The C model beside a Python I/O server, one MPMD job: `nearline burst-config`'s
+    launcher, the same burst, the same queue memory."""
+    program = scratch / "burst_native"
+    if not program.exists():
+        config = [sys.executable, "-m", "nearline.cli", "burst-config"]
+        cc = subprocess.run([*config, "--cc"], capture_output=True, text=True, check=True)
+        flags = subprocess.run(
+            [*config, "--cflags", "--libs"], capture_output=True, text=True, check=True
+        )
+        subprocess.run(
+            [cc.stdout.strip(), "-O2", str(SCRIPT.parent / "burst_native.c"),
+             *flags.stdout.split(), "-o", str(program)],
+            check=True,
+        )  # fmt: skip
+    arrays = ArraySet.scaled(scale)
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    compute = method.ranks - method.io_ranks
+    command = [
+        str(mpiexec), "--bind-to", "none",
+        "-n", str(compute), str(program), str(result_path), dict(method.env)["BENCH_NATIVE_MODE"],
+        *map(str, arrays.shape), str(arrays.count), str(args.repeats), str(out_dir), ":",
+        "-n", str(method.io_ranks), sys.executable, "-m", "nearline.burst.server",
+        "--root", str(out_dir), "--memory", args.burst_memory,
+    ]  # fmt: skip
+    return _run_method(command, method, args, result_path, out_dir)
+
+
+def _run_method(
+    command: list[str], method: Method, args: argparse.Namespace, result_path: Path,
+    out_dir: Path,
+) -> Result:  # fmt: skip
+    """Run one method's command in a session of its own and read the Result it wrote."""
     path = os.pathsep.join(p for p in (str(PROJECT / "src"), os.environ.get("PYTHONPATH")) if p)
     env = {**MPI_ENV, **os.environ, "PYTHONPATH": path, **dict(method.env)}
     started = subprocess.Popen(
@@ -638,6 +718,30 @@ def _burst_notes(methods: list[Method], results: dict[str, Result | None]) -> li
     return lines
 
 
+def _zero_copy_notes(results: dict[str, Result | None]) -> list[str]:
+    """The issue's targets for the C client and the zero-copy hand-off, as ratios of medians."""
+
+    def pause(name: str) -> float | None:
+        result = results.get(name)
+        return result.pause if result is not None and result.ok else None
+
+    def ratio(a: str, b: str) -> str:
+        top, bottom = pause(a), pause(b)
+        return f"{top / bottom:.3g}" if top and bottom else "—"
+
+    return [
+        "- Targets (median pauses): C `nlb_write` ÷ Python `io.write` (1 + 1 ranks) = "
+        f"{ratio('burst-c-1-write', 'burst-1')} (target ≤ 1.2); zero-copy ÷ copy: Python "
+        f"`io.buffer` ÷ `io.write` = {ratio('burst-1-buffer', 'burst-1')}, C `nlb_buffer` ÷ "
+        f"`nlb_write` = {ratio('burst-c-1-buffer', 'burst-c-1-write')} (target ≤ 0.01); flat in "
+        f"size, the full burst ÷ the burst x{SMALL:g}: Python "
+        f"{ratio('burst-1-buffer', 'burst-1-buffer-small')}, C "
+        f"{ratio('burst-c-1-buffer', 'burst-c-1-buffer-small')} (target ≤ 2). The zero-copy "
+        "pause leaves out the time the model spends filling the lent block (np.copyto / memcpy "
+        "from the same pre-touched arrays, standing for its compute).",
+    ]
+
+
 def report(
     args: argparse.Namespace,
     methods: list[Method],
@@ -701,6 +805,7 @@ def report(
         f"MPI: blocking Send/Recv of each array between 2 ranks{mpi}; "
         "disk: os.write of each array into one file, then fsync.",
         *_burst_notes(methods, results),
+        *_zero_copy_notes(results),
         *warn,
     ]
     parts = [
@@ -758,7 +863,10 @@ def main(argv: list[str] | None = None) -> int:
     command = command_line()
     io_ranks = [int(k) for k in args.burst_io_ranks.split(",") if k.strip()]
     variants = [burst_method(1, "message"), burst_method(1, "write-behind")]
-    methods = LIMITS + DIRECT + [burst_method(k) for k in io_ranks] + variants
+    lend = burst_method(1, "buffer")
+    native = [native_method("write"), native_method("buffer"), native_method("buffer", SMALL)]
+    zero_copy = [lend, small(lend), *native]
+    methods = LIMITS + DIRECT + [burst_method(k) for k in io_ranks] + variants + zero_copy
     wanted = {name.strip() for name in args.methods.split(",") if name.strip()}
     if wanted - {m.name for m in methods}:
         known = ", ".join(m.name for m in methods)

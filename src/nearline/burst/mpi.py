@@ -25,7 +25,14 @@ from nearline.burst.base import Sink
 from nearline.burst.client import Client
 from nearline.burst.group import MPIGroup
 from nearline.burst.io_server import IOServer
-from nearline.burst.mpi_session import LIVENESS_SECONDS, Backoff, Session, alive, compute_ranks
+from nearline.burst.mpi_session import (
+    HOT_SECONDS,
+    LIVENESS_SECONDS,
+    Backoff,
+    Session,
+    alive,
+    compute_ranks,
+)
 from nearline.burst.protocol import (
     TAG_CONTROL,
     TAG_DATA,
@@ -42,6 +49,7 @@ from nearline.errors import BurstError
 from nearline.layout import Layout
 
 log = logging.getLogger(__name__)
+WAITING_HOT_SECONDS = 0.002  # a client spins this long for a reply before it backs off
 
 
 class _MPITransport:
@@ -112,7 +120,7 @@ class _MPILink:
 
     def receive(self, deliver, *, block: bool) -> None:
         wire, MPI, status = self.session.wire, self.session.MPI, self._status
-        backoff = Backoff()
+        backoff = Backoff(hot=WAITING_HOT_SECONDS)  # a reply to a request comes soon
         while True:
             if wire.Iprobe(source=MPI.ANY_SOURCE, tag=TAG_REPLY, status=status):
                 data = bytearray(status.Get_count(MPI.BYTE))
@@ -153,7 +161,7 @@ def _serve(session: Session, sink: Sink, settings: BurstSettings) -> None:
         group=MPIGroup(session.compute),
     )
     server.start()
-    status, backoff = MPI.Status(), Backoff()
+    status, backoff = MPI.Status(), Backoff(hot=HOT_SECONDS)
     last_check = time.monotonic()
     while not server.finished.is_set():
         progressed = transport.complete()

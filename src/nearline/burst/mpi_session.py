@@ -17,6 +17,7 @@ import numpy as np
 from nearline.errors import BurstError, ConfigError
 
 POLL_MIN, POLL_MAX = 20e-6, 1e-3
+HOT_SECONDS = 0.25  # an I/O rank's short polling after a message, within a burst
 LIVENESS_SECONDS = 0.25
 
 
@@ -93,17 +94,25 @@ def alive(pid: int) -> bool:
 
 
 class Backoff:
-    """Sleep a little longer each idle turn, so idle ranks leave the cores to the model."""
+    """Sleep a little longer each idle turn, so idle ranks leave the cores to the model; but
+    for ``hot`` seconds after the last message poll at the shortest delay, because within a
+    burst the next request comes soon and a lent block (``buffer``) waits on the reply."""
 
-    def __init__(self) -> None:
+    def __init__(self, hot: float = 0.0) -> None:
         self.delay = POLL_MIN
+        self.hot = hot
+        self.last_busy = time.monotonic()
 
     def idle(self) -> None:
+        if time.monotonic() - self.last_busy < self.hot:
+            time.sleep(0)  # yield the core (and the GIL), but come straight back
+            return
         time.sleep(self.delay)
         self.delay = min(self.delay * 2, POLL_MAX)
 
     def busy(self) -> None:
         self.delay = POLL_MIN
+        self.last_busy = time.monotonic()
 
 
 def compute_ranks(io_ranks: int, world_size: int) -> int:
