@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
@@ -97,8 +97,8 @@ class Message:
 
 def encode(message: WriteRequest | Message) -> bytes:
     """Return the wire bytes of ``message``."""
-    if isinstance(message, WriteRequest):
-        kind, body = Kind.WRITE, asdict(message)
+    if isinstance(message, WriteRequest):  # its fields as they are: asdict's deep copy cost
+        kind, body = Kind.WRITE, dict(vars(message))  # more than the rest of a write's hand-off
     else:
         kind = message.kind
         body = {"id": message.id, "client": message.client, **message.fields}
