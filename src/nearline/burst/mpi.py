@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -58,10 +59,12 @@ class _MPITransport:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.incoming: list[tuple[int, Any, Callable[[], None]]] = []
+        self.replied = threading.Event()
 
     def reply(self, client: int, message: Message) -> None:
         data = encode(message)
         self.session.wire.Send([data, self.session.MPI.BYTE], dest=client, tag=TAG_REPLY)
+        self.replied.set()  # a client that was answered asks again soon: be quick for it
 
     def shares_memory(self, client: int) -> bool:
         return self.session.local(client)
@@ -161,7 +164,7 @@ def _serve(session: Session, sink: Sink, settings: BurstSettings) -> None:
         group=MPIGroup(session.compute),
     )
     server.start()
-    status, backoff = MPI.Status(), Backoff(hot=HOT_SECONDS)
+    status, backoff = MPI.Status(), Backoff(hot=HOT_SECONDS, wake=transport.replied)
     last_check = time.monotonic()
     while not server.finished.is_set():
         progressed = transport.complete()

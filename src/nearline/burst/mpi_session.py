@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import threading
 import time
 from dataclasses import dataclass
 
@@ -99,11 +100,12 @@ class Backoff:
     for ``hot`` seconds after the last message poll at the shortest delay, because within a
     burst the next request comes soon and a lent block (``buffer``) waits on the reply."""
 
-    def __init__(self, hot: float = 0.0) -> None:
+    def __init__(self, hot: float = 0.0, wake: threading.Event | None = None) -> None:
         self.delay = POLL_MIN
         self.hot = hot
         self.last_busy = time.monotonic()
         self.spins = 0
+        self.wake = wake  # set by another thread that expects an answer soon (a reply sent)
 
     def idle(self) -> None:
         if time.monotonic() - self.last_busy < self.hot:
@@ -113,7 +115,12 @@ class Backoff:
             if self.spins % SPINS_PER_YIELD == 0:
                 os.sched_yield()
             return
-        time.sleep(self.delay)
+        if self.wake is None:
+            time.sleep(self.delay)
+        elif self.wake.wait(self.delay):
+            self.wake.clear()
+            self.busy()
+            return
         self.delay = min(self.delay * 2, POLL_MAX)
 
     def busy(self) -> None:
