@@ -18,7 +18,6 @@ import numpy as np
 from nearline.errors import BurstError, ConfigError
 
 POLL_MIN, POLL_MAX = 20e-6, 1e-3
-HOT_SECONDS = 0.25  # an I/O rank's short polling after a message, within a burst
 SPINS_PER_YIELD = 64
 LIVENESS_SECONDS = 0.25
 
