@@ -85,19 +85,22 @@ export function subscriptionsView(ctx) {
     );
     formPanel.append(processes.length ? form : h("p", { text: "No algorithms to subscribe to yet." }));
     let current = null;
+    let asked = 0; // the latest choice: an earlier answer arriving late must not add its fields too
 
     async function describe() {
+      const mine = ++asked;
       clear(details);
       current = null;
       try {
         const description = await ctx.api.json(`processes/${encodeURIComponent(select.value)}`);
+        if (mine !== asked) return;
         const inputs = dataInputs(description);
         const input = h("select", { id: "subscribe-input" }, inputs.map(([name, spec]) => h("option", { value: name, text: `${name} (${spec["nearline:collection"]})` })));
         const parameters = parameterFields(description);
         details.append(h("label", {}, "Input ", input), parameters.element);
         current = { description, inputs, input, parameters };
       } catch (error) {
-        details.append(h("p", { class: "message error", text: words(error) }));
+        if (mine === asked) details.append(h("p", { class: "message error", text: words(error) }));
       }
     }
 
