@@ -16,8 +16,7 @@ ALIGN = 64
 PAGE = 4096
 
 
-def rounded(n: int) -> int:
-    """``n`` bytes as the arena hands them out (a multiple of ALIGN)."""
+def _round_up(n: int) -> int:
     return max(ALIGN, (n + ALIGN - 1) // ALIGN * ALIGN)
 
 
@@ -36,11 +35,11 @@ class Arena:
         self.buffer[::PAGE] = 0
 
     def fits_ever(self, nbytes: int) -> bool:
-        return rounded(nbytes) <= self.capacity
+        return _round_up(nbytes) <= self.capacity
 
     def allocate(self, nbytes: int) -> int | None:
         """Return the offset of ``nbytes`` of free memory, or None when no run is big enough."""
-        size = rounded(nbytes)
+        size = _round_up(nbytes)
         for i, run in enumerate(self._sizes):
             if run >= size:
                 offset = self._starts[i]
@@ -55,7 +54,7 @@ class Arena:
 
     def release(self, offset: int, nbytes: int) -> None:
         """Give back a piece returned by :meth:`allocate`."""
-        size = rounded(nbytes)
+        size = _round_up(nbytes)
         self.used -= size
         i = bisect.bisect_left(self._starts, offset)
         self._starts.insert(i, offset)

@@ -19,7 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
-from nearline.burst.arena import Arena, rounded
+from nearline.burst.arena import Arena
 from nearline.burst.assembly import FileKey, key_of
 from nearline.burst.base import Sink
 from nearline.burst.blocks import check_names
@@ -117,11 +117,6 @@ class IOServer:
                 self._on_ready(self.pieces[(message.client, message.id)])
             elif message.kind == Kind.ABANDON:
                 self._on_abandon(message)
-            elif message.kind == Kind.LEASE:
-                self._on_lease(message)
-            elif message.kind == Kind.RETURN:
-                self.arena.release(message.get("offset"), message.get("nbytes"))
-                self._grant_pending()
             elif message.kind == Kind.FLUSH:
                 self._on_flush(message)
             elif message.kind == Kind.WAIT:
@@ -141,8 +136,6 @@ class IOServer:
             check_names(request.file, request.name)
         except BurstInputError as error:
             self.transport.reply(request.client, _error(request.id, error))
-            if request.lease_offset is not None:
-                self.arena.release(request.lease_offset, request.nbytes)
             return
         key = key_of(request)
         output = self.outputs.get(key)
@@ -152,34 +145,11 @@ class IOServer:
             output.state.accept(request)
         except BurstInputError as error:
             self.transport.reply(request.client, _error(request.id, error))
-            if request.lease_offset is not None:
-                self.arena.release(request.lease_offset, request.nbytes)
             return
         self._arrivals += 1
         piece = self.pieces[(request.client, request.id)] = Piece(request, order=self._arrivals)
-        if request.lease_offset is not None:  # in place already: queued as it comes
-            piece.offset = request.lease_offset
-            self._on_ready(piece)
-            return
         if self.pending or not self._grant_memory(piece):
             self._overflow(piece)
-
-    def _on_lease(self, message: Message) -> None:
-        """Lend a client a slab of queue memory to carve lent blocks from without asking for
-        each (``buffer``): as much as it asks for, or less down to ``least``, or none."""
-        sharing = sum(self.transport.shares_memory(c) for c in range(self.clients))
-        least = message.get("least")
-        want = max(least, min(message.get("nbytes"), self.arena.capacity // max(1, sharing)))
-        offset = None
-        if self.transport.shares_memory(message.client) and not self.pending:
-            while offset is None and want >= max(least, 1):
-                offset = self.arena.allocate(want)
-                if offset is None:
-                    want //= 2
-        fields = {"mode": "none"} if offset is None else {
-            "mode": "lease", "offset": offset, "nbytes": rounded(want),
-        }  # fmt: skip
-        self.transport.reply(message.client, Message(Kind.GRANT, message.id, fields=fields))
 
     def _on_abandon(self, message: Message) -> None:
         """The model raised inside ``buffer``: drop the block (wherever it got to) and make
@@ -196,9 +166,6 @@ class IOServer:
             with contextlib.suppress(ValueError):
                 self.queued.get(key, []).remove(piece)
             self._release(piece)
-        elif message.get("lease_offset") is not None:  # a block carved from a lease
-            self.arena.release(message.get("lease_offset"), message.get("nbytes"))
-            self._grant_pending()
 
     def _grant_memory(self, piece: Piece, *, waited: bool = False) -> bool:
         request = piece.request
