@@ -129,16 +129,21 @@ class Client:
         block and the file is not written (flush says so); the error propagates.
         """
         began = time.perf_counter()
-        array = np.empty(tuple(int(n) for n in shape), dtype=dtype)  # checks shape and dtype
+        shape = tuple(int(n) for n in shape)
+        template = np.lib.stride_tricks.as_strided(  # shape and dtype checked, no memory taken
+            np.empty(1, dtype=dtype), shape=shape, strides=(0,) * len(shape)
+        )
         server, request, grant = self._ask(
-            file, name, array, step=step, start=start, shape=global_shape, dims=dims,
+            file, name, template, step=step, start=start, shape=global_shape, dims=dims,
             attrs=attrs,
         )  # fmt: skip
         mode = grant.get("mode")
         memory = self._link.memory(server) if mode == Mode.MEMORY else None
         if memory is not None:
             offset = grant.get("offset")
-            array = memory[offset : offset + request.nbytes].view(array.dtype).reshape(array.shape)
+            array = memory[offset : offset + request.nbytes].view(template.dtype).reshape(shape)
+        else:  # ordinary memory only where the queue's cannot be lent
+            array = np.empty(shape, dtype=template.dtype)
         self._in_write += time.perf_counter() - began
         try:
             yield array
