@@ -218,3 +218,20 @@ def test_assembled_variables_through_every_format(tmp_path, sink, ext):
     for name in want:
         np.testing.assert_array_equal(got[name], want[name])
         assert got[name].dtype == np.int16
+
+
+def test_a_lease_held_across_a_barrier_does_not_hang_a_write_waiting_for_room(tmp_path):
+    """Rank 0 holds half the queue as a lease while in a barrier; rank 1's 40 KB block does
+    not fit in the other half, so the I/O rank writes it through instead of waiting."""
+    program = PROGRAM.parent / "lease_holder.py"
+    result = mpiexec(program, str(tmp_path), ranks=3, timeout=60)
+    assert result.returncode == 0, result.stderr
+    for step in range(2):
+        small = read_netcdf(hds_path(tmp_path, step=step, file="small", rank=0, ext="nc"))
+        np.testing.assert_array_equal(small["s"], np.arange(16) + step)
+        big = read_netcdf(hds_path(tmp_path, step=step, file="big", rank=1, ext="nc"))
+        np.testing.assert_array_equal(big["b"], np.arange(5000, dtype="f8") * (step + 1))
+    reports = [json.loads(line[6:]) for line in result.stdout.splitlines() if "STATS " in line]
+    stats = {report["rank"]: report for report in reports}
+    assert stats[1]["seconds_blocked"] > 0  # rank 1 waited for its block to be written
+    assert stats[0]["bytes_written"] == 2 * (16 + 5000) * 8

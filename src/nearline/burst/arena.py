@@ -16,7 +16,8 @@ ALIGN = 64
 PAGE = 4096
 
 
-def _round_up(n: int) -> int:
+def rounded(n: int) -> int:
+    """``n`` bytes as the arena hands them out (a multiple of ALIGN)."""
     return max(ALIGN, (n + ALIGN - 1) // ALIGN * ALIGN)
 
 
@@ -35,11 +36,11 @@ class Arena:
         self.buffer[::PAGE] = 0
 
     def fits_ever(self, nbytes: int) -> bool:
-        return _round_up(nbytes) <= self.capacity
+        return rounded(nbytes) <= self.capacity
 
     def allocate(self, nbytes: int) -> int | None:
         """Return the offset of ``nbytes`` of free memory, or None when no run is big enough."""
-        size = _round_up(nbytes)
+        size = rounded(nbytes)
         for i, run in enumerate(self._sizes):
             if run >= size:
                 offset = self._starts[i]
@@ -54,7 +55,7 @@ class Arena:
 
     def release(self, offset: int, nbytes: int) -> None:
         """Give back a piece returned by :meth:`allocate`."""
-        size = _round_up(nbytes)
+        size = rounded(nbytes)
         self.used -= size
         i = bisect.bisect_left(self._starts, offset)
         self._starts.insert(i, offset)

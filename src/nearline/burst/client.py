@@ -10,11 +10,12 @@ import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
 
+from nearline.burst.arena import ALIGN, rounded
 from nearline.burst.blocks import as_block, check_attrs, check_dims, check_names, place
 from nearline.burst.copier import Copier
 from nearline.burst.protocol import Kind, Message, Mode, WriteRequest
@@ -79,6 +80,9 @@ class Client:
         self._in_write = 0.0
         self._writes = 0
         self._undurable: set[str] = set()
+        self._leases: dict[int, list[int]] = {}  # server: [next free, end] of this client's lease
+        self._lease_asked: dict[int, int] = {}  # server: the id of a LEASE not yet answered
+        self._closing = False
 
     # -- public API -------------------------------------------------------------------------
     def write(
@@ -100,9 +104,10 @@ class Client:
         """
         began = time.perf_counter()
         block = as_block(array, name=name)
-        server, request, grant = self._ask(
+        server, request = self._prepare(
             file, name, block, step=step, start=start, shape=shape, dims=dims, attrs=attrs
         )
+        grant = self._grant(server, request, began)
         self._deliver_block(server, request, grant, block)
         self._done_block(file, block.nbytes, began)
 
@@ -133,10 +138,15 @@ class Client:
         template = np.lib.stride_tricks.as_strided(  # shape and dtype checked, no memory taken
             np.empty(1, dtype=dtype), shape=shape, strides=(0,) * len(shape)
         )
-        server, request, grant = self._ask(
+        server, request = self._prepare(
             file, name, template, step=step, start=start, shape=global_shape, dims=dims,
-            attrs=attrs,
+            attrs=attrs, lent=True,
         )  # fmt: skip
+        offset = self._carve(server, request.nbytes)
+        if offset is not None:  # from this client's lease: no round trip to the server
+            yield from self._lend_leased(server, replace(request, lease_offset=offset), began)
+            return
+        grant = self._grant(server, request, began)
         mode = grant.get("mode")
         memory = self._link.memory(server) if mode == Mode.MEMORY else None
         if memory is not None:
@@ -150,13 +160,7 @@ class Client:
         except BaseException:
             if memory is None:  # the server waits for these bytes; it drops them on ABANDON
                 self._deliver_block(server, request, grant, array)
-            where = {"file": file, "step": request.step, "name": name}
-            self._link.send(
-                server,
-                Message(
-                    Kind.ABANDON, request.id, self.rank, {**where, "assembled": request.assembled}
-                ),
-            )
+            self._abandon(server, request)
             raise
         began = time.perf_counter()
         if memory is not None:
@@ -164,6 +168,83 @@ class Client:
         else:
             self._deliver_block(server, request, grant, array)
         self._done_block(file, array.nbytes, began)
+
+    def _lend_leased(
+        self, server: int, request: WriteRequest, began: float
+    ) -> Iterator[np.ndarray]:
+        """A block carved from a lease: the WRITE goes out, one way, once it is filled."""
+        offset, memory = request.lease_offset, self._link.memory(server)
+        array = memory[offset : offset + request.nbytes].view(request.dtype)
+        self._in_write += time.perf_counter() - began
+        try:
+            yield array.reshape(request.shape)
+        except BaseException:
+            self._abandon(server, request)
+            raise
+        began = time.perf_counter()
+        self._link.send(server, request)
+        self._done_block(request.file, request.nbytes, began)
+
+    def _carve(self, server: int, nbytes: int) -> int | None:
+        """Where a lent block of ``nbytes`` goes in this client's lease of ``server``'s
+        queue memory, taking a new lease when the old one is used up (asked for ahead, or
+        one round trip for many blocks); None where memory is not shared or the server has
+        none to lend."""
+        if self._link.memory(server) is None:
+            return None
+        size = rounded(nbytes)
+        lease = self._leases.get(server)
+        if lease is None or lease[1] - lease[0] < size:
+            self._return_lease(server)
+            lease = self._take_lease(server)  # the one asked for ahead, if any
+            if lease is None or lease[1] - lease[0] < size:
+                self._return_lease(server)
+                self._ask_lease(server, size)
+                lease = self._take_lease(server)
+                if lease is None or lease[1] - lease[0] < size:
+                    return None
+        offset = lease[0]
+        lease[0] += size
+        return offset
+
+    def _ask_lease(self, server: int, least: int) -> None:
+        """Ask ``server`` for a lease (its share of the queue memory, at least ``least``
+        bytes) without waiting for the answer."""
+        self._next_id += 1
+        fields = {"nbytes": rounded(self._link.memory(server).size) - ALIGN, "least": least}
+        self._link.send(server, Message(Kind.LEASE, self._next_id, self.rank, fields))
+        self._lease_asked[server] = self._next_id
+
+    def _take_lease(self, server: int) -> list[int] | None:
+        """The lease asked for from ``server``, once it answers (None: none asked, or none
+        to lend)."""
+        ident = self._lease_asked.pop(server, None)
+        if ident is None:
+            return None
+        grant = self._await(server, ident)
+        if grant.get("mode") != "lease":
+            return None
+        start = grant.get("offset")
+        lease = self._leases[server] = [start, start + grant.get("nbytes")]
+        return lease
+
+    def _settle_lease(self, server: int) -> None:
+        """Hold no lease of ``server``: take the one asked for, if any, and give it back."""
+        self._take_lease(server)
+        self._return_lease(server)
+
+    def _return_lease(self, server: int) -> None:
+        """Give back what is left of a lease (before a flush, or for a new lease)."""
+        lease = self._leases.pop(server, None)
+        if lease is not None and lease[1] > lease[0]:
+            fields = {"offset": lease[0], "nbytes": lease[1] - lease[0]}
+            self._link.send(server, Message(Kind.RETURN, 0, self.rank, fields))
+
+    def _abandon(self, server: int, request: WriteRequest) -> None:
+        where = {"file": request.file, "step": request.step, "name": request.name}
+        fields = {**where, "assembled": request.assembled, "lease_offset": request.lease_offset,
+                  "nbytes": request.nbytes}  # fmt: skip
+        self._link.send(server, Message(Kind.ABANDON, request.id, self.rank, fields))
 
     def flush(self, file: str | None = None) -> None:
         """Ask the I/O servers to write what is queued for ``file`` (all files if None).
@@ -177,7 +258,13 @@ class Client:
     def wait(self, file: str | None = None) -> None:
         """Block until every flush made so far is durable (fsync'd and renamed into place)."""
         self._check_usable()
+        leased = sorted(set(self._leases) | set(self._lease_asked))
+        for server in leased:  # the rest of a lease is free memory again, for stats too
+            self._settle_lease(server)
         self._everyone(Kind.WAIT)
+        if not self._closing:
+            for server in leased:  # the next burst's lease, asked for now: ready by then
+                self._ask_lease(server, 0)
         self._raise_errors()
         self._undurable.clear()
 
@@ -212,6 +299,7 @@ class Client:
         """Flush everything, wait until it is durable, and let the I/O servers stop."""
         if self._closed:
             return
+        self._closing = True
         try:
             self.flush()
             self.wait()
@@ -223,7 +311,7 @@ class Client:
                 self._link.send(server, Message(Kind.CLOSE, 0, self.rank))
 
     # -- internals ---------------------------------------------------------------------------
-    def _ask(
+    def _prepare(
         self,
         file: str,
         name: str,
@@ -234,9 +322,9 @@ class Client:
         shape: Sequence[int] | None,
         dims: Sequence[str] | None,
         attrs: Mapping[str, Any] | None,
-    ) -> tuple[int, WriteRequest, Message]:
-        """Check a block, ask its server for room, and return (server, request, grant)."""
-        began = time.perf_counter()
+        lent: bool = False,
+    ) -> tuple[int, WriteRequest]:
+        """Check a block and return (its server, its WRITE request)."""
         self._check_usable()
         check_names(file, name)
         if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
@@ -257,13 +345,22 @@ class Client:
             dims=check_dims(dims, name=name, ndim=block.ndim),
             attrs=check_attrs(attrs, name=name),
             epoch=self._epoch,
+            lent=lent,
         )
-        server = self._route(request)
+        return self._route(request), request
+
+    def _grant(self, server: int, request: WriteRequest, began: float) -> Message:
+        """Ask ``server`` for room for ``request`` and return its grant.
+
+        What is left of a lease of ``server`` goes back first: held while this rank waits
+        for room, it could be the very room it waits for.
+        """
+        self._settle_lease(server)
         self._link.send(server, request)
         grant = self._await(server, request.id)
         if grant.get("waited"):
             self._blocked += time.perf_counter() - began
-        return server, request, grant
+        return grant
 
     def _done_block(self, file: str, nbytes: int, began: float) -> None:
         self._writes += 1

@@ -19,7 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
-from nearline.burst.arena import Arena
+from nearline.burst.arena import Arena, rounded
 from nearline.burst.assembly import FileKey, key_of
 from nearline.burst.base import Sink
 from nearline.burst.blocks import check_names
@@ -117,6 +117,11 @@ class IOServer:
                 self._on_ready(self.pieces[(message.client, message.id)])
             elif message.kind == Kind.ABANDON:
                 self._on_abandon(message)
+            elif message.kind == Kind.LEASE:
+                self._on_lease(message)
+            elif message.kind == Kind.RETURN:
+                self.arena.release(message.get("offset"), message.get("nbytes"))
+                self._grant_pending()
             elif message.kind == Kind.FLUSH:
                 self._on_flush(message)
             elif message.kind == Kind.WAIT:
@@ -136,6 +141,8 @@ class IOServer:
             check_names(request.file, request.name)
         except BurstInputError as error:
             self.transport.reply(request.client, _error(request.id, error))
+            if request.lease_offset is not None:
+                self.arena.release(request.lease_offset, request.nbytes)
             return
         key = key_of(request)
         output = self.outputs.get(key)
@@ -145,11 +152,34 @@ class IOServer:
             output.state.accept(request)
         except BurstInputError as error:
             self.transport.reply(request.client, _error(request.id, error))
+            if request.lease_offset is not None:
+                self.arena.release(request.lease_offset, request.nbytes)
             return
         self._arrivals += 1
         piece = self.pieces[(request.client, request.id)] = Piece(request, order=self._arrivals)
+        if request.lease_offset is not None:  # in place already: queued as it comes
+            piece.offset = request.lease_offset
+            self._on_ready(piece)
+            return
         if self.pending or not self._grant_memory(piece):
             self._overflow(piece)
+
+    def _on_lease(self, message: Message) -> None:
+        """Lend a client a slab of queue memory to carve lent blocks from without asking for
+        each (``buffer``): as much as it asks for, or less down to ``least``, or none."""
+        sharing = sum(self.transport.shares_memory(c) for c in range(self.clients))
+        least = message.get("least")
+        want = max(least, min(message.get("nbytes"), self.arena.capacity // max(1, sharing)))
+        offset = None
+        if self.transport.shares_memory(message.client) and not self.pending:
+            while offset is None and want >= max(least, 1):
+                offset = self.arena.allocate(want)
+                if offset is None:
+                    want //= 2
+        fields = {"mode": "none"} if offset is None else {
+            "mode": "lease", "offset": offset, "nbytes": rounded(want),
+        }  # fmt: skip
+        self.transport.reply(message.client, Message(Kind.GRANT, message.id, fields=fields))
 
     def _on_abandon(self, message: Message) -> None:
         """The model raised inside ``buffer``: drop the block (wherever it got to) and make
@@ -166,6 +196,9 @@ class IOServer:
             with contextlib.suppress(ValueError):
                 self.queued.get(key, []).remove(piece)
             self._release(piece)
+        elif message.get("lease_offset") is not None:  # a block carved from a lease
+            self.arena.release(message.get("lease_offset"), message.get("nbytes"))
+            self._grant_pending()
 
     def _grant_memory(self, piece: Piece, *, waited: bool = False) -> bool:
         request = piece.request
@@ -203,10 +236,10 @@ class IOServer:
         self.bytes_spilled += piece.request.nbytes
         self._grant(piece.request, Mode.SPILL, path=str(piece.spill))
 
-    def _write_through(self, piece: Piece) -> None:
+    def _write_through(self, piece: Piece, *, waited: bool = False) -> None:
         request = piece.request
         buffer = np.empty(request.nbytes, dtype=np.uint8)
-        self._grant(request, Mode.SYNC)
+        self._grant(request, Mode.SYNC, waited=waited)
 
         def arrived() -> None:
             piece.data = buffer
@@ -282,11 +315,32 @@ class IOServer:
                     return
                 piece = self._oldest_in_memory()
                 if piece is None:
+                    self._unstall()
                     return
                 key = key_of(piece.request)
                 self.queued[key].remove(piece)
                 output = self.outputs[key]
             self._write_piece(piece, output)
+
+    def _unstall(self) -> None:
+        """Write waiting blocks through when nothing queued can make room for them: what
+        holds the queue is lent blocks (``buffer``) and leases, which their ranks hand back
+        in their own time, maybe only after a collective that waits for the very rank that
+        waits here. A copy under way is different: its READY comes by itself."""
+        while self.pending and not self._copy_under_way():
+            request = self.pending.popleft()
+            log.info(
+                "I/O server %d: the queue is held by lent blocks; writing %r of %s through",
+                self.index,
+                request.name,
+                key_of(request).describe(),
+            )
+            self._write_through(self.pieces[(request.client, request.id)], waited=True)
+            self._grant_pending()
+
+    def _copy_under_way(self) -> bool:
+        """True while a rank copies a block into memory it was granted (its READY comes)."""
+        return any(p.offset is not None and not p.request.lent for p in self.pieces.values())
 
     def _job_sync(self, piece: Piece) -> None:
         with self._lock:

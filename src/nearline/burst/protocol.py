@@ -35,6 +35,8 @@ class Kind(IntEnum):
     STATS = 5
     CLOSE = 6
     ABANDON = 7
+    LEASE = 8
+    RETURN = 9
     GRANT = 16
     DONE = 17
     STATS_REPLY = 18
@@ -66,6 +68,8 @@ class WriteRequest:
     dims: tuple[str, ...]
     attrs: dict[str, Any] = field(default_factory=dict)
     epoch: int = 0  # collective flushes the client had made before this write
+    lease_offset: int | None = None  # the block is already in place there, in a lease
+    lent: bool = False  # io.buffer: the model fills it in place, maybe across other work
 
     @property
     def nbytes(self) -> int:

@@ -21,6 +21,7 @@
 #define TAG_REPLY 7303
 
 enum { K_WRITE = 1, K_READY = 2, K_FLUSH = 3, K_WAIT = 4, K_STATS = 5, K_CLOSE = 6,
+       K_ABANDON = 7, K_LEASE = 8, K_RETURN = 9,
        K_GRANT = 16, K_DONE = 17, K_STATS_REPLY = 18, K_ERROR = 19 };
 
 #define HELLO_SIZE 96
@@ -60,6 +61,9 @@ struct nlb {
     int pending_code;
     attr_t *attrs;
     struct lent *lent; /* blocks lent by nlb_buffer, not yet committed */
+    size_t *lease_next, *lease_end; /* per server: this client's lease of its queue memory */
+    long *lease_asked;              /* per server: a LEASE not yet answered (0: none) */
+    int finalizing;
     char **undurable; /* files written since the last wait */
     int n_undurable;
     double last_check;
@@ -434,6 +438,9 @@ int nlb_init(MPI_Comm world, MPI_Comm *model_comm, nlb_t **out) {
     MPI_Win_allocate_shared(0, 1, MPI_INFO_NULL, io->node, &base, &io->window);
     MPI_Comm_rank(io->compute, &io->rank);
     io->segments = calloc((size_t)io->servers, sizeof *io->segments);
+    io->lease_next = calloc((size_t)io->servers, sizeof *io->lease_next);
+    io->lease_end = calloc((size_t)io->servers, sizeof *io->lease_end);
+    io->lease_asked = calloc((size_t)io->servers, sizeof *io->lease_asked);
     const char *transport = getenv("NEARLINE_BURST_TRANSPORT");
     int shared = !(transport && strcmp(transport, "message") == 0);
     for (int s = 0; s < io->servers; s++) {
@@ -552,11 +559,80 @@ typedef struct {
     int server;
     long id;
     size_t nbytes;
-    char *grant;
+    char *grant;   /* the server's answer (none for a block carved from a lease) */
+    text_t json;   /* a leased block's WRITE, sent at commit */
+    int leased;
+    size_t offset; /* a leased block's place in the server's queue memory */
 } ask_t;
 
+/* -- leases: a slab of a server's queue memory that lent blocks are carved from, so that a
+ * block costs no round trip (docs/burst-protocol.md) --------------------------------------- */
+static size_t rounded(size_t n) { return n < 64 ? 64 : (n + 63) / 64 * 64; }
+
+static int ask_lease(nlb_t *io, int server, size_t least) {
+    long id = ++io->next_id;
+    size_t capacity = (size_t)io->peers[io->compute_size + server].memory;
+    text_t json = {0};
+    put(&json, "{\"id\":%ld,\"client\":%d,\"nbytes\":%zu,\"least\":%zu}", id, io->rank,
+        rounded(capacity) - 64, least);
+    int rc = send_message(io, server, K_LEASE, &json);
+    free(json.data);
+    io->lease_asked[server] = rc ? 0 : id;
+    return rc;
+}
+
+static int take_lease(nlb_t *io, int server) {
+    long id = io->lease_asked[server];
+    if (!id) return NLB_OK;
+    io->lease_asked[server] = 0;
+    char *body = NULL;
+    int rc = await_reply(io, server, id, &body);
+    char *mode = rc ? NULL : field_string(body, "mode");
+    if (mode && strcmp(mode, "lease") == 0) {
+        io->lease_next[server] = (size_t)field_int(body, "offset", 0);
+        io->lease_end[server] = io->lease_next[server] + (size_t)field_int(body, "nbytes", 0);
+    }
+    free(mode);
+    free(body);
+    return rc;
+}
+
+static int return_lease(nlb_t *io, int server) {
+    size_t left = io->lease_end[server] - io->lease_next[server];
+    int rc = NLB_OK;
+    if (left) {
+        text_t json = {0};
+        put(&json, "{\"id\":0,\"client\":%d,\"offset\":%zu,\"nbytes\":%zu}", io->rank,
+            io->lease_next[server], left);
+        rc = send_message(io, server, K_RETURN, &json);
+        free(json.data);
+    }
+    io->lease_next[server] = io->lease_end[server] = 0;
+    return rc;
+}
+
+/* Hold no lease of `server`: take the one asked for, if any, and give it back. */
+static int settle_lease(nlb_t *io, int server) {
+    int rc = take_lease(io, server);
+    return rc ? rc : return_lease(io, server);
+}
+
+/* Where a block of `nbytes` goes in this client's lease of `server` (1), or 0: no lease. */
+static int carve(nlb_t *io, int server, size_t nbytes, size_t *offset) {
+    size_t size = rounded(nbytes);
+    for (int attempt = 0; io->lease_end[server] - io->lease_next[server] < size; attempt++) {
+        if (attempt == 2 || return_lease(io, server)) return 0;
+        if (attempt == 1 && ask_lease(io, server, size)) return 0;
+        if (take_lease(io, server)) return 0; /* the one asked for ahead, then a fresh one */
+    }
+    *offset = io->lease_next[server];
+    io->lease_next[server] += size;
+    return 1;
+}
+
 static int ask(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype, int ndim,
-               const size_t *count, const size_t *start, const size_t *global, ask_t *out) {
+               const size_t *count, const size_t *start, const size_t *global, int lend,
+               ask_t *out) {
     int rc = usable(io);
     if (rc) return rc;
     if (!file || !name)
@@ -573,6 +649,9 @@ static int ask(nlb_t *io, const char *file, const char *name, int step, nlb_dtyp
     if (step < 0) return fail(io, NLB_EINPUT, "variable '%s': step must be >= 0, got %d", name, step);
     out->nbytes = ITEMSIZE[dtype];
     for (int i = 0; i < ndim; i++) out->nbytes *= count[i];
+    out->server = start ? (int)(crc32_of(file) % (uint32_t)io->servers) : io->rank % io->servers;
+    out->leased = lend && io->segments[out->server] &&
+                  carve(io, out->server, out->nbytes, &out->offset);
     out->id = ++io->next_id;
     text_t json = {0};
     put(&json, "{\"id\":%ld,\"client\":%d,\"file\":", out->id, io->rank);
@@ -593,9 +672,15 @@ static int ask(nlb_t *io, const char *file, const char *name, int step, nlb_dtyp
     }
     put(&json, "],\"attrs\":");
     put_attrs(io, &json, file, name);
-    put(&json, ",\"epoch\":%ld}", io->epoch);
-    out->server = start ? (int)(crc32_of(file) % (uint32_t)io->servers) : io->rank % io->servers;
-    rc = send_message(io, out->server, K_WRITE, &json);
+    put(&json, ",\"epoch\":%ld,\"lent\":%s", io->epoch, lend ? "true" : "false");
+    if (out->leased) { /* in place already: the WRITE goes at commit, and needs no answer */
+        put(&json, ",\"lease_offset\":%zu}", out->offset);
+        out->json = json;
+        return NLB_OK;
+    }
+    put(&json, "}");
+    rc = settle_lease(io, out->server); /* held while waiting, it may be the room waited for */
+    if (!rc) rc = send_message(io, out->server, K_WRITE, &json);
     free(json.data);
     out->grant = NULL;
     if (!rc) rc = await_reply(io, out->server, out->id, &out->grant);
@@ -605,7 +690,7 @@ static int ask(nlb_t *io, const char *file, const char *name, int step, nlb_dtyp
 int nlb_write(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype, int ndim,
               const size_t *count, const size_t *start, const size_t *global, const void *data) {
     ask_t block = {0};
-    int rc = ask(io, file, name, step, dtype, ndim, count, start, global, &block);
+    int rc = ask(io, file, name, step, dtype, ndim, count, start, global, 0, &block);
     if (!rc && block.nbytes && !data)
         rc = fail(io, NLB_EINPUT, "variable '%s': data is NULL", name);
     if (!rc) rc = deliver(io, block.server, block.id, block.grant, data, block.nbytes);
@@ -628,7 +713,7 @@ int nlb_buffer_f(nlb_t *io, const char *file, const char *name, int step, nlb_dt
                  void **out) {
     ask_t block = {0};
     *out = NULL;
-    int rc = ask(io, file, name, step, dtype, ndim, count, start, global, &block);
+    int rc = ask(io, file, name, step, dtype, ndim, count, start, global, 1, &block);
     if (rc) {
         free(block.grant);
         return rc;
@@ -636,8 +721,10 @@ int nlb_buffer_f(nlb_t *io, const char *file, const char *name, int step, nlb_dt
     struct lent *lent = calloc(1, sizeof *lent);
     lent->block = block;
     lent->file = strdup(file);
-    char *mode = field_string(block.grant, "mode");
-    if (mode && strcmp(mode, "memory") == 0 && io->segments[block.server]) {
+    char *mode = block.leased ? NULL : field_string(block.grant, "mode");
+    if (block.leased) {
+        lent->ptr = io->segments[block.server] + block.offset;
+    } else if (mode && strcmp(mode, "memory") == 0 && io->segments[block.server]) {
         lent->ptr = io->segments[block.server] + field_int(block.grant, "offset", 0);
     } else { /* another node, or a full queue (spill, write-through): ordinary memory */
         lent->ptr = malloc(block.nbytes ? block.nbytes : 1);
@@ -667,9 +754,10 @@ int nlb_commit(nlb_t *io, void *ptr) {
     struct lent *lent = *at;
     *at = lent->next;
     ask_t *block = &lent->block;
-    int rc = lent->owned
-                 ? deliver(io, block->server, block->id, block->grant, ptr, block->nbytes)
-                 : send_simple(io, block->server, K_READY, block->id);
+    int rc = block->leased  ? send_message(io, block->server, K_WRITE, &block->json)
+             : lent->owned ? deliver(io, block->server, block->id, block->grant, ptr, block->nbytes)
+                           : send_simple(io, block->server, K_READY, block->id);
+    free(block->json.data);
     if (!rc) note_undurable(io, lent->file);
     if (lent->owned) free(ptr);
     free(block->grant);
@@ -736,14 +824,23 @@ static int everyone(nlb_t *io, int kind) {
 int nlb_wait(nlb_t *io, const char *file) {
     (void)file; /* waits for every flush so far, as the Python client does */
     int rc = usable(io);
+    int *leased = calloc((size_t)(io ? io->servers : 1), sizeof *leased);
+    for (int s = 0; !rc && s < io->servers; s++) { /* the rest of a lease is free again */
+        leased[s] = io->lease_asked[s] || io->lease_end[s];
+        if (leased[s]) rc = settle_lease(io, s);
+    }
     if (!rc) rc = everyone(io, K_WAIT);
     if (!rc) forget_undurable(io);
+    for (int s = 0; !rc && !io->finalizing && s < io->servers; s++)
+        if (leased[s]) rc = ask_lease(io, s, 0); /* the next burst's, ready by then */
+    free(leased);
     return rc;
 }
 
 int nlb_finalize(nlb_t *io) {
     int rc = usable(io);
     if (rc) return rc;
+    io->finalizing = 1;
     rc = nlb_flush(io, NULL);
     if (!rc) rc = nlb_wait(io, NULL);
     io->closed = 1;
@@ -761,6 +858,9 @@ int nlb_finalize(nlb_t *io) {
     }
     free(io->peers);
     free(io->segments);
+    free(io->lease_next);
+    free(io->lease_end);
+    free(io->lease_asked);
     forget_undurable(io);
     free(io);
     return NLB_OK;
