@@ -346,3 +346,22 @@ def test_a_write_after_a_buffer_gets_the_lease_back_and_waits_for_nothing(tmp_pa
         with xr.open_dataset(nc(tmp_path, step, "out", 0)) as ds:
             np.testing.assert_array_equal(ds["s"].values, np.full(16, float(step)))
             np.testing.assert_array_equal(ds["b"].values, np.arange(5000.0) + step)
+
+
+def test_the_next_lease_is_answered_once_wait_has_freed_the_queue(tmp_path):
+    """wait asks for the next burst's lease before its answer; the server answers it after
+    the flush has emptied the queue, so the lease is nearly the whole queue, not what was
+    left beside the burst still being written."""
+    capacity = 1 << 20
+    with burst.open(tmp_path, memory=capacity) as io:
+        with io.buffer("out", "half", (capacity // 16,), "f8", step=0) as lent:
+            lent[...] = 1.0
+        io.flush()
+        io.wait()
+        leased = io.stats().bytes_queued  # the queue is empty: this is the lease
+        with io.buffer("out", "most", (capacity // 10,), "f8", step=1) as lent:
+            lent[...] = 2.0
+        io.flush()
+    assert leased >= capacity - 128
+    with xr.open_dataset(nc(tmp_path, 1, "out", 0)) as ds:
+        assert float(ds["most"].sum()) == 2.0 * (capacity // 10)

@@ -10,7 +10,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,6 +21,8 @@ from nearline.burst.copier import Copier
 from nearline.burst.protocol import Kind, Message, Mode, WriteRequest
 from nearline.burst.settings import AutoFlush
 from nearline.errors import BurstError, BurstInputError
+
+_ONE_ITEM = np.zeros(16, dtype=np.uint8)  # what a zero-stride template of any dtype lies on
 
 
 class Link(Protocol):
@@ -64,6 +66,7 @@ class Client:
         copy_threads: int = 1,
     ) -> None:
         self._link = link
+        self._home = rank % link.servers  # the server of this rank's per-rank files
         self._copier = Copier(copy_threads)
         self.rank = rank
         self._autoflush = autoflush
@@ -135,16 +138,15 @@ class Client:
         """
         began = time.perf_counter()
         shape = tuple(int(n) for n in shape)
-        template = np.lib.stride_tricks.as_strided(  # shape and dtype checked, no memory taken
-            np.empty(1, dtype=dtype), shape=shape, strides=(0,) * len(shape)
+        template = np.ndarray(  # shape and dtype checked, no memory taken: every stride is 0
+            shape, dtype=dtype, buffer=_ONE_ITEM, strides=(0,) * len(shape)
         )
         server, request = self._prepare(
             file, name, template, step=step, start=start, shape=global_shape, dims=dims,
             attrs=attrs, lent=True,
         )  # fmt: skip
-        offset = self._carve(server, request.nbytes)
-        if offset is not None:  # from this client's lease: no round trip to the server
-            yield from self._lend_leased(server, replace(request, lease_offset=offset), began)
+        if request.lease_offset is not None:  # from this client's lease: no round trip
+            yield from self._lend_leased(server, request, began)
             return
         grant = self._grant(server, request, began)
         mode = grant.get("mode")
@@ -261,10 +263,11 @@ class Client:
         leased = sorted(set(self._leases) | set(self._lease_asked))
         for server in leased:  # the rest of a lease is free memory again, for stats too
             self._settle_lease(server)
-        self._everyone(Kind.WAIT)
+        ident = self._tell_everyone(Kind.WAIT)
         if not self._closing:
-            for server in leased:  # the next burst's lease, asked for now: ready by then
-                self._ask_lease(server, 0)
+            for server in leased:  # the next burst's lease: answered with the wait, so no
+                self._ask_lease(server, 0)  # round trip when the next burst starts
+        self._await_everyone(ident)
         self._raise_errors()
         self._undurable.clear()
 
@@ -324,13 +327,21 @@ class Client:
         attrs: Mapping[str, Any] | None,
         lent: bool = False,
     ) -> tuple[int, WriteRequest]:
-        """Check a block and return (its server, its WRITE request)."""
+        """Check a block and return (its server, its WRITE request). A ``lent`` block is
+        carved from this client's lease of the server's memory where it can be."""
         self._check_usable()
         check_names(file, name)
         if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
             raise BurstInputError(f"variable {name!r}: step must be an int >= 0, got {step!r}")
         block = as_block(block, name=name)
         block_start, global_shape = place(block, name=name, start=start, shape=shape)
+        dims = check_dims(dims, name=name, ndim=block.ndim)
+        attrs = check_attrs(attrs, name=name)
+        if block_start is None:
+            server = self._home
+        else:
+            server = zlib.crc32(file.encode()) % self._link.servers
+        offset = self._carve(server, block.nbytes) if lent else None  # once all is checked
         self._next_id += 1
         request = WriteRequest(
             id=self._next_id,
@@ -342,12 +353,13 @@ class Client:
             shape=block.shape,
             global_shape=global_shape,
             start=block_start,
-            dims=check_dims(dims, name=name, ndim=block.ndim),
-            attrs=check_attrs(attrs, name=name),
+            dims=dims,
+            attrs=attrs,
             epoch=self._epoch,
+            lease_offset=offset,
             lent=lent,
         )
-        return self._route(request), request
+        return server, request
 
     def _grant(self, server: int, request: WriteRequest, began: float) -> Message:
         """Ask ``server`` for room for ``request`` and return its grant.
@@ -368,11 +380,6 @@ class Client:
         self._unflushed += nbytes
         self._in_write += time.perf_counter() - began
         self._maybe_autoflush()
-
-    def _route(self, request: WriteRequest) -> int:
-        if request.assembled:
-            return zlib.crc32(request.file.encode()) % self._link.servers
-        return self.rank % self._link.servers
 
     def _deliver_block(
         self, server: int, request: WriteRequest, grant: Message, block: np.ndarray
@@ -416,10 +423,15 @@ class Client:
             self._send_flush(None, scope="local")
 
     def _everyone(self, kind: Kind) -> list[Message]:
+        return self._await_everyone(self._tell_everyone(kind))
+
+    def _tell_everyone(self, kind: Kind) -> int:
         self._next_id += 1
-        ident = self._next_id
         for server in range(self._link.servers):
-            self._link.send(server, Message(kind, ident, self.rank))
+            self._link.send(server, Message(kind, self._next_id, self.rank))
+        return self._next_id
+
+    def _await_everyone(self, ident: int) -> list[Message]:
         return [self._await(server, ident) for server in range(self._link.servers)]
 
     def _await(self, server: int, ident: int) -> Message:

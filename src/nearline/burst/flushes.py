@@ -57,6 +57,10 @@ class FlushBook:
     def add_waiter(self, client: int, ident: int) -> None:
         self._waiters.append((client, ident, self.sent[client]))
 
+    def waiting(self, client: int) -> bool:
+        """True while ``client`` has a WAIT not yet answered."""
+        return any(c == client for c, _, _ in self._waiters)
+
     def answerable_waiters(self) -> list[tuple[int, int]]:
         ready = [(c, i) for c, i, target in self._waiters if self.done[c] >= target]
         self._waiters = [w for w in self._waiters if self.done[w[0]] < w[2]]

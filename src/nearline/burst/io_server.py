@@ -92,6 +92,7 @@ class IOServer:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._drain_scheduled = False
         self._arrivals = 0
+        self._leases_after_wait: dict[int, Message] = {}
         self._thread = threading.Thread(target=self._run_writer, name=f"burst-io-{index}")
 
     # -- life cycle -------------------------------------------------------------------------
@@ -117,6 +118,8 @@ class IOServer:
                 self._on_ready(self.pieces[(message.client, message.id)])
             elif message.kind == Kind.ABANDON:
                 self._on_abandon(message)
+            elif message.kind == Kind.LEASE and self.flushes.waiting(message.client):
+                self._leases_after_wait[message.client] = message  # wants what wait frees
             elif message.kind == Kind.LEASE:
                 self._on_lease(message)
             elif message.kind == Kind.RETURN:
@@ -428,6 +431,9 @@ class IOServer:
     def _answer_waiters(self) -> None:
         for client, ident in self.flushes.answerable_waiters():
             self.transport.reply(client, Message(Kind.DONE, ident))
+            lease = self._leases_after_wait.pop(client, None)
+            if lease is not None:
+                self._on_lease(lease)
 
     def _broadcast_error(self, text: str) -> None:
         for client in range(self.clients):

@@ -8,15 +8,20 @@ raw bytes. docs/burst-protocol.md is the reference a C or Fortran client follows
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import struct
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
+import numpy as np
+
 from nearline.errors import BurstError
 
 MAGIC = b"NLB1"
+_JSON = json.JSONEncoder(separators=(",", ":"))  # made once: json.dumps makes one per call
 HEADER = struct.Struct("<4sB3xI")
 
 # MPI tags on burst's own communicator (a duplicate of COMM_WORLD), never the model's.
@@ -73,12 +78,7 @@ class WriteRequest:
 
     @property
     def nbytes(self) -> int:
-        import numpy as np
-
-        count = 1
-        for n in self.shape:
-            count *= n
-        return count * np.dtype(self.dtype).itemsize
+        return math.prod(self.shape) * _itemsize(self.dtype)
 
     @property
     def assembled(self) -> bool:
@@ -99,6 +99,11 @@ class Message:
         return self.fields.get(name, default)
 
 
+@functools.cache
+def _itemsize(dtype: str) -> int:
+    return np.dtype(dtype).itemsize
+
+
 def encode(message: WriteRequest | Message) -> bytes:
     """Return the wire bytes of ``message``."""
     if isinstance(message, WriteRequest):  # its fields as they are: asdict's deep copy cost
@@ -106,7 +111,7 @@ def encode(message: WriteRequest | Message) -> bytes:
     else:
         kind = message.kind
         body = {"id": message.id, "client": message.client, **message.fields}
-    payload = json.dumps(body, separators=(",", ":")).encode()
+    payload = _JSON.encode(body).encode()
     return HEADER.pack(MAGIC, int(kind), len(payload)) + payload
 
 

@@ -813,10 +813,15 @@ int nlb_flush(nlb_t *io, const char *file) {
     return rc;
 }
 
-static int everyone(nlb_t *io, int kind) {
-    long id = ++io->next_id;
+static int tell_everyone(nlb_t *io, int kind, long *id) {
+    *id = ++io->next_id;
     int rc = NLB_OK;
-    for (int s = 0; s < io->servers && !rc; s++) rc = send_simple(io, s, kind, id);
+    for (int s = 0; s < io->servers && !rc; s++) rc = send_simple(io, s, kind, *id);
+    return rc;
+}
+
+static int await_everyone(nlb_t *io, long id) {
+    int rc = NLB_OK;
     for (int s = 0; s < io->servers && !rc; s++) rc = await_reply(io, s, id, NULL);
     return rc;
 }
@@ -829,10 +834,12 @@ int nlb_wait(nlb_t *io, const char *file) {
         leased[s] = io->lease_asked[s] || io->lease_end[s];
         if (leased[s]) rc = settle_lease(io, s);
     }
-    if (!rc) rc = everyone(io, K_WAIT);
-    if (!rc) forget_undurable(io);
+    long id = 0;
+    if (!rc) rc = tell_everyone(io, K_WAIT, &id);
     for (int s = 0; !rc && !io->finalizing && s < io->servers; s++)
-        if (leased[s]) rc = ask_lease(io, s, 0); /* the next burst's, ready by then */
+        if (leased[s]) rc = ask_lease(io, s, 0); /* the next burst's: answered with the wait */
+    if (!rc) rc = await_everyone(io, id);
+    if (!rc) forget_undurable(io);
     free(leased);
     return rc;
 }
