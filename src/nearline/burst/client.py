@@ -52,6 +52,7 @@ class BurstStats:
     writes: int
     seconds_stalled: float = 0.0  # servers' time waiting for room on a full disk
     waiting_for_space: int = 0  # bytes a stalled server waits for now (0: none is stalled)
+    bytes_leased: int = 0  # queue memory lent out for ``buffer`` and not handed back yet
 
 
 class Client:
@@ -285,17 +286,13 @@ class Client:
             return self._final_stats
         self._check_usable()
         replies = self._everyone(Kind.STATS)
-        total = {k: sum(r.get(k, 0) for r in replies) for k in ("bytes_queued", "bytes_spilled")}
+        summed = ("bytes_queued", "bytes_spilled", "bytes_written", "files_written",
+                  "seconds_stalled", "waiting_for_space", "bytes_leased")  # fmt: skip
         return BurstStats(
-            bytes_queued=total["bytes_queued"],
-            bytes_spilled=total["bytes_spilled"],
-            bytes_written=sum(r.get("bytes_written", 0) for r in replies),
-            files_written=sum(r.get("files_written", 0) for r in replies),
+            **{name: sum(r.get(name, 0) for r in replies) for name in summed},
             seconds_blocked=self._blocked,
             seconds_in_write=self._in_write,
             writes=self._writes,
-            seconds_stalled=sum(r.get("seconds_stalled", 0.0) for r in replies),
-            waiting_for_space=sum(r.get("waiting_for_space", 0) for r in replies),
         )
 
     def close(self) -> None:

@@ -85,6 +85,7 @@ class IOServer:
         self.pending: deque[WriteRequest] = deque()
         self.flushes = FlushBook(clients)
         self.bytes_spilled = 0
+        self.bytes_leased = 0  # queue memory lent to clients and not yet filled and handed over
         self.spill_count = 0
         self.closed: set[int] = set()
         self.finished = threading.Event()
@@ -123,8 +124,7 @@ class IOServer:
             elif message.kind == Kind.LEASE:
                 self._on_lease(message)
             elif message.kind == Kind.RETURN:
-                self.arena.release(message.get("offset"), message.get("nbytes"))
-                self._grant_pending()
+                self._unlease(message.get("nbytes"), message.get("offset"))
             elif message.kind == Kind.FLUSH:
                 self._on_flush(message)
             elif message.kind == Kind.WAIT:
@@ -143,9 +143,7 @@ class IOServer:
         try:  # the client checked too; a native client's text reaches here unchecked by Python
             check_names(request.file, request.name)
         except BurstInputError as error:
-            self.transport.reply(request.client, _error(request.id, error))
-            if request.lease_offset is not None:
-                self.arena.release(request.lease_offset, request.nbytes)
+            self._refuse(request, error)
             return
         key = key_of(request)
         output = self.outputs.get(key)
@@ -154,18 +152,29 @@ class IOServer:
         try:
             output.state.accept(request)
         except BurstInputError as error:
-            self.transport.reply(request.client, _error(request.id, error))
-            if request.lease_offset is not None:
-                self.arena.release(request.lease_offset, request.nbytes)
+            self._refuse(request, error)
             return
         self._arrivals += 1
         piece = self.pieces[(request.client, request.id)] = Piece(request, order=self._arrivals)
         if request.lease_offset is not None:  # in place already: queued as it comes
+            self._unlease(request.nbytes)
             piece.offset = request.lease_offset
             self._on_ready(piece)
             return
         if self.pending or not self._grant_memory(piece):
             self._overflow(piece)
+
+    def _refuse(self, request: WriteRequest, error: BurstInputError) -> None:
+        self.transport.reply(request.client, _error(request.id, error))
+        if request.lease_offset is not None:
+            self._unlease(request.nbytes, request.lease_offset)
+
+    def _unlease(self, nbytes: int, offset: int | None = None) -> None:
+        """Bytes of a lease stop being lent: queued as a block, or given back at ``offset``."""
+        self.bytes_leased -= rounded(nbytes)
+        if offset is not None:
+            self.arena.release(offset, nbytes)
+            self._grant_pending()
 
     def _on_lease(self, message: Message) -> None:
         """Lend a client a slab of queue memory to carve lent blocks from without asking for
@@ -179,9 +188,10 @@ class IOServer:
                 offset = self.arena.allocate(want)
                 if offset is None:
                     want //= 2
-        fields = {"mode": "none"} if offset is None else {
-            "mode": "lease", "offset": offset, "nbytes": rounded(want),
-        }  # fmt: skip
+        fields = {"mode": "none"}
+        if offset is not None:
+            fields = {"mode": "lease", "offset": offset, "nbytes": rounded(want)}
+            self.bytes_leased += rounded(want)
         self.transport.reply(message.client, Message(Kind.GRANT, message.id, fields=fields))
 
     def _on_abandon(self, message: Message) -> None:
@@ -200,8 +210,7 @@ class IOServer:
                 self.queued.get(key, []).remove(piece)
             self._release(piece)
         elif message.get("lease_offset") is not None:  # a block carved from a lease
-            self.arena.release(message.get("lease_offset"), message.get("nbytes"))
-            self._grant_pending()
+            self._unlease(message.get("nbytes"), message.get("lease_offset"))
 
     def _grant_memory(self, piece: Piece, *, waited: bool = False) -> bool:
         request = piece.request
@@ -444,7 +453,8 @@ class IOServer:
             Kind.STATS_REPLY,
             ident,
             fields={
-                "bytes_queued": self.arena.used,
+                "bytes_queued": self.arena.used - self.bytes_leased,
+                "bytes_leased": self.bytes_leased,
                 "bytes_spilled": self.bytes_spilled,
                 "bytes_written": self.writer.bytes_written,
                 "files_written": self.writer.files_written,

@@ -97,7 +97,7 @@ def build(chain: Toolchain) -> Path:
     shutil.copy(SOURCES / HEADER, folder / HEADER)
     library = folder / LIBRARY
     _compile(
-        [str(chain.cc), "-O2", "-fPIC", "-shared", "-Wall", "-o", str(library) + ".tmp",
+        [str(chain.cc), "-O2", "-fPIC", "-shared", "-pthread", "-Wall", "-o", str(library) + ".tmp",
          str(SOURCES / C_SOURCE)],
         folder,
     )  # fmt: skip

@@ -7,6 +7,7 @@
 #include "nearline_burst.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,7 @@ struct nlb {
     size_t *lease_next, *lease_end; /* per server: this client's lease of its queue memory */
     long *lease_asked;              /* per server: a LEASE not yet answered (0: none) */
     int finalizing;
+    int copy_threads; /* the cores of this node over its compute ranks, as in Python */
     char **undurable; /* files written since the last wait */
     int n_undurable;
     double last_check;
@@ -453,6 +455,11 @@ int nlb_init(MPI_Comm world, MPI_Comm *model_comm, nlb_t **out) {
         for (MPI_Aint at = 0; at < size; at += 4096) sum += io->segments[s][at];
         (void)sum;
     }
+    int compute_here = 0;
+    for (int r = 0; r < io->world_size; r++)
+        compute_here += io->peers[r].role == 0 && io->peers[r].node == leader;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    io->copy_threads = cores > compute_here && compute_here ? (int)(cores / compute_here) : 1;
     io->last_check = now();
     *model_comm = io->compute;
     *out = io;
@@ -526,12 +533,52 @@ static void forget_undurable(nlb_t *io) {
     io->n_undurable = 0;
 }
 
+/* -- copying a block into queue memory with the model's idle cores (Python: copier.py) ------ */
+#define PARALLEL_FROM (16u << 20)
+#define MOST_COPY_THREADS 16
+
+typedef struct {
+    char *to;
+    const char *from;
+    size_t nbytes;
+} part_t;
+
+static void *copy_part(void *arg) {
+    part_t *part = arg;
+    memcpy(part->to, part->from, part->nbytes);
+    return NULL;
+}
+
+/* One core copies at about half the memory bandwidth; during a burst the model's other cores
+ * are idle, so a large block is split over `threads` threads (the caller copies one part). */
+static void copy_block(char *to, const char *from, size_t nbytes, int threads) {
+    if (threads > MOST_COPY_THREADS) threads = MOST_COPY_THREADS;
+    if (threads < 2 || nbytes < PARALLEL_FROM) {
+        memcpy(to, from, nbytes);
+        return;
+    }
+    part_t parts[MOST_COPY_THREADS];
+    pthread_t helpers[MOST_COPY_THREADS];
+    int started[MOST_COPY_THREADS] = {0};
+    size_t step = nbytes / (size_t)threads / 64 * 64;
+    for (int i = 0; i < threads; i++) {
+        size_t begin = step * (size_t)i, end = i == threads - 1 ? nbytes : begin + step;
+        parts[i] = (part_t){to + begin, from + begin, end - begin};
+        if (i > 0) started[i] = pthread_create(&helpers[i], NULL, copy_part, &parts[i]) == 0;
+        if (i > 0 && !started[i]) copy_part(&parts[i]); /* no thread to be had: copy it here */
+    }
+    copy_part(&parts[0]);
+    for (int i = 1; i < threads; i++)
+        if (started[i]) pthread_join(helpers[i], NULL);
+}
+
 static int deliver(nlb_t *io, int server, long id, const char *grant, const void *data,
                    size_t nbytes) {
     char *mode = field_string(grant, "mode");
     int rc = NLB_OK;
     if (mode && strcmp(mode, "memory") == 0 && io->segments[server]) {
-        memcpy(io->segments[server] + field_int(grant, "offset", 0), data, nbytes);
+        copy_block(io->segments[server] + field_int(grant, "offset", 0), data, nbytes,
+                   io->copy_threads);
         rc = send_simple(io, server, K_READY, id);
     } else if (mode && strcmp(mode, "spill") == 0) {
         char *path = field_string(grant, "path");
