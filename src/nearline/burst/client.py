@@ -6,23 +6,22 @@ process, or to I/O ranks over MPI) and says whether the server's queue memory is
 
 from __future__ import annotations
 
+import math
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
 from nearline.burst.arena import ALIGN, rounded
-from nearline.burst.blocks import as_block, check_attrs, check_dims, check_names, place
+from nearline.burst.blocks import as_block, check_attrs, lendable, placement
 from nearline.burst.copier import Copier
 from nearline.burst.protocol import Kind, Message, Mode, WriteRequest
 from nearline.burst.settings import AutoFlush
 from nearline.errors import BurstError, BurstInputError
-
-_ONE_ITEM = np.zeros(16, dtype=np.uint8)  # what a zero-stride template of any dtype lies on
 
 
 class Link(Protocol):
@@ -53,6 +52,24 @@ class BurstStats:
     seconds_stalled: float = 0.0  # servers' time waiting for room on a full disk
     waiting_for_space: int = 0  # bytes a stalled server waits for now (0: none is stalled)
     bytes_leased: int = 0  # queue memory lent out for ``buffer`` and not handed back yet
+
+
+@dataclass(slots=True)
+class _Lent:
+    """What ``buffer`` returns: ``with`` gives the array, leaving hands it over."""
+
+    client: Client
+    server: int
+    request: WriteRequest
+    array: np.ndarray
+    grant: Message | None  # None: carved from a lease
+    in_queue: bool  # the array is the server's queue memory (else ordinary memory)
+
+    def __enter__(self) -> np.ndarray:
+        return self.array
+
+    def __exit__(self, kind: type | None, error: BaseException | None, trace: Any) -> None:
+        self.client._hand_over(self, failed=kind is not None)
 
 
 class Client:
@@ -87,6 +104,7 @@ class Client:
         self._leases: dict[int, list[int]] = {}  # server: [next free, end] of this client's lease
         self._lease_asked: dict[int, int] = {}  # server: the id of a LEASE not yet answered
         self._closing = False
+        self._committed: list[tuple[int, WriteRequest]] = []  # leased blocks' unsent WRITEs
 
     # -- public API -------------------------------------------------------------------------
     def write(
@@ -109,13 +127,13 @@ class Client:
         began = time.perf_counter()
         block = as_block(array, name=name)
         server, request = self._prepare(
-            file, name, block, step=step, start=start, shape=shape, dims=dims, attrs=attrs
-        )
+            file, name, block.shape, block.dtype, step=step, start=start, shape=shape, dims=dims,
+            attrs=attrs,
+        )  # fmt: skip
         grant = self._grant(server, request, began)
         self._deliver_block(server, request, grant, block)
         self._done_block(file, block.nbytes, began)
 
-    @contextmanager
     def buffer(
         self,
         file: str,
@@ -128,8 +146,8 @@ class Client:
         global_shape: Sequence[int] | None = None,
         dims: Sequence[str] | None = None,
         attrs: Mapping[str, Any] | None = None,
-    ) -> Iterator[np.ndarray]:
-        """``with io.buffer(...) as a:`` yields an array lying in the I/O server's queue
+    ) -> AbstractContextManager[np.ndarray]:
+        """``with io.buffer(...) as a:`` gives an array lying in the I/O server's queue
         memory; the model computes into it, and leaving the block hands it over with no copy.
 
         Where the server's memory is not shared (another node, a spilled or written-through
@@ -138,54 +156,48 @@ class Client:
         block and the file is not written (flush says so); the error propagates.
         """
         began = time.perf_counter()
-        shape = tuple(int(n) for n in shape)
-        template = np.ndarray(  # shape and dtype checked, no memory taken: every stride is 0
-            shape, dtype=dtype, buffer=_ONE_ITEM, strides=(0,) * len(shape)
-        )
+        shape = tuple(map(int, shape))
+        if shape and min(shape) < 0:
+            raise BurstInputError(f"variable {name!r}: shape {shape} has a negative length")
+        dtype = lendable(dtype, name=name)
         server, request = self._prepare(
-            file, name, template, step=step, start=start, shape=global_shape, dims=dims,
-            attrs=attrs, lent=True,
+            file, name, shape, dtype, step=step, start=start,
+            shape=global_shape, dims=dims, attrs=attrs, lent=True,
         )  # fmt: skip
-        if request.lease_offset is not None:  # from this client's lease: no round trip
-            yield from self._lend_leased(server, request, began)
-            return
-        grant = self._grant(server, request, began)
-        mode = grant.get("mode")
-        memory = self._link.memory(server) if mode == Mode.MEMORY else None
-        if memory is not None:
+        grant, offset = None, request.lease_offset  # from this client's lease: no round trip
+        memory = self._link.memory(server)
+        if offset is None:
+            grant = self._grant(server, request, began)
+            memory = memory if grant.get("mode") == Mode.MEMORY else None
             offset = grant.get("offset")
-            array = memory[offset : offset + request.nbytes].view(template.dtype).reshape(shape)
-        else:  # ordinary memory only where the queue's cannot be lent
-            array = np.empty(shape, dtype=template.dtype)
-        self._in_write += time.perf_counter() - began
-        try:
-            yield array
-        except BaseException:
-            if memory is None:  # the server waits for these bytes; it drops them on ABANDON
-                self._deliver_block(server, request, grant, array)
-            self._abandon(server, request)
-            raise
-        began = time.perf_counter()
         if memory is not None:
-            self._link.send(server, Message(Kind.READY, request.id, self.rank))
-        else:
-            self._deliver_block(server, request, grant, array)
-        self._done_block(file, array.nbytes, began)
-
-    def _lend_leased(
-        self, server: int, request: WriteRequest, began: float
-    ) -> Iterator[np.ndarray]:
-        """A block carved from a lease: the WRITE goes out, one way, once it is filled."""
-        offset, memory = request.lease_offset, self._link.memory(server)
-        array = memory[offset : offset + request.nbytes].view(request.dtype)
+            array = memory[offset : offset + request.nbytes].view(dtype).reshape(shape)
+        else:  # ordinary memory only where the queue's cannot be lent
+            array = np.empty(shape, dtype=dtype)
         self._in_write += time.perf_counter() - began
-        try:
-            yield array.reshape(request.shape)
-        except BaseException:
+        return _Lent(self, server, request, array, grant, in_queue=memory is not None)
+
+    def _hand_over(self, lent: _Lent, *, failed: bool) -> None:
+        """The model left a ``buffer`` block: hand the array over, or drop it if it failed.
+
+        A leased block's WRITE goes with this client's next message, so that a burst's
+        WRITEs go out together: one after another each costs a few microseconds, while alone,
+        between stretches of the model's computing, the code that sends one is out of the
+        cache and costs a hundred.
+        """
+        server, request, grant = lent.server, lent.request, lent.grant
+        if failed:
+            if not lent.in_queue:  # the server waits for these bytes; it drops them on ABANDON
+                self._deliver_block(server, request, grant, lent.array)
             self._abandon(server, request)
-            raise
+            return
         began = time.perf_counter()
-        self._link.send(server, request)
+        if grant is None:
+            self._committed.append((server, request))
+        elif lent.in_queue:
+            self._send(server, Message(Kind.READY, request.id, self.rank))
+        else:
+            self._deliver_block(server, request, grant, lent.array)
         self._done_block(request.file, request.nbytes, began)
 
     def _carve(self, server: int, nbytes: int) -> int | None:
@@ -215,7 +227,7 @@ class Client:
         bytes) without waiting for the answer."""
         self._next_id += 1
         fields = {"nbytes": rounded(self._link.memory(server).size) - ALIGN, "least": least}
-        self._link.send(server, Message(Kind.LEASE, self._next_id, self.rank, fields))
+        self._send(server, Message(Kind.LEASE, self._next_id, self.rank, fields))
         self._lease_asked[server] = self._next_id
 
     def _take_lease(self, server: int) -> list[int] | None:
@@ -241,13 +253,13 @@ class Client:
         lease = self._leases.pop(server, None)
         if lease is not None and lease[1] > lease[0]:
             fields = {"offset": lease[0], "nbytes": lease[1] - lease[0]}
-            self._link.send(server, Message(Kind.RETURN, 0, self.rank, fields))
+            self._send(server, Message(Kind.RETURN, 0, self.rank, fields))
 
     def _abandon(self, server: int, request: WriteRequest) -> None:
         where = {"file": request.file, "step": request.step, "name": request.name}
         fields = {**where, "assembled": request.assembled, "lease_offset": request.lease_offset,
                   "nbytes": request.nbytes}  # fmt: skip
-        self._link.send(server, Message(Kind.ABANDON, request.id, self.rank, fields))
+        self._send(server, Message(Kind.ABANDON, request.id, self.rank, fields))
 
     def flush(self, file: str | None = None) -> None:
         """Ask the I/O servers to write what is queued for ``file`` (all files if None).
@@ -308,14 +320,15 @@ class Client:
             self._closed = True
             self._copier.close()
             for server in range(self._link.servers):
-                self._link.send(server, Message(Kind.CLOSE, 0, self.rank))
+                self._send(server, Message(Kind.CLOSE, 0, self.rank))
 
     # -- internals ---------------------------------------------------------------------------
     def _prepare(
         self,
         file: str,
         name: str,
-        block: np.ndarray,
+        block_shape: tuple[int, ...],
+        dtype: np.dtype,
         *,
         step: int,
         start: Sequence[int] | None,
@@ -327,18 +340,16 @@ class Client:
         """Check a block and return (its server, its WRITE request). A ``lent`` block is
         carved from this client's lease of the server's memory where it can be."""
         self._check_usable()
-        check_names(file, name)
         if isinstance(step, bool) or not isinstance(step, int | np.integer) or step < 0:
             raise BurstInputError(f"variable {name!r}: step must be an int >= 0, got {step!r}")
-        block = as_block(block, name=name)
-        block_start, global_shape = place(block, name=name, start=start, shape=shape)
-        dims = check_dims(dims, name=name, ndim=block.ndim)
+        place = placement(file, name, block_shape, start, shape, dims)
         attrs = check_attrs(attrs, name=name)
-        if block_start is None:
+        if place.start is None:
             server = self._home
         else:
             server = zlib.crc32(file.encode()) % self._link.servers
-        offset = self._carve(server, block.nbytes) if lent else None  # once all is checked
+        nbytes = math.prod(block_shape) * dtype.itemsize
+        offset = self._carve(server, nbytes) if lent else None  # once all is checked
         self._next_id += 1
         request = WriteRequest(
             id=self._next_id,
@@ -346,11 +357,11 @@ class Client:
             file=file,
             name=name,
             step=int(step),
-            dtype=block.dtype.str,
-            shape=block.shape,
-            global_shape=global_shape,
-            start=block_start,
-            dims=dims,
+            dtype=dtype.str,
+            shape=block_shape,
+            global_shape=place.global_shape,
+            start=place.start,
+            dims=place.dims,
             attrs=attrs,
             epoch=self._epoch,
             lease_offset=offset,
@@ -365,11 +376,19 @@ class Client:
         for room, it could be the very room it waits for.
         """
         self._settle_lease(server)
-        self._link.send(server, request)
+        self._send(server, request)
         grant = self._await(server, request.id)
         if grant.get("waited"):
             self._blocked += time.perf_counter() - began
         return grant
+
+    def _send(self, server: int, message: WriteRequest | Message) -> None:
+        """Send ``message``, after the WRITEs of committed leased blocks not yet sent."""
+        if self._committed:
+            committed, self._committed = self._committed, []
+            for to, request in committed:
+                self._link.send(to, request)
+        self._link.send(server, message)
 
     def _done_block(self, file: str, nbytes: int, began: float) -> None:
         self._writes += 1
@@ -387,10 +406,10 @@ class Client:
             offset = grant.get("offset")
             target = memory[offset : offset + request.nbytes].view(block.dtype)
             self._copier.copy(target.reshape(block.shape), block)
-            self._link.send(server, Message(Kind.READY, request.id, self.rank))
+            self._send(server, Message(Kind.READY, request.id, self.rank))
         elif mode == Mode.SPILL:
             np.ascontiguousarray(block).tofile(grant.get("path"))
-            self._link.send(server, Message(Kind.READY, request.id, self.rank))
+            self._send(server, Message(Kind.READY, request.id, self.rank))
         elif mode == Mode.MESSAGE:
             self._link.send_data(server, np.ascontiguousarray(block))
         elif mode == Mode.SYNC:
@@ -406,7 +425,7 @@ class Client:
         fields = {"file": file, "scope": scope, "epoch": self._epoch}
         message = Message(Kind.FLUSH, self._flush_seq, self.rank, fields)
         for server in range(self._link.servers):
-            self._link.send(server, message)
+            self._send(server, message)
         self._unflushed = 0
         self._last_flush = time.monotonic()
 
@@ -425,7 +444,7 @@ class Client:
     def _tell_everyone(self, kind: Kind) -> int:
         self._next_id += 1
         for server in range(self._link.servers):
-            self._link.send(server, Message(kind, self._next_id, self.rank))
+            self._send(server, Message(kind, self._next_id, self.rank))
         return self._next_id
 
     def _await_everyone(self, ident: int) -> list[Message]:
