@@ -79,23 +79,18 @@ def placement(
     block's hand-off. (Lists are taken as tuples; anything else unhashable is checked anew.)"""
     key = (file, name, block_shape, _frozen(start), _frozen(shape), _frozen(dims))
     try:
-        return _remembered_placement(*key)
+        return _remembered_placement(key)
     except TypeError:
-        return _placement(*key)
+        return _placement(key)
 
 
 def _frozen(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _placement(
-    file: str,
-    name: str,
-    block_shape: tuple[int, ...],
-    start: Sequence[int] | None,
-    shape: Sequence[int] | None,
-    dims: Sequence[str] | None,
-) -> Placement:
+def _placement(key: tuple) -> Placement:
+    """``placement`` of ``key``: (file, name, block shape, start, global shape, dims)."""
+    file, name, block_shape, start, shape, dims = key
     check_names(file, name)
     block_start, global_shape = place(block_shape, name=name, start=start, shape=shape)
     return Placement(block_start, global_shape, check_dims(dims, name=name, ndim=len(block_shape)))
