@@ -529,6 +529,22 @@ def test_cli_restore_reports_the_good_sets_and_exits_non_zero_naming_the_bad(tmp
     assert set(restored) <= {f"000001/{e.path}" for e in middle.entries[:2]}
 
 
+def test_cli_restore_into_a_folder_it_cannot_write_says_so_in_one_line(tmp_path, capsys):
+    source, archive = tmp_path / "source", tmp_path / "archive"
+    make_run(source, steps=range(1), files=("dyn",))
+    assert cli(["migrate", str(source), str(archive)]) == 0
+    capsys.readouterr()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert cli(["restore", str(archive), str(blocker)]) == 2
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1
+    assert err.startswith(f"nearline: error: cannot restore {blocker}/000000/dyn/")
+    assert "Not a directory" in err
+    assert err.endswith("restore into a folder you can write\n")
+    assert blocker.read_text() == "not a folder"
+
+
 def test_restore_refuses_a_manifest_that_points_outside_its_folder(tmp_path):
     source, archive, back = tmp_path / "source", tmp_path / "archive", tmp_path / "back"
     make_run(source, steps=range(1), files=("dyn",))

@@ -225,10 +225,10 @@ def _restore_entry(
 ) -> None:
     """``entry``'s bytes to ``target``, under a hidden name until they are whole and their
     SHA-256 matched; ``keep_stat``: with the mode and modification time it was archived with."""
-    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.partial")
+    out = _created(partial, target)
     try:
-        with open(partial, "wb") as out:
+        with out:
             read_entry(tier, manifest, entry, pump, _writer(out, target))
         if keep_stat and entry.mode:
             os.chmod(partial, entry.mode)
@@ -239,6 +239,19 @@ def _restore_entry(
         with contextlib.suppress(OSError):
             partial.unlink()
         raise
+
+
+def _created(partial: Path, target: Path) -> BinaryIO:
+    """``partial`` opened for writing, its folders made; a destination that cannot be
+    written (read-only, not a folder, no permission) said in one line naming it."""
+    try:
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        return open(partial, "wb")  # the caller closes it, in its with
+    except OSError as error:
+        raise LayoutError(
+            f"cannot restore {target}: {error.strerror or error} ({error.filename}); "
+            "restore into a folder you can write"
+        ) from error
 
 
 def _inside(root: Path, manifest: Manifest, relative: str) -> Path:
