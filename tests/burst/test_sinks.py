@@ -12,6 +12,7 @@ import pytest
 import xarray as xr
 import zarr
 
+from nearline import burst
 from nearline.burst import get_sink
 from nearline.burst.sinks import function as function_sink
 from nearline.burst.sinks import raw
@@ -22,7 +23,7 @@ from nearline.burst.sinks.netcdf import NetCDFSink
 from nearline.burst.sinks.raw import RawSink, read_record_arrays, read_records
 from nearline.burst.sinks.zarr import ZarrSink, chunk_shape
 from nearline.burst.testing import SinkTests, spec
-from nearline.errors import BurstError
+from nearline.errors import BurstError, ConfigError
 
 
 def open_xarray(path: Path, **kwargs: Any) -> xr.Dataset:
@@ -341,6 +342,28 @@ class TestCallable(SinkTests):
             function_sink.staging_path(tmp_path / ".x.nc.partial").name == ".x.nc.partial.staging"
         )
         assert function_sink.staging_path(tmp_path / "x.dat").name == ".x.dat.staging"
+
+
+@pytest.mark.parametrize(("extension", "kept"), [(".npz", "npz"), ("npz", "npz")])
+def test_a_callable_sinks_extension_may_have_its_dot(extension, kept):
+    def writer(path, variables):
+        save_npz(path, variables)
+
+    writer.extension = extension
+    assert CallableSink(writer).extension == kept
+
+
+@pytest.mark.parametrize("extension", ["tar.gz", "n c", "", 7])
+def test_a_callable_sink_with_an_unusable_extension_is_refused_when_chosen(tmp_path, extension):
+    """Refused by burst.open itself, before any rank writes, not at the first file closed."""
+
+    def writer(path, variables):
+        save_npz(path, variables)
+
+    writer.extension = extension
+    with pytest.raises(ConfigError, match=r"callable sink .*writer: file extension .* not usable"):
+        burst.open(tmp_path, sink=writer).__enter__()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_get_sink_wraps_a_callable():

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from nearline.burst.base import Sink, SinkFile, VariableSpec
-from nearline.errors import BurstError
+from nearline.errors import BurstError, ConfigError, LayoutError
+from nearline.layout.paths import check_ext
 
 
 def _accepts_attrs(fn: Callable[..., Any]) -> bool:
@@ -52,7 +53,10 @@ class CallableSink(Sink):
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
-        self.extension = getattr(fn, "extension", "dat")  # type: ignore[misc]
+        try:  # checked now, not at the first file a run closes
+            self.extension = check_ext(getattr(fn, "extension", "dat"))  # type: ignore[misc]
+        except LayoutError as error:
+            raise ConfigError(f"callable sink {_describe(fn)}: {error}") from None
         self.is_directory = bool(getattr(fn, "is_directory", False))  # type: ignore[misc]
         self.accepts_attrs = _accepts_attrs(fn)
 
