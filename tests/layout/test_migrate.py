@@ -538,6 +538,7 @@ def test_cli_restore_into_a_folder_it_cannot_write_says_so_in_one_line(tmp_path,
     blocker.write_text("not a folder")
     assert cli(["restore", str(archive), str(blocker)]) == 2
     out, err = capsys.readouterr()
+    assert "restored" not in out
     assert err.count("\n") == 1
     assert err.startswith(f"nearline: error: cannot restore {blocker}/000000/dyn/")
     assert "Not a directory" in err
