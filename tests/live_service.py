@@ -7,8 +7,8 @@ SIGKILL and start it again on the same data folder, and clients talk to it over 
 from __future__ import annotations
 
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,11 +20,7 @@ import httpx
 
 from nearline.mpirun import MPI_ENV
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+SERVING = re.compile(rb"nearline serving .* at \S+ \(port (\d+)\)")
 
 
 def database_of(data: Path) -> str | None:
@@ -54,7 +50,7 @@ def nearline(*args: str, data: Path, check: bool = True) -> subprocess.Completed
 @dataclass
 class LiveService:
     data: Path
-    port: int = field(default_factory=free_port)
+    port: int = 0  # 0 until the first start, which lets the server pick a free one
     process: subprocess.Popen | None = None
     tokens: dict[str, str] = field(default_factory=dict)
     log: Path | None = None
@@ -78,6 +74,7 @@ class LiveService:
         env = {**os.environ, **MPI_ENV, **state_env(self.data)}
         command = [sys.executable, "-m", "nearline", "serve", "--port", str(self.port), *extra]
         with open(self.log, "ab") as log:
+            began = log.tell()
             self.process = subprocess.Popen(
                 command, env=env, stdout=log, stderr=log, preexec_fn=preexec
             )
@@ -85,6 +82,11 @@ class LiveService:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"nearline serve exited:\n{self.log.read_text()[-3000:]}")
+            serving = SERVING.search(self.log.read_bytes()[began:])  # bound: ours, not another
+            if serving is None:
+                time.sleep(0.1)
+                continue
+            self.port = int(serving.group(1))
             try:
                 if httpx.get(f"{self.url}/conformance", timeout=1).status_code == 200:
                     return

@@ -11,6 +11,7 @@ import argparse
 import getpass
 import logging
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +56,22 @@ def user_of(args: argparse.Namespace) -> str:
 
 
 def _port(text: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 65536:
-        raise argparse.ArgumentTypeError(f"expected a port number 1-65535, got {text!r}")
+    if not text.isdigit() or not 0 <= int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}")
     return int(text)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host``:``port`` (0: any free port), bound before the service
+    says where it serves, so that what it says is true (and a port taken is one line)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as error:
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise ConfigError(
+            f"cannot serve on {host}:{port}: {reason}; choose another --port (0: any free one)"
+        ) from None
 
 
 def add_serve_parser(subparsers: Any) -> None:
@@ -69,7 +83,9 @@ def add_serve_parser(subparsers: Any) -> None:
     )
     add_data_option(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=_port, default=8000, help="port (default: %(default)s)")
+    serve.add_argument(
+        "--port", type=_port, default=8000, help="port, 0 for any free one (default: %(default)s)"
+    )
     serve.add_argument(
         "--base-url", default=None, help="the URL users reach it by (default: http://HOST:PORT)"
     )
@@ -122,7 +138,9 @@ def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    base = args.base_url or f"http://{args.host}:{args.port}"
+    listener = _listen(args.host, args.port)
+    port = listener.getsockname()[1]
+    base = args.base_url or f"http://{args.host}:{port}"
     service = _service(
         args,
         base_url=base,
@@ -137,13 +155,17 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         service.start()
         app = create_app(service)
-        console.print(f"nearline serving {service.settings.data} at {base}")
+        console.print(
+            f"nearline serving {service.settings.data} at {base} (port {port})", soft_wrap=True
+        )
         if not service.users.list():
             console.print("no users yet: `nearline users add NAME` prints a token")
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    except OSError as error:
-        raise ConfigError(f"cannot serve on {args.host}:{args.port}: {error.strerror}") from None
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+    except OSError as error:  # the data folder, the database, a run's folder
+        where = f" ({error.filename})" if error.filename else ""
+        raise ConfigError(f"cannot serve: {error.strerror or error}{where}") from None
     finally:
+        listener.close()
         service.close()
     return 0
 
