@@ -7,7 +7,6 @@ SIGKILL and start it again on the same data folder, and clients talk to it over 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -18,9 +17,8 @@ from pathlib import Path
 
 import httpx
 
+from nearline.cli_serve import served_port
 from nearline.mpirun import MPI_ENV
-
-SERVING = re.compile(rb"nearline serving .* at \S+ \(port (\d+)\)")
 
 
 def database_of(data: Path) -> str | None:
@@ -82,11 +80,11 @@ class LiveService:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"nearline serve exited:\n{self.log.read_text()[-3000:]}")
-            serving = SERVING.search(self.log.read_bytes()[began:])  # bound: ours, not another
-            if serving is None:
+            port = served_port(self.log.read_bytes()[began:].decode(errors="replace"))
+            if port is None:  # not bound yet: whatever answers on a port now is not ours
                 time.sleep(0.1)
                 continue
-            self.port = int(serving.group(1))
+            self.port = port
             try:
                 if httpx.get(f"{self.url}/conformance", timeout=1).status_code == 200:
                     return

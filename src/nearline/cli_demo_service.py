@@ -12,7 +12,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,28 +28,27 @@ DAY = "2012-12-12"
 WHOLE_DAY = f"{DAY}T00:00:00Z/{DAY}T23:59:59Z"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _start_server(data: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+def _start_server(data: Path, log: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """`nearline serve` on a free port of its choosing, once it answers; and that port."""
+    from nearline.cli_serve import served_port
     from nearline.mpirun import MPI_ENV
 
     env = {**os.environ, **MPI_ENV, "NEARLINE_DATA": str(data)}
-    command = [sys.executable, "-m", "nearline", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "nearline", "serve", "--port", "0"]
     with open(log, "ab") as output:
+        began = output.tell()
         server = subprocess.Popen(command, env=env, stdout=output, stderr=output)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise NearlineError(f"nearline serve stopped at start; its log: {log}")
+        port = served_port(log.read_bytes()[began:].decode(errors="replace"))
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/conformance", timeout=1).status_code == 200:
-                return server
+            if port and httpx.get(f"http://127.0.0.1:{port}/conformance").status_code == 200:
+                return server, port
         except httpx.TransportError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
     server.kill()
     raise NearlineError(f"nearline serve did not answer within 120 s; its log: {log}")
 
@@ -96,9 +94,8 @@ def service_demo(out: Path, *, granules: Path, args: argparse.Namespace) -> None
         f"service demo: ingested {len(report.items)} granules "
         f"({format_size(report.bytes)}) into the catalogue collection {COLLECTION}"
     )
-    port = _free_port()
     with console.status("starting nearline serve..."):
-        server = _start_server(data, port, out / "serve.log")
+        server, port = _start_server(data, out / "serve.log")
     try:
         base = f"http://127.0.0.1:{port}"
         headers = {"Authorization": f"Bearer {token}"}

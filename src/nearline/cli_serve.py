@@ -11,6 +11,7 @@ import argparse
 import getpass
 import logging
 import os
+import re
 import socket
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,16 @@ def state_options(whose: str) -> argparse.ArgumentParser:
 def user_of(args: argparse.Namespace) -> str:
     """--user, else $NEARLINE_USER, else the login name."""
     return args.user or os.environ.get("NEARLINE_USER") or getpass.getuser()
+
+
+SERVING = re.compile(r"nearline serving .* at \S+ \(port (\d+)\)")
+
+
+def served_port(output: str) -> int | None:
+    """The port a `nearline serve` whose ``output`` this is serves on; None until it has
+    bound one (it says so only then)."""
+    found = SERVING.search(output)
+    return int(found.group(1)) if found else None
 
 
 def _port(text: str) -> int:
