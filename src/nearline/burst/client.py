@@ -208,16 +208,20 @@ class Client:
         if self._link.memory(server) is None:
             return None
         size = rounded(nbytes)
+
+        def holds(lease: list[int] | None) -> bool:
+            return lease is not None and lease[1] - lease[0] >= size
+
         lease = self._leases.get(server)
-        if lease is None or lease[1] - lease[0] < size:
+        if not holds(lease):
             self._return_lease(server)
             lease = self._take_lease(server)  # the one asked for ahead, if any
-            if lease is None or lease[1] - lease[0] < size:
-                self._return_lease(server)
-                self._ask_lease(server, size)
-                lease = self._take_lease(server)
-                if lease is None or lease[1] - lease[0] < size:
-                    return None
+        if not holds(lease):
+            self._return_lease(server)
+            self._ask_lease(server, size)
+            lease = self._take_lease(server)
+        if not holds(lease):
+            return None
         offset = lease[0]
         lease[0] += size
         return offset

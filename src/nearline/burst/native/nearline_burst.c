@@ -664,17 +664,23 @@ static int settle_lease(nlb_t *io, int server) {
     return rc ? rc : return_lease(io, server);
 }
 
-/* Where a block of `nbytes` goes in this client's lease of `server` (1), or 0: no lease. */
-static int carve(nlb_t *io, int server, size_t nbytes, size_t *offset) {
+/* Carve a block of `nbytes` from this client's lease of `server`: *leased is 1 and *offset
+ * its place, or 0 when the server has none to lend. Returns 0 or the error that stopped it
+ * (an error a server had sent, raised while waiting for its lease, included). */
+static int carve(nlb_t *io, int server, size_t nbytes, size_t *offset, int *leased) {
     size_t size = rounded(nbytes);
+    *leased = 0;
     for (int attempt = 0; io->lease_end[server] - io->lease_next[server] < size; attempt++) {
-        if (attempt == 2 || return_lease(io, server)) return 0;
-        if (attempt == 1 && ask_lease(io, server, size)) return 0;
-        if (take_lease(io, server)) return 0; /* the one asked for ahead, then a fresh one */
+        if (attempt == 2) return NLB_OK;
+        int rc = return_lease(io, server);
+        if (!rc && attempt == 1) rc = ask_lease(io, server, size);
+        if (!rc) rc = take_lease(io, server); /* the one asked for ahead, then a fresh one */
+        if (rc) return rc;
     }
     *offset = io->lease_next[server];
     io->lease_next[server] += size;
-    return 1;
+    *leased = 1;
+    return NLB_OK;
 }
 
 static int ask(nlb_t *io, const char *file, const char *name, int step, nlb_dtype dtype, int ndim,
@@ -697,8 +703,9 @@ static int ask(nlb_t *io, const char *file, const char *name, int step, nlb_dtyp
     out->nbytes = ITEMSIZE[dtype];
     for (int i = 0; i < ndim; i++) out->nbytes *= count[i];
     out->server = start ? (int)(crc32_of(file) % (uint32_t)io->servers) : io->rank % io->servers;
-    out->leased = lend && io->segments[out->server] &&
-                  carve(io, out->server, out->nbytes, &out->offset);
+    if (lend && io->segments[out->server] &&
+        (rc = carve(io, out->server, out->nbytes, &out->offset, &out->leased)))
+        return rc;
     out->id = ++io->next_id;
     text_t json = {0};
     put(&json, "{\"id\":%ld,\"client\":%d,\"file\":", out->id, io->rank);
