@@ -269,8 +269,8 @@ def test_killed_io_rank_reaches_the_c_model_as_an_error(tmp_path, c_model):
     """With --enable-recovery the C ranks live on, and each call that waits on the dead
     server returns NLB_EDEAD (3) with the Python client's words, within seconds."""
     reports, pid = killed_server_reports(tmp_path, c_model, mpi="wheel")
-    assert all(f"(pid {pid} on" in line and "died" in line for line in reports)
-    assert all("'dynamics'" in line for line in reports)
+    assert all(f"(pid {pid} on" in line and "died" in line for line in reports), reports
+    assert all("'dynamics'" in line for line in reports), reports
 
 
 def check_fortran_output(root: Path, steps: int, ranks: int) -> None:
@@ -329,5 +329,5 @@ def test_killed_io_rank_reaches_the_fortran_model_as_an_error(tmp_path, fortran_
     and the Python client's words. (That mpirun then exits 0 after the model's MPI_Abort, so
     the test reads the model's own report.)"""
     reports, pid = killed_server_reports(tmp_path, fortran_model, mpi="system")
-    assert all(f"(pid {pid} on" in line and "died" in line for line in reports)
-    assert all("'dynamics'" in line for line in reports)
+    assert all(f"(pid {pid} on" in line and "died" in line for line in reports), reports
+    assert all("'dynamics'" in line for line in reports), reports
