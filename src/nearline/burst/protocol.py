@@ -121,7 +121,7 @@ def _write_json(request: WriteRequest) -> str:
     try:
         rest = _json_once(once)
     except TypeError:  # something unhashable (a list where a tuple was meant): no memory
-        rest = _JSON.encode(dict(zip(_ONCE, once, strict=True)))[1:-1]
+        rest = _json_once.__wrapped__(once)
     offset = "null" if request.lease_offset is None else int(request.lease_offset)
     return (
         f'{{"id":{int(request.id)},"step":{int(request.step)},"epoch":{int(request.epoch)},'
