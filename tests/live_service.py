@@ -17,7 +17,8 @@ from pathlib import Path
 
 import httpx
 
-from nearline.cli_serve import served_port
+from nearline.cli_serve import wait_until_serving
+from nearline.errors import NearlineError
 from nearline.mpirun import MPI_ENV
 
 
@@ -76,21 +77,10 @@ class LiveService:
             self.process = subprocess.Popen(
                 command, env=env, stdout=log, stderr=log, preexec_fn=preexec
             )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"nearline serve exited:\n{self.log.read_text()[-3000:]}")
-            port = served_port(self.log.read_bytes()[began:].decode(errors="replace"))
-            if port is None:  # not bound yet: whatever answers on a port now is not ours
-                time.sleep(0.1)
-                continue
-            self.port = port
-            try:
-                if httpx.get(f"{self.url}/conformance", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise AssertionError(f"nearline serve did not answer:\n{self.log.read_text()[-3000:]}")
+        try:
+            self.port = wait_until_serving(self.process, self.log, since=began, timeout=timeout)
+        except NearlineError as error:
+            raise AssertionError(f"{error}:\n{self.log.read_text()[-3000:]}") from None
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

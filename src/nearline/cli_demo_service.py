@@ -30,7 +30,7 @@ WHOLE_DAY = f"{DAY}T00:00:00Z/{DAY}T23:59:59Z"
 
 def _start_server(data: Path, log: Path) -> tuple[subprocess.Popen[bytes], int]:
     """`nearline serve` on a free port of its choosing, once it answers; and that port."""
-    from nearline.cli_serve import served_port
+    from nearline.cli_serve import wait_until_serving
     from nearline.mpirun import MPI_ENV
 
     env = {**os.environ, **MPI_ENV, "NEARLINE_DATA": str(data)}
@@ -38,19 +38,7 @@ def _start_server(data: Path, log: Path) -> tuple[subprocess.Popen[bytes], int]:
     with open(log, "ab") as output:
         began = output.tell()
         server = subprocess.Popen(command, env=env, stdout=output, stderr=output)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise NearlineError(f"nearline serve stopped at start; its log: {log}")
-        port = served_port(log.read_bytes()[began:].decode(errors="replace"))
-        try:
-            if port and httpx.get(f"http://127.0.0.1:{port}/conformance").status_code == 200:
-                return server, port
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    server.kill()
-    raise NearlineError(f"nearline serve did not answer within 120 s; its log: {log}")
+    return server, wait_until_serving(server, log, since=began, timeout=120)
 
 
 def _stop(server: subprocess.Popen[bytes]) -> None:

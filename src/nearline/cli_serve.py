@@ -8,15 +8,18 @@ SQLite catalogue and job store, runs as local sandboxed processes. Nothing to in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import logging
 import os
 import re
 import socket
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
-from nearline.errors import ConfigError
+from nearline.errors import ConfigError, NearlineError
 
 DB_HELP = (
     "the PostgreSQL database holding the catalogue and the jobs, shared by several servers: "
@@ -64,6 +67,27 @@ def served_port(output: str) -> int | None:
     bound one (it says so only then)."""
     found = SERVING.search(output)
     return int(found.group(1)) if found else None
+
+
+def wait_until_serving(process: subprocess.Popen, log: Path, *, since: int, timeout: float) -> int:
+    """The port of the `nearline serve` in ``process`` (writing ``log`` from byte ``since``)
+    once it answers there. Its own 'serving' line comes first: whatever answers on a port
+    before it is some other server. :class:`NearlineError` if it exits or stays silent."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise NearlineError(f"nearline serve stopped at start; its log: {log}")
+        port = served_port(log.read_bytes()[since:].decode(errors="replace"))
+        if port is not None:
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"http://127.0.0.1:{port}/conformance", timeout=1).status_code == 200:
+                    return port
+        time.sleep(0.1)
+    process.kill()
+    process.wait()
+    raise NearlineError(f"nearline serve did not answer within {timeout:g} s; its log: {log}")
 
 
 def _port(text: str) -> int:
