@@ -20,17 +20,18 @@ from nearline.cli_serve import data_folder, state_options, user_of
 
 def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``algorithms {deploy,list,undeploy}`` to ``subparsers``."""
-    parser = subparsers.add_parser(
+    options = state_options("who deploys or looks")
+    parser = options.family(
+        subparsers,
         "algorithms",
         help="deploy, list and undeploy algorithm packages (OGC processes)",
         description="Manage the algorithms of a nearline service's data folder: deploy a "
         "package (a folder or .zip holding algorithm.yaml; it is built and its test cases run "
         "in the sandbox before it goes live), list what a user may order, undeploy.",
     )
-    common = state_options("who deploys or looks")
     actions = parser.add_subparsers(dest="action", required=True)
 
-    deploy = actions.add_parser("deploy", parents=[common], help="deploy a package")
+    deploy = options.verb(actions, "deploy", help="deploy a package")
     deploy.add_argument("package", help="a package folder or .zip holding algorithm.yaml")
     deploy.add_argument("--public", action="store_true", help="let every user order it")
     deploy.add_argument(
@@ -42,11 +43,11 @@ def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:
     )  # fmt: skip
     deploy.set_defaults(func=_deploy)
 
-    listing = actions.add_parser("list", parents=[common], help="list the processes you see")
+    listing = options.verb(actions, "list", help="list the processes you see")
     listing.add_argument("--versions", action="store_true", help="every live version")
     listing.set_defaults(func=_list)
 
-    undeploy = actions.add_parser("undeploy", parents=[common], help="retire every version")
+    undeploy = options.verb(actions, "undeploy", help="retire every version")
     undeploy.add_argument("id", help="the process id")
     undeploy.set_defaults(func=_undeploy)
     return parser

@@ -9,25 +9,26 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearline.cli_serve import add_data_option, data_folder
+from nearline.cli_serve import DATA_OPTIONS, data_folder
 
 
 def add_db_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``db migrate`` to ``subparsers``."""
-    parser = subparsers.add_parser(
+    parser = DATA_OPTIONS.family(
+        subparsers,
         "db",
         help="set up the service's database (PostgreSQL with --db, else SQLite files)",
         description="Manage the database a service keeps its state in.",
     )
     actions = parser.add_subparsers(dest="action", required=True)
-    migrate = actions.add_parser(
+    migrate = DATA_OPTIONS.verb(
+        actions,
         "migrate",
         help="create or upgrade every table (idempotent)",
         description="Create or upgrade the catalogue's, the jobs', the users', the algorithms' "
         "and the subscriptions' tables; with PostgreSQL, also the PostGIS extension (which "
         "needs a role allowed to create it the first time).",
     )
-    add_data_option(migrate)
     migrate.set_defaults(func=run_migrate)
     return parser
 

@@ -16,6 +16,8 @@ import re
 import socket
 import subprocess
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,24 +36,58 @@ def data_folder(args: argparse.Namespace) -> Path:
 
 
 def add_data_option(parser: argparse.ArgumentParser) -> None:
-    """--data (the service's folder) and --db (its PostgreSQL state, if not SQLite)."""
+    """--data (the service's folder) and --db (its PostgreSQL state, if not SQLite).
+
+    No explicit defaults: argparse's own (None) here, and none at all where
+    :func:`shared_options` adds them after a verb."""
     parser.add_argument(
-        "--data",
-        default=None,
-        help="the service's data folder (default: $NEARLINE_DATA or ./nearline-data)",
+        "--data", help="the service's data folder (default: $NEARLINE_DATA or ./nearline-data)"
     )
-    parser.add_argument("--db", default=None, help=DB_HELP)
+    parser.add_argument("--db", help=DB_HELP)
 
 
-def state_options(whose: str) -> argparse.ArgumentParser:
-    """A parent parser of --data, --db and --user (help: ``whose`` things they are), for the
-    commands that work on the service's state directly, without a server."""
-    common = argparse.ArgumentParser(add_help=False)
-    add_data_option(common)
-    common.add_argument(
-        "--user", default=None, help=f"{whose} (default: $NEARLINE_USER or your login name)"
-    )
-    return common
+@dataclass(frozen=True)
+class SharedOptions:
+    """A command family's shared options, taken before its verb and after it alike:
+    ``nearline users --data D add erin`` and ``nearline users add erin --data D``.
+
+    The copy after the verb has no defaults (``SUPPRESS``), so when an option is not given
+    there it does not overwrite what was given before the verb; given in both places, the
+    one after the verb wins."""
+
+    before: argparse.ArgumentParser
+    after: argparse.ArgumentParser
+
+    def family(self, commands: Any, name: str, **settings: Any) -> argparse.ArgumentParser:
+        """The family's parser ``name`` in ``commands``, taking the options before its verb."""
+        return commands.add_parser(name, parents=[self.before], **settings)
+
+    def verb(self, actions: Any, name: str, **settings: Any) -> argparse.ArgumentParser:
+        """The verb ``name`` in the family's ``actions``, taking the options after it too."""
+        return actions.add_parser(name, parents=[self.after], **settings)
+
+
+def shared_options(add: Callable[[argparse.ArgumentParser], None]) -> SharedOptions:
+    """The options that ``add`` puts on a parser, shared by a family and each of its verbs."""
+    before = argparse.ArgumentParser(add_help=False)
+    after = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    add(before)
+    add(after)
+    return SharedOptions(before, after)
+
+
+DATA_OPTIONS = shared_options(add_data_option)
+
+
+def state_options(whose: str) -> SharedOptions:
+    """--data, --db and --user (help: ``whose`` things they are), for the command families
+    that work on the service's state directly, without a server."""
+
+    def add(parser: argparse.ArgumentParser) -> None:
+        add_data_option(parser)
+        parser.add_argument("--user", help=f"{whose} (default: $NEARLINE_USER or your login name)")
+
+    return shared_options(add)
 
 
 def user_of(args: argparse.Namespace) -> str:

@@ -21,17 +21,18 @@ from nearline.errors import InvalidRequest
 
 def add_subscriptions_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``subscriptions {add,list,remove}`` to ``subparsers``."""
-    parser = subparsers.add_parser(
+    options = state_options("whose subscriptions")
+    parser = options.family(
+        subparsers,
         "subscriptions",
         help="subscribe a process to newly ingested granules; list and remove subscriptions",
         description="Manage the subscriptions of a nearline service's data folder: each runs "
         "a process on the granules a saved search finds as they are ingested (and, for a "
         "datetime reaching into the past, on those the archive holds already).",
     )
-    common = state_options("whose subscriptions")
     actions = parser.add_subparsers(dest="action", required=True)
 
-    add = actions.add_parser("add", parents=[common], help="subscribe a process")
+    add = options.verb(actions, "add", help="subscribe a process")
     add.add_argument("process", help="the process (algorithm) id")
     add.add_argument("--input", default=None, help="its data input the granules go to "
                      "(default: its only one)")  # fmt: skip
@@ -54,10 +55,10 @@ def add_subscriptions_parser(subparsers: Any) -> argparse.ArgumentParser:
     add.add_argument("--failed-uri", default=None, help="POST each failed job's status")
     add.set_defaults(func=_add)
 
-    listing = actions.add_parser("list", parents=[common], help="list your subscriptions")
+    listing = options.verb(actions, "list", help="list your subscriptions")
     listing.set_defaults(func=_list)
 
-    remove = actions.add_parser("remove", parents=[common], help="unsubscribe")
+    remove = options.verb(actions, "remove", help="unsubscribe")
     remove.add_argument("id", help="the subscription id")
     remove.set_defaults(func=_remove)
     return parser

@@ -7,18 +7,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearline.cli_serve import add_data_option, data_folder
+from nearline.cli_serve import DATA_OPTIONS, data_folder
 
 
 def add_users_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``users {add,set,token,revoke,list}`` to ``subparsers``."""
-    users = subparsers.add_parser(
-        "users", help="add users, set their quotas, issue and revoke their API tokens"
+    users = DATA_OPTIONS.family(
+        subparsers, "users", help="add users, set their quotas, issue and revoke their API tokens"
     )
-    add_data_option(users)
     actions = users.add_subparsers(dest="action", required=True)
-    add = actions.add_parser("add", help="add a user and print their API token (shown once)")
-    change = actions.add_parser("set", help="change a user's quotas (runs not started yet)")
+    add = DATA_OPTIONS.verb(
+        actions, "add", help="add a user and print their API token (shown once)"
+    )
+    change = DATA_OPTIONS.verb(actions, "set", help="change a user's quotas (runs not started yet)")
     for action in (add, change):
         action.add_argument("name")
         action.add_argument("--disk", default=None, help="their kept results, e.g. 50GiB")
@@ -30,8 +31,8 @@ def add_users_parser(subparsers: Any) -> argparse.ArgumentParser:
         ("token", "issue a new token for a user (the old one stops working)"),
         ("revoke", "revoke a user's token"),
     ):
-        actions.add_parser(name, help=helptext).add_argument("name")
-    actions.add_parser("list", help="list users and their quotas")
+        DATA_OPTIONS.verb(actions, name, help=helptext).add_argument("name")
+    DATA_OPTIONS.verb(actions, "list", help="list users and their quotas")
     users.set_defaults(func=run_users)
     return users
 
