@@ -126,14 +126,14 @@ def chromium(folder: Path) -> str:
             browser = playwright.chromium.launch(
                 executable_path=str(path), args=CHROMIUM_ARGS, timeout=30_000
             )
-            started = _chromium_processes()  # now: once closed, they may leave our tree
+            started = chromium_processes()  # now: once closed, they may leave our tree
             try:
                 page = browser.new_page(viewport={"width": 64, "height": 48})
                 page.set_content(_PAGE)
                 shot = page.screenshot(path=folder / "page.png")
                 version = browser.version
             finally:
-                started += [p for p in _chromium_processes() if p not in started]
+                started += [p for p in chromium_processes() if p not in started]
                 browser.close()
     except Error as error:
         raise CapabilityMissing(f"Chromium at {path} did not draw the page: {error}") from None
@@ -147,7 +147,7 @@ def chromium(folder: Path) -> str:
     return f"headless Chromium {version} ran a page's script and drew its canvas"
 
 
-def _chromium_processes() -> list[psutil.Process]:
+def chromium_processes() -> list[psutil.Process]:
     """The Chromium processes among this process's descendants."""
     found = []
     for child in psutil.Process().children(recursive=True):
