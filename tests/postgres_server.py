@@ -3,23 +3,21 @@
 database holding PostGIS from which each test's database is copied in milliseconds.
 
 Missing binaries fail the tests that need them, loudly, with the line that installs them
-(``scripts/system-packages --check``): the PostgreSQL tests are part of ``make test``.
+(``nearline doctor``'s): the PostgreSQL tests are part of ``make test``.
 """
 
 from __future__ import annotations
 
 import itertools
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
+from nearline.doctor import capabilities
 from nearline.pgcluster import FAST, Cluster, missing
 
 TEMPLATE = "nearline_template"
-PROJECT = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -47,11 +45,9 @@ class PostgresServer:
 
 
 def install_line() -> str:
-    """What scripts/system-packages says to install for PostgreSQL with PostGIS."""
-    packages = ["postgresql", "postgresql-postgis"]
-    check = [str(PROJECT / "scripts" / "system-packages"), "--check", *packages]
-    done = subprocess.run(check, capture_output=True, text=True)
-    return done.stderr.strip() or f"apt-get install -y --no-install-recommends {' '.join(packages)}"
+    """How to install PostgreSQL with PostGIS, as nearline doctor says it."""
+    (postgis,) = capabilities(["postgis"])
+    return postgis.install_command
 
 
 @pytest.fixture(scope="session")
@@ -61,8 +57,7 @@ def postgres_server() -> Iterator[PostgresServer]:
     if absent is not None:
         pytest.fail(
             f"the PostgreSQL tests need a PostgreSQL server with PostGIS: {absent}.\n"
-            f"{install_line()}\n(make test runs scripts/system-packages, which installs them "
-            "as root)",
+            f"install it: {install_line()}\n(`nearline doctor postgis` checks it end to end)",
             pytrace=False,
         )
     cluster = Cluster(settings={**FAST, "max_connections": "300"})

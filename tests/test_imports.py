@@ -25,6 +25,8 @@ ALLOWED = {
     "algorithms": {"archive", "monitor"},
     "orders": {"algorithms", "archive", "monitor"},
     "api": {"orders", "archive", "algorithms"},
+    # checks what the other rooms need from the machine, with their own tools
+    "doctor": {"algorithms", "burst"},
 }
 SHARED = {
     "errors",

@@ -14,6 +14,7 @@ from nearline.cli_burst import add_burst_config_parser
 from nearline.cli_composite import add_composite_parser
 from nearline.cli_db import add_db_parser
 from nearline.cli_demo import add_demo_parser
+from nearline.cli_doctor import add_doctor_parser
 from nearline.cli_ingest import add_ingest_parser
 from nearline.cli_migrate import add_migrate_parser, add_restore_parser
 from nearline.cli_monitor import add_monitor_parser
@@ -110,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_ingest_parser(commands)
     add_db_parser(commands)
     add_monitor_parser(commands)
+    add_doctor_parser(commands)
 
     sinks = commands.add_parser("sinks", help="list the output formats burst can write")
     sinks.set_defaults(func=_sinks)

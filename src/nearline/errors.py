@@ -78,6 +78,16 @@ class MonitorError(NearlineError):
     plot (names the folder and how to record one)."""
 
 
+class CapabilityMissing(NearlineError):
+    """Something nearline needs from the machine (a Debian package, root, a working browser)
+    does not work here: the message says what failed; ``remedy``, when given, is what fixes it
+    if installing the capability's packages would not (such as running as root)."""
+
+    def __init__(self, message: str, *, remedy: str | None = None) -> None:
+        super().__init__(message)
+        self.remedy = remedy
+
+
 # -- the service ---------------------------------------------------------------------------
 class ServiceError(NearlineError):
     """An error a service user may see: an HTTP status, an OGC exception type and a message

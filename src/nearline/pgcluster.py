@@ -66,7 +66,7 @@ def postgres_bindir() -> Path:
     raise ClusterError(
         "PostgreSQL's initdb and postgres were not found (looked in "
         f"{[str(c) for c in candidates] or '/usr/lib/postgresql/*/bin and PATH'}): install "
-        "them with `apt-get install -y postgresql postgis`, or set NEARLINE_PG_BINDIR"
+        "them with `apt-get install -y postgresql postgresql-postgis`, or set NEARLINE_PG_BINDIR"
     )
 
 

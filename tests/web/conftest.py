@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from nearline.archive import Asset, Collection, Item, SQLiteCatalogue
+from nearline.doctor.services import chromium_processes
 
 from ..live_service import LiveService
 from ..service.conftest import serving
@@ -123,17 +124,6 @@ def add_web_items(data: Path) -> None:
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
     with serving(tmp_path_factory.mktemp("web"), lambda service: add_web_items(service.data)) as s:
         yield s
-
-
-def chromium_processes() -> list[psutil.Process]:
-    found = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if "chrom" in child.name().lower():
-                found.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return found
 
 
 @pytest.fixture(scope="session")
