@@ -65,9 +65,13 @@ def bwrap_argv(
     folder: Path,
     binds: Sequence[tuple[Path, bool]],
     disable_userns: bool = True,
+    disk: tuple[Path, Path] | None = None,
+    tmp_size: int | None = None,
 ) -> list[str]:
     """bubblewrap's command line for ``command`` run in ``folder``; ``binds`` are
-    (path, writable) pairs, each bound at its own path."""
+    (path, writable) pairs, each bound at its own path. ``disk`` is (work, tmp): the run's
+    bounded file system, shown as ``folder`` and /tmp; without it /tmp is a tmpfs of its
+    own, of at most ``tmp_size`` bytes if given."""
     argv = [
         bwrap,
         "--unshare-user",
@@ -98,18 +102,21 @@ def bwrap_argv(
     for path in SYS:
         argv += ["--ro-bind-try", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    places = {Path("/tmp"): None}  # a private /tmp
+    places: dict[Path, bool | None] = {Path("/tmp"): None}  # a private /tmp
     places.update({path: False for path in python_paths()})
     for path, writable in binds:
         places[path] = writable or places.get(path) is True
     places[folder] = True
+    sources = {} if disk is None else {folder: disk[0], Path("/tmp"): disk[1]}
     # parents before children, so a bind inside /tmp or inside a mount is not covered up
     for path in sorted(places, key=lambda p: (len(p.parts), str(p))):
-        writable = places[path]
+        writable = places[path] if path not in sources else True
         if writable is None:
+            argv += ["--size", str(tmp_size)] if tmp_size is not None else []
             argv += ["--tmpfs", str(path)]
         else:
-            argv += ["--bind" if writable else "--ro-bind", str(path), str(path)]
+            source = sources.get(path, path)
+            argv += ["--bind" if writable else "--ro-bind", str(source), str(path)]
     return [*argv, "--chdir", str(folder), "--", *command]
 
 
@@ -167,3 +174,13 @@ def probe_bwrap(bwrap: str) -> tuple[bool, bool]:
 def probe_unshare(unshare: str) -> bool:
     """Whether ``unshare`` can make the run's namespaces here; asked once per process."""
     return works(unshare_argv(["true"], unshare=unshare))
+
+
+@functools.cache
+def bwrap_sizes_tmpfs(bwrap: str) -> bool:
+    """Whether this bubblewrap can bound a tmpfs's size (``--size``, 0.7 and newer)."""
+    try:
+        result = subprocess.run([bwrap, "--help"], capture_output=True, text=True, check=False)
+    except OSError:
+        return False
+    return "--size" in result.stdout + result.stderr
