@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from nearline.algorithms._cgroups import service_stamp
+from nearline.algorithms._namespaces import SCRATCH
 
 log = logging.getLogger(__name__)
 
@@ -49,20 +50,27 @@ _SMALL_OVERHEAD = 2 * 1024**2
 _WALK_SPACING = 5
 
 
-def tree_bytes(paths: Iterable[Path]) -> int:
-    """The apparent size of every regular file under ``paths`` (links not followed, files
-    that vanish meanwhile skipped)."""
-    total = 0
+def tree_size(paths: Iterable[Path]) -> tuple[int, int]:
+    """(the apparent size of every regular file, how many entries) under ``paths``; links
+    are not followed, entries that vanish meanwhile are skipped."""
+    total = count = 0
     pending = [os.fspath(path) for path in paths]
     while pending:
         with contextlib.suppress(OSError), os.scandir(pending.pop()) as entries:
             for entry in entries:
+                count += 1
                 with contextlib.suppress(OSError):
                     if entry.is_dir(follow_symlinks=False):
                         pending.append(entry.path)
                     elif entry.is_file(follow_symlinks=False):
                         total += entry.stat(follow_symlinks=False).st_size
-    return total
+    return total, count
+
+
+def files_allowed(limit: int) -> int:
+    """How many files and folders a run may hold: as many as its own file system has inodes
+    for (one per 16 KiB, and a hundred more)."""
+    return limit // _INODE_RATIO + 100
 
 
 def _size_of(path: Path | None) -> int:
@@ -85,18 +93,19 @@ class Space:
         self.limit = limit
         self.log = log
         self._log_start = _size_of(log)
-        self._start = tree_bytes(self.places)
-        self._last = (0, 0.0, 0.0)  # (bytes held, when walked, how long the walk took)
+        self._start = tree_size(self.places)
+        self._last = (0, 0, 0.0, 0.0)  # (bytes, entries, when walked, how long it took)
 
-    def held(self, *, exact: bool = False) -> int:
-        """Bytes the run holds now; between samples a recent walk's figure may stand in,
-        unless ``exact``."""
-        held, walked, took = self._last
+    def held(self, *, exact: bool = False) -> tuple[int, int]:
+        """(bytes, files and folders) the run holds now; between samples a recent walk's
+        figures may stand in, unless ``exact``."""
+        size, entries, walked, took = self._last
         now = time.monotonic()
         if exact or now - walked >= took * _WALK_SPACING:
-            held = max(0, tree_bytes(self.places) - self._start)
-            self._last = (held, now, time.monotonic() - now)
-        return held + max(0, _size_of(self.log) - self._log_start)
+            size, entries = tree_size(self.places)
+            size, entries = size - self._start[0], entries - self._start[1]
+            self._last = (size, entries, now, time.monotonic() - now)
+        return max(0, size) + max(0, _size_of(self.log) - self._log_start), entries
 
     def full(self) -> bool:
         """Whether the kernel has run out of room for the run (never, when only sampled)."""
@@ -104,7 +113,8 @@ class Space:
 
     def over(self, *, exact: bool = False) -> bool:
         """Whether the run is past its allotment."""
-        return self.full() or self.held(exact=exact) > self.limit
+        size, entries = self.held(exact=exact)
+        return self.full() or size > self.limit or entries > files_allowed(self.limit)
 
     def bring_back(self, keep: Sequence[str] | None) -> None:
         """Make what the run left visible in its folder (sampled: it is there already)."""
@@ -115,7 +125,7 @@ class Space:
 
 class FileSystemSpace(Space):
     """The run's folder as an ext4 file system of its own, mounted at ``mount``: ``work`` is
-    shown to the run as its folder, ``tmp`` as its /tmp."""
+    shown to the run as its folder, ``tmp`` as its /tmp and ``shm`` as its /dev/shm."""
 
     kind = "filesystem"
 
@@ -129,9 +139,9 @@ class FileSystemSpace(Space):
     def work(self) -> Path:
         return self.mount / "work"
 
-    @property
-    def tmp(self) -> Path:
-        return self.mount / "tmp"
+    def shown(self) -> dict[Path, Path]:
+        """Where the run sees each part of its file system: {path inside: folder here}."""
+        return {self.folder: self.work, **{path: self.mount / path.name for path in SCRATCH}}
 
     @classmethod
     def make(cls, folder: Path, *, limit: int, log: Path | None) -> FileSystemSpace:
@@ -144,7 +154,8 @@ class FileSystemSpace(Space):
             need = limit + sum(_allocated(entry) for entry in content)
             _make_filesystem(home, need)
             (home / "mount" / "work").mkdir(mode=0o755)
-            (home / "mount" / "tmp").mkdir(mode=0o1777)
+            for path in SCRATCH:
+                (home / "mount" / path.name).mkdir(mode=0o1777)
             for entry in content:
                 copy_entry(entry, home / "mount" / "work" / entry.name)
         except BaseException:

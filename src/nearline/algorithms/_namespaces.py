@@ -17,7 +17,7 @@ import functools
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 RUN_UID = 65534  # nobody: the run's user inside its user namespace
@@ -50,6 +50,8 @@ ETC = (
 )
 # what numerical libraries read to count CPUs
 SYS = ("/sys/devices/system/cpu",)
+# where a run may write besides its folder: each its own (and /dev read-only around them)
+SCRATCH = (Path("/tmp"), Path("/dev/shm"))
 
 
 def python_paths() -> list[Path]:
@@ -65,13 +67,14 @@ def bwrap_argv(
     folder: Path,
     binds: Sequence[tuple[Path, bool]],
     disable_userns: bool = True,
-    disk: tuple[Path, Path] | None = None,
+    disk: Mapping[Path, Path] | None = None,
     tmp_size: int | None = None,
 ) -> list[str]:
     """bubblewrap's command line for ``command`` run in ``folder``; ``binds`` are
-    (path, writable) pairs, each bound at its own path. ``disk`` is (work, tmp): the run's
-    bounded file system, shown as ``folder`` and /tmp; without it /tmp is a tmpfs of its
-    own, of at most ``tmp_size`` bytes if given."""
+    (path, writable) pairs, each bound at its own path. ``disk`` maps ``folder``, /tmp and
+    /dev/shm to the folders of the run's bounded file system shown there; without it /tmp
+    and /dev/shm are each a tmpfs of the run's own, of at most ``tmp_size`` bytes if given.
+    /dev itself is read-only."""
     argv = [
         bwrap,
         "--unshare-user",
@@ -102,12 +105,12 @@ def bwrap_argv(
     for path in SYS:
         argv += ["--ro-bind-try", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    places: dict[Path, bool | None] = {Path("/tmp"): None}  # a private /tmp
+    places: dict[Path, bool | None] = {path: None for path in SCRATCH}  # private, writable
     places.update({path: False for path in python_paths()})
     for path, writable in binds:
         places[path] = writable or places.get(path) is True
     places[folder] = True
-    sources = {} if disk is None else {folder: disk[0], Path("/tmp"): disk[1]}
+    sources = dict(disk or {})
     # parents before children, so a bind inside /tmp or inside a mount is not covered up
     for path in sorted(places, key=lambda p: (len(p.parts), str(p))):
         writable = places[path] if path not in sources else True
@@ -117,7 +120,7 @@ def bwrap_argv(
         else:
             source = sources.get(path, path)
             argv += ["--bind" if writable else "--ro-bind", str(source), str(path)]
-    return [*argv, "--chdir", str(folder), "--", *command]
+    return [*argv, "--remount-ro", "/dev", "--chdir", str(folder), "--", *command]
 
 
 def unshare_argv(command: Sequence[str], *, unshare: str) -> list[str]:

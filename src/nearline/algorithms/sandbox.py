@@ -305,7 +305,7 @@ def _wrap(
     if level.namespaces == "unshare":
         return _namespaces.unshare_argv(command, unshare=tool)
     disable = _namespaces.probe_bwrap(tool)[1]
-    own = (space.work, space.tmp) if isinstance(space, FileSystemSpace) else None
+    own = space.shown() if isinstance(space, FileSystemSpace) else None
     sized = limits.disk is not None and _namespaces.bwrap_sizes_tmpfs(tool)
     return _namespaces.bwrap_argv(
         command, bwrap=tool, folder=folder, binds=binds, disable_userns=disable, disk=own,
