@@ -129,11 +129,13 @@ class FileSystemSpace(Space):
 
     kind = "filesystem"
 
-    def __init__(self, folder: Path, home: Path, *, limit: int, log: Path | None) -> None:
+    def __init__(
+        self, folder: Path, home: Path, *, limit: int, log: Path | None, also: Sequence[Path]
+    ) -> None:
         self.folder = folder
         self.home = home
         self.mount = home / "mount"
-        super().__init__([self.mount], limit=limit, log=log)
+        super().__init__([self.mount, *also], limit=limit, log=log)
 
     @property
     def work(self) -> Path:
@@ -144,9 +146,12 @@ class FileSystemSpace(Space):
         return {self.folder: self.work, **{path: self.mount / path.name for path in SCRATCH}}
 
     @classmethod
-    def make(cls, folder: Path, *, limit: int, log: Path | None) -> FileSystemSpace:
+    def make(
+        cls, folder: Path, *, limit: int, log: Path | None, also: Sequence[Path] = ()
+    ) -> FileSystemSpace:
         """An image for ``folder``'s content and ``limit`` bytes more, mounted, with the
-        content copied in. Raises OSError (or CalledProcessError) if it cannot be made."""
+        content copied in; ``also`` are more writable places (the caller's writable mounts),
+        only walked. Raises OSError (or CalledProcessError) if it cannot be made."""
         home = folder / f"{SPACE_PREFIX}{service_stamp()}-{secrets.token_hex(4)}"
         content = [entry for entry in folder.iterdir() if entry.name != home.name]
         home.mkdir()
@@ -161,7 +166,7 @@ class FileSystemSpace(Space):
         except BaseException:
             _remove(home)
             raise
-        return cls(folder, home, limit=limit, log=log)
+        return cls(folder, home, limit=limit, log=log, also=also)
 
     def full(self) -> bool:
         try:

@@ -279,13 +279,13 @@ def _space(
     writable mounts sampled; None without a disk limit."""
     if limits.disk is None:
         return None
+    writable = [path for path, writable in binds if writable]
     if level.disk == "filesystem":
         try:
-            return FileSystemSpace.make(folder, limit=limits.disk, log=log)
+            return FileSystemSpace.make(folder, limit=limits.disk, log=log, also=writable)
         except (OSError, subprocess.SubprocessError) as error:
             raise SandboxError(f"cannot make the run's disk: {error}") from None
-    places = [folder, *(path for path, writable in binds if writable)]
-    return Space(places, limit=limits.disk, log=log)
+    return Space([folder, *writable], limit=limits.disk, log=log)
 
 
 def _wrap(
