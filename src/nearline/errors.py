@@ -191,6 +191,10 @@ class SandboxError(NearlineError):
     """A run could not be started in its sandbox (not: the run failed; that is an outcome)."""
 
 
+class DiskQuotaExceeded(NearlineError):
+    """A run's outputs would take their owner past their disk quota: they are not kept."""
+
+
 class SubscriptionNotFound(NotFound):
     """No subscription of that id the caller may see (another user's is a 404 too)."""
 

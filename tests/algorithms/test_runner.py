@@ -185,12 +185,13 @@ def test_words_naming_package_files_become_their_paths(tmp_path):
 
 def test_limits_follow_the_manifests_resources():
     limits = limits_for(Resources(cpus=2, memory=3 * 1024**3, disk=4 * 1024**3, timeout=60))
-    assert (limits.cpus, limits.memory, limits.wall_seconds, limits.file_size) == (
+    assert (limits.cpus, limits.memory, limits.wall_seconds, limits.disk) == (
         2,
         3 * 1024**3,
         60,
         4 * 1024**3,
     )
+    assert limits.largest_file == 4 * 1024**3  # no one file holds more than the whole disk
 
 
 def test_the_run_environment_holds_nothing_of_the_services(tmp_path, monkeypatch):

@@ -136,7 +136,7 @@ def wait_for(check, *, seconds: float = 10.0) -> bool:  # type: ignore[no-untype
 
 # -- what this machine enforces ---------------------------------------------------------------
 def test_this_machine_enforces_everything(full_isolation: Isolation) -> None:
-    assert full_isolation == Isolation("bwrap", "v1", FULL, root=True)
+    assert full_isolation == Isolation("bwrap", "v1", FULL, root=True, disk="filesystem")
     assert full_isolation.weaknesses == ()
     assert full_isolation.to_dict()["weaknesses"] == []
 
@@ -149,6 +149,7 @@ def test_a_weaker_level_says_what_it_does_not_hold() -> None:
     assert "RLIMIT_DATA" in words
     assert "outlive" in words
     assert "no private file system: the run sees the host's files" in weaker("unshare").weaknesses
+    assert "the disk allotment is sampled" in words
 
 
 def test_the_run_is_nobody_without_capabilities(box: Sandbox) -> None:

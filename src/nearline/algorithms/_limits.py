@@ -10,7 +10,9 @@ from nearline.units import format_size
 @dataclass(frozen=True)
 class Limits:
     """What a run is held to. ``cpu_seconds`` defaults to ``wall_seconds * cpus``;
-    ``memory`` and ``file_size`` are bytes, ``processes`` counts the run's own processes."""
+    ``memory``, ``file_size`` and ``disk`` are bytes, ``processes`` counts the run's own
+    processes. ``disk`` is everything the run's folder (and its private /tmp) may hold at
+    once, and its log; ``file_size`` bounds any one file it writes."""
 
     cpus: float = 1.0
     memory: int = 2 * 1024**3
@@ -18,6 +20,14 @@ class Limits:
     cpu_seconds: float | None = None
     processes: int = 256
     file_size: int | None = None
+    disk: int | None = None
+
+    @property
+    def largest_file(self) -> int | None:
+        """The size no file the run writes may pass (``RLIMIT_FSIZE``): no one file can hold
+        more than the whole disk allotment either."""
+        bounds = [bound for bound in (self.file_size, self.disk) if bound is not None]
+        return min(bounds) if bounds else None
 
     @property
     def cpu_limit(self) -> float:
@@ -45,7 +55,14 @@ class Limits:
         return f"process limit of {self.processes} reached"
 
     def file_size_broken(self) -> str:
-        return f"file-size limit of {_size(self.file_size or 0)} exceeded"
+        """Why a run met RLIMIT_FSIZE: the file-size limit, or the disk limit when that is
+        the smaller (one file tried to hold more than the whole allotment)."""
+        if self.file_size is None or (self.disk is not None and self.disk < self.file_size):
+            return self.disk_broken()
+        return f"file-size limit of {_size(self.file_size)} exceeded"
+
+    def disk_broken(self) -> str:
+        return f"disk limit of {_size(self.disk or 0)} exceeded"
 
 
 def _size(nbytes: int) -> str:

@@ -17,7 +17,7 @@ import functools
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 RUN_UID = 65534  # nobody: the run's user inside its user namespace
@@ -50,6 +50,8 @@ ETC = (
 )
 # what numerical libraries read to count CPUs
 SYS = ("/sys/devices/system/cpu",)
+# where a run may write besides its folder: each its own (and /dev read-only around them)
+SCRATCH = (Path("/tmp"), Path("/dev/shm"))
 
 
 def python_paths() -> list[Path]:
@@ -65,9 +67,14 @@ def bwrap_argv(
     folder: Path,
     binds: Sequence[tuple[Path, bool]],
     disable_userns: bool = True,
+    disk: Mapping[Path, Path] | None = None,
+    tmp_size: int | None = None,
 ) -> list[str]:
     """bubblewrap's command line for ``command`` run in ``folder``; ``binds`` are
-    (path, writable) pairs, each bound at its own path."""
+    (path, writable) pairs, each bound at its own path. ``disk`` maps ``folder``, /tmp and
+    /dev/shm to the folders of the run's bounded file system shown there; without it /tmp
+    and /dev/shm are each a tmpfs of the run's own, of at most ``tmp_size`` bytes if given.
+    /dev itself is read-only."""
     argv = [
         bwrap,
         "--unshare-user",
@@ -98,19 +105,22 @@ def bwrap_argv(
     for path in SYS:
         argv += ["--ro-bind-try", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    places = {Path("/tmp"): None}  # a private /tmp
+    places: dict[Path, bool | None] = {path: None for path in SCRATCH}  # private, writable
     places.update({path: False for path in python_paths()})
     for path, writable in binds:
         places[path] = writable or places.get(path) is True
     places[folder] = True
+    sources = dict(disk or {})
     # parents before children, so a bind inside /tmp or inside a mount is not covered up
     for path in sorted(places, key=lambda p: (len(p.parts), str(p))):
-        writable = places[path]
+        writable = places[path] if path not in sources else True
         if writable is None:
+            argv += ["--size", str(tmp_size)] if tmp_size is not None else []
             argv += ["--tmpfs", str(path)]
         else:
-            argv += ["--bind" if writable else "--ro-bind", str(path), str(path)]
-    return [*argv, "--chdir", str(folder), "--", *command]
+            source = sources.get(path, path)
+            argv += ["--bind" if writable else "--ro-bind", str(source), str(path)]
+    return [*argv, "--remount-ro", "/dev", "--chdir", str(folder), "--", *command]
 
 
 def unshare_argv(command: Sequence[str], *, unshare: str) -> list[str]:
@@ -167,3 +177,13 @@ def probe_bwrap(bwrap: str) -> tuple[bool, bool]:
 def probe_unshare(unshare: str) -> bool:
     """Whether ``unshare`` can make the run's namespaces here; asked once per process."""
     return works(unshare_argv(["true"], unshare=unshare))
+
+
+@functools.cache
+def bwrap_sizes_tmpfs(bwrap: str) -> bool:
+    """Whether this bubblewrap can bound a tmpfs's size (``--size``, 0.7 and newer)."""
+    try:
+        result = subprocess.run([bwrap, "--help"], capture_output=True, text=True, check=False)
+    except OSError:
+        return False
+    return "--size" in result.stdout + result.stderr

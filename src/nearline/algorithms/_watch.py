@@ -16,6 +16,7 @@ import threading
 import time
 
 from nearline.algorithms._cgroups import RunGroup
+from nearline.algorithms._disk import Space
 from nearline.algorithms._limits import Limits
 from nearline.monitor.base import Usage
 from nearline.monitor.usage import TreeMeter, descendants
@@ -26,7 +27,8 @@ POLL = 0.2
 
 class Watch:
     """One run's watcher. ``overhead`` is how many processes the namespace wrapper adds to
-    the tree (they do not count against the run's process limit)."""
+    the tree (they do not count against the run's process limit); ``space`` is what its disk
+    allotment is counted over, if it has one."""
 
     def __init__(
         self,
@@ -38,6 +40,7 @@ class Watch:
         cancel: threading.Event | None,
         started: float,
         overhead: int,
+        space: Space | None = None,
     ) -> None:
         self.process = process
         self.limits = limits
@@ -46,6 +49,7 @@ class Watch:
         self.cancel = cancel
         self.deadline = started + limits.wall_seconds
         self.overhead = overhead
+        self.space = space
 
     def until_exit(self) -> str | None:
         """Wait until the run's first process has exited (it is left unreaped); returns why
@@ -86,6 +90,8 @@ class Watch:
             now.processes - self.overhead > limits.processes
         ):
             return limits.processes_broken()
+        if self.space is not None and self.space.over():
+            return limits.disk_broken()
         return None
 
     def stop(self) -> None:
@@ -114,6 +120,6 @@ class Watch:
             killed == signal.SIGKILL and usage.cpu_seconds >= limits.cpu_limit
         ):
             return limits.cpu_broken()
-        if killed == signal.SIGXFSZ and limits.file_size is not None:
+        if killed == signal.SIGXFSZ and limits.largest_file is not None:
             return limits.file_size_broken()
         return None

@@ -49,7 +49,7 @@ def limits_for(resources: Resources) -> Limits:
         cpus=resources.cpus,
         memory=resources.memory,
         wall_seconds=resources.timeout,
-        file_size=resources.disk,
+        disk=resources.disk,
     )
 
 
@@ -153,6 +153,7 @@ def run_algorithm(
         limits=limits,
         log=log,
         cancel=cancel,
+        keep=("outputs",),
     )
     outputs = folder / "outputs"
     found, problem = output_files(outputs)

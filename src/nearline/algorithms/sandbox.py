@@ -27,8 +27,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from nearline.algorithms import _cgroups, _namespaces
+from nearline.algorithms import _cgroups, _disk, _namespaces
 from nearline.algorithms._cgroups import MemoryBudget
+from nearline.algorithms._disk import FileSystemSpace, Space
 from nearline.algorithms._limits import Limits
 from nearline.algorithms._watch import Watch
 from nearline.errors import SandboxError
@@ -57,10 +58,10 @@ class Outcome:
     """How a run ended. ``reason`` is None when the command ran to its own end, else why the
     sandbox stopped it, in words: "wall-clock limit of 60 s", "memory limit of 2 GiB
     exceeded", "CPU-time limit of 120 s", "process limit of 64 reached", "file-size limit of
-    1 GiB exceeded", "cancelled"; or "killed by the kernel: memory ran out around the run
-    ..." when the OOM killer took it though it stayed under its own limit. ``exit_code`` is
-    the command's exit status as a shell reports it (128 + N after signal N), None when the
-    run was stopped."""
+    1 GiB exceeded", "disk limit of 20 MiB exceeded", "cancelled"; or "killed by the kernel:
+    memory ran out around the run ..." when the OOM killer took it though it stayed under
+    its own limit. ``exit_code`` is the command's exit status as a shell reports it (128 + N
+    after signal N), None when the run was stopped."""
 
     exit_code: int | None
     reason: str | None
@@ -76,12 +77,15 @@ class Isolation:
     """What a run is held by on this machine: ``namespaces`` "bwrap" (own file system,
     network, PIDs and user), "unshare" (own network, PIDs and user; the host's files) or
     "none"; ``cgroups`` "v1", "v2", "v1+v2" or "none", with the ``controllers`` in use
-    (memory, pids, cpu, cpuacct); ``root``: whether the service runs as root."""
+    (memory, pids, cpu, cpuacct); ``root``: whether the service runs as root; ``disk``:
+    how a run's disk allotment is held, "filesystem" (a file system of its own, the kernel
+    refuses a write past it) or "sampled" (its folder's size, checked at each sample)."""
 
     namespaces: str
     cgroups: str
     controllers: tuple[str, ...] = ()
     root: bool = False
+    disk: str = "sampled"
 
     @property
     def weaknesses(self) -> tuple[str, ...]:
@@ -108,6 +112,10 @@ class Isolation:
             weak.append("the CPU share (cpus) is not enforced, only CPU time")
         if "cpuacct" not in self.controllers:
             weak.append("CPU time is summed from /proc and wait4, not by the kernel")
+        if self.disk != "filesystem":
+            weak.append(
+                "the disk allotment is sampled: a fast writer overshoots it between samples"
+            )
         return tuple(weak)
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,18 +136,22 @@ def isolation() -> Isolation:
         namespaces = "unshare"
     roles = _roles()
     versions = sorted({hierarchy.version for hierarchy in roles.values()})
+    # a file system of the run's own only where the run sees no other (bubblewrap's view)
+    own_disk = namespaces == "bwrap" and _disk.filesystem_works()
     return Isolation(
         namespaces=namespaces,
         cgroups="+".join(f"v{v}" for v in versions) or "none",
         controllers=tuple(role for role in _cgroups.ROLES if role in roles),
         root=os.geteuid() == 0,
+        disk="filesystem" if own_disk else "sampled",
     )
 
 
 def cleanup_stale() -> list[Path]:
     """Kill and remove what runs of a killed service left behind (their cgroups and any
-    process still in them); call it when the service starts. Returns the groups removed."""
-    removed = _cgroups.cleanup_stale(_roles())
+    process still in them, their disks' mounts); call it when the service starts. Returns
+    the groups and disk folders removed."""
+    removed = _cgroups.cleanup_stale(_roles()) + _disk.cleanup_stale()
     if removed:
         log.warning("removed %d run groups left by a service that was killed", len(removed))
     return removed
@@ -191,12 +203,16 @@ def run_sandboxed(
     log: Path | None = None,
     cancel: threading.Event | None = None,
     enforce: Isolation | None = None,
+    keep: Sequence[str] | None = None,
 ) -> Outcome:
     """Run ``command`` in ``folder`` under ``limits``; stdout and stderr go to ``log``.
 
     Returns when the command and every process it started have ended. ``enforce`` picks a
     weaker level than the machine's best (:func:`isolation`), for tests and comparisons.
-    Raises :class:`SandboxError` only if the command could not be started at all.
+    Where the run's disk is a file system of its own, ``keep`` names the entries of its
+    folder copied back after a run that succeeded (None: all); a run that did not succeed
+    leaves nothing of what it wrote. Raises :class:`SandboxError` only if the command could
+    not be started at all.
     """
     level = enforce or isolation()
     _warn_once(level)
@@ -205,15 +221,22 @@ def run_sandboxed(
     environment = dict(env or {})
     binds = _binds(mounts)
     _check_command(command, folder=folder, env=environment)
-    argv = _wrap(command, level=level, folder=folder, binds=binds)
     group = _group(level, limits)
+    space = None
     try:
-        return _run(argv, folder=folder, env=environment, limits=limits, log_path=log,
-                    cancel=cancel, level=level, group=group)  # fmt: skip
+        space = _space(level, limits, folder=folder, binds=binds, log=log)
+        argv = _wrap(command, level=level, folder=folder, binds=binds, limits=limits, space=space)
+        outcome = _run(argv, folder=folder, env=environment, limits=limits, log_path=log,
+                       cancel=cancel, level=level, group=group, space=space)  # fmt: skip
+        if space is not None and outcome.ok:
+            space.bring_back(keep)
+        return outcome
     finally:
         if group is not None:
             group.kill()
             group.remove()
+        if space is not None:
+            space.close()
 
 
 def _binds(mounts: Sequence[Mount]) -> list[tuple[Path, bool]]:
@@ -244,8 +267,35 @@ def _check_command(command: Sequence[str], *, folder: Path, env: Mapping[str, st
         )
 
 
+def _space(
+    level: Isolation,
+    limits: Limits,
+    *,
+    folder: Path,
+    binds: list[tuple[Path, bool]],
+    log: Path | None,
+) -> Space | None:
+    """What the run's disk allotment is held by: a file system of its own, or its folder and
+    writable mounts sampled; None without a disk limit."""
+    if limits.disk is None:
+        return None
+    writable = [path for path, writable in binds if writable]
+    if level.disk == "filesystem":
+        try:
+            return FileSystemSpace.make(folder, limit=limits.disk, log=log, also=writable)
+        except (OSError, subprocess.SubprocessError) as error:
+            raise SandboxError(f"cannot make the run's disk: {error}") from None
+    return Space([folder, *writable], limit=limits.disk, log=log)
+
+
 def _wrap(
-    command: Sequence[str], *, level: Isolation, folder: Path, binds: list[tuple[Path, bool]]
+    command: Sequence[str],
+    *,
+    level: Isolation,
+    folder: Path,
+    binds: list[tuple[Path, bool]],
+    limits: Limits,
+    space: Space | None,
 ) -> list[str]:
     tool = shutil.which({"bwrap": "bwrap", "unshare": "unshare"}.get(level.namespaces, "-"))
     if level.namespaces == "none":
@@ -255,9 +305,12 @@ def _wrap(
     if level.namespaces == "unshare":
         return _namespaces.unshare_argv(command, unshare=tool)
     disable = _namespaces.probe_bwrap(tool)[1]
+    own = space.shown() if isinstance(space, FileSystemSpace) else None
+    sized = limits.disk is not None and _namespaces.bwrap_sizes_tmpfs(tool)
     return _namespaces.bwrap_argv(
-        command, bwrap=tool, folder=folder, binds=binds, disable_userns=disable
-    )
+        command, bwrap=tool, folder=folder, binds=binds, disable_userns=disable, disk=own,
+        tmp_size=limits.disk if sized else None,
+    )  # fmt: skip
 
 
 def _group(level: Isolation, limits: Limits) -> _cgroups.RunGroup | None:
@@ -279,8 +332,8 @@ def _rlimits(limits: Limits, level: Isolation) -> list[tuple[int, int]]:
     """(resource, value) pairs every process of the run starts with."""
     cpu = math.ceil(limits.cpu_limit)
     chosen = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_CPU, cpu)]
-    if limits.file_size is not None:
-        chosen.append((resource.RLIMIT_FSIZE, limits.file_size))
+    if limits.largest_file is not None:
+        chosen.append((resource.RLIMIT_FSIZE, limits.largest_file))
     if "memory" not in level.controllers:
         # RLIMIT_DATA (heap and private maps) rather than RLIMIT_AS: numba/LLVM and the JVM
         # reserve far more address space than they ever touch
@@ -349,6 +402,7 @@ def _run(
     cancel: threading.Event | None,
     level: Isolation,
     group: _cgroups.RunGroup | None,
+    space: Space | None,
 ) -> Outcome:
     output = open(log_path, "ab") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115
     prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -380,6 +434,7 @@ def _run(
         cancel=cancel,
         started=started,
         overhead=_namespaces.WRAPPER_PROCESSES[level.namespaces],
+        space=space,
     )
     reason = watch.until_exit()
     meter.sample()  # the root is a zombie now: its counters hold all it reaped
@@ -399,6 +454,8 @@ def _run(
     if group is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)  # what is left of its session
+    if reason is None and space is not None and space.over(exact=True):
+        reason = limits.disk_broken()  # at its end, exactly: past it, nothing is kept
     if reason is not None and log_path is not None:
         with open(log_path, "a") as text:
             text.write(f"\nnearline: the run was stopped: {reason}\n")

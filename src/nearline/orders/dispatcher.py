@@ -25,7 +25,7 @@ from typing import Any
 
 from nearline.algorithms import Algorithm
 from nearline.closing import Closing
-from nearline.errors import NearlineError
+from nearline.errors import DiskQuotaExceeded, NearlineError
 from nearline.orders import stations
 from nearline.orders.admission import (
     Allotment,
@@ -322,7 +322,18 @@ class Dispatcher(Closing):
                 self._fail(run, f"{why}; see GET /jobs/{job.id}/logs", usage=outcome.usage)
                 stations.cleanup(run, places=places)
                 return
-            run = self._next(run, Station.INGEST, usage=outcome.usage, outputs=outputs)
+            try:
+                moved = self.store.move_within_quota(
+                    run, Station.INGEST, owner=job.owner, quota=self.allotment(job.owner).disk,
+                    usage=outcome.usage, outputs=outputs,
+                )  # fmt: skip
+            except DiskQuotaExceeded as refused:  # its outputs are kept nowhere
+                self._fail(run, f"{refused}; see GET /users/me", usage=outcome.usage)
+                stations.cleanup(run, places=places)
+                return
+            if moved is None:  # dismissed meanwhile
+                raise _Dismissed(run.id)
+            run = moved
             self._release(run.id)  # from here on it is the service's work, not the run's
         if run.station == Station.INGEST:
             stations.ingest(run, job, algorithm, catalogue=ctx["catalogue"], places=places)

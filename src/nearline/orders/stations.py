@@ -59,6 +59,11 @@ class Places:
     def run_folder(self, run: Run) -> Path:
         return self.runs / run.id
 
+    def staged_inputs(self, run: Run) -> Path:
+        """Copies of a run's inputs: beside its working folder, not in it, so they do not
+        count against the run's disk (they are shown to it read-only)."""
+        return self.runs / f"{run.id}.inputs"
+
     def log_of(self, run: Run) -> Path:
         return self.logs / run.job[:2] / run.job / f"run-{run.index:04d}.log"
 
@@ -82,18 +87,17 @@ def stage(
 ) -> dict[str, list[dict[str, Any]]]:
     """Make every input readable to the run: a local file is shown to the sandbox read-only
     where it lies (no copy); a file in an object store or a layout archive bundle is copied
-    into the run's folder and verified (:func:`nearline.archive.fetch`). Returns job.json's
+    beside the run's folder and verified (:func:`nearline.archive.fetch`). Returns job.json's
     ``inputs``."""
-    folder = places.run_folder(run)
-    if folder.exists():  # a restarted stage starts clean
-        shutil.rmtree(folder)
-    (folder / "inputs").mkdir(parents=True)
+    cleanup(run, places=places)  # a restarted stage starts clean
+    folder = places.staged_inputs(run)
+    folder.mkdir(parents=True)
     staged: dict[str, list[dict[str, Any]]] = {}
     for ref, item in zip(
         run.inputs, input_items(run, catalogue=catalogue, owner=job.owner), strict=True
     ):
         asset = item.assets.get("data") or next(iter(item.assets.values()))
-        path = fetch(asset, folder / "inputs" / ref.input)
+        path = fetch(asset, folder / ref.input)
         staged.setdefault(ref.input, []).append(
             {"path": str(path), "item": item_to_stac(item, base_url)}
         )
@@ -237,4 +241,7 @@ def _union_footprint(items: list[Item]) -> tuple[dict[str, Any] | None, Any]:
 
 
 def cleanup(run: Run, *, places: Places) -> None:
+    """Remove the run's working folder and its staged inputs (its outputs, if it had any,
+    were moved to the archive or are not kept)."""
     shutil.rmtree(places.run_folder(run), ignore_errors=True)
+    shutil.rmtree(places.staged_inputs(run), ignore_errors=True)

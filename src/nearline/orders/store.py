@@ -15,9 +15,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nearline.database import Database
-from nearline.errors import JobNotFound
+from nearline.errors import DiskQuotaExceeded, JobNotFound
 from nearline.monitor.base import Usage
 from nearline.orders.base import InputRef, Job, JobStatus, OutputFile, Run, Station
+from nearline.units import format_size
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -57,6 +58,12 @@ GROWN = {  # columns added since the first schema, added to an older service's t
     "jobs": {"kept": "INTEGER NOT NULL DEFAULT 1"},
 }
 HOLDING_DISK = ("ingest", "cleanup", "done")  # stations whose runs' outputs are kept
+_DISK_USED = (
+    "SELECT COALESCE(SUM(runs.output_bytes), 0) AS used FROM runs "
+    "JOIN jobs ON jobs.id = runs.job "
+    "WHERE jobs.owner = ? AND jobs.kept = 1 AND runs.station IN "
+    f"({','.join('?' * len(HOLDING_DISK))})"
+)
 
 
 def now() -> datetime:
@@ -203,43 +210,63 @@ class JobStore:
         caller knows them) to ``to``, with ``changes`` (waiting, message, usage, outputs,
         attempts, started, finished, server). Returns the moved run, or None if it was no
         longer there (moved by someone else, taken over, or dismissed)."""
-        moved = replace(run, station=to, **changes)
         with self.database.transaction() as connection:
-            changed = connection.execute(
-                "UPDATE runs SET station = ?, waiting = ?, message = ?, usage = ?, "
-                "outputs = ?, output_bytes = ?, attempts = ?, started = ?, finished = ?, "
-                "server = ? WHERE id = ? AND station = ? AND COALESCE(server, '') = ?",
-                (
-                    to.value,
-                    moved.waiting,
-                    moved.message,
-                    json.dumps(moved.usage.to_dict()) if moved.usage else None,
-                    json.dumps([out.__dict__ for out in moved.outputs]),
-                    sum(out.size for out in moved.outputs),
-                    moved.attempts,
-                    moved.started.isoformat() if moved.started else None,
-                    moved.finished.isoformat() if moved.finished else None,
-                    moved.server,
-                    run.id,
-                    run.station.value,
-                    run.server or "",
-                ),
-            ).rowcount
-            if not changed:
-                return None
-            self._refresh_job(connection, run.job)
+            return self._move(connection, run, to, **changes)
+
+    def move_within_quota(
+        self, run: Run, to: Station, *, owner: str, quota: int | None, **changes: Any
+    ) -> Run | None:
+        """:meth:`move` ``run`` with its ``outputs`` (in ``changes``) to a station that keeps
+        them, in the same transaction as the check that they fit in ``owner``'s disk
+        ``quota`` (None: no bound), so two runs ending at once cannot both slip past it.
+        Raises :class:`DiskQuotaExceeded` (and moves nothing) if they do not fit."""
+        outputs = changes.get("outputs", run.outputs)
+        size = sum(out.size for out in outputs)
+        with self.database.transaction() as connection:
+            held = self._disk_used(connection, owner)
+            if quota is not None and held + size > quota:
+                raise DiskQuotaExceeded(
+                    f"outputs of {format_size(size)} would exceed {owner}'s disk quota of "
+                    f"{format_size(quota)} (held {format_size(held)}); they were not kept"
+                )
+            return self._move(connection, run, to, **changes)
+
+    def _move(self, connection: Any, run: Run, to: Station, **changes: Any) -> Run | None:
+        moved = replace(run, station=to, **changes)
+        changed = connection.execute(
+            "UPDATE runs SET station = ?, waiting = ?, message = ?, usage = ?, "
+            "outputs = ?, output_bytes = ?, attempts = ?, started = ?, finished = ?, "
+            "server = ? WHERE id = ? AND station = ? AND COALESCE(server, '') = ?",
+            (
+                to.value,
+                moved.waiting,
+                moved.message,
+                json.dumps(moved.usage.to_dict()) if moved.usage else None,
+                json.dumps([out.__dict__ for out in moved.outputs]),
+                sum(out.size for out in moved.outputs),
+                moved.attempts,
+                moved.started.isoformat() if moved.started else None,
+                moved.finished.isoformat() if moved.finished else None,
+                moved.server,
+                run.id,
+                run.station.value,
+                run.server or "",
+            ),
+        ).rowcount
+        if not changed:
+            return None
+        self._refresh_job(connection, run.job)
         return moved
 
     def disk_used(self, owner: str) -> int:
         """Bytes ``owner``'s kept outputs take (from the moment their run reaches ingest)."""
-        marks = ",".join("?" * len(HOLDING_DISK))
-        rows = self.database.query(
-            "SELECT COALESCE(SUM(runs.output_bytes), 0) AS used FROM runs "
-            "JOIN jobs ON jobs.id = runs.job "
-            f"WHERE jobs.owner = ? AND jobs.kept = 1 AND runs.station IN ({marks})",
-            (owner, *HOLDING_DISK),
-        )
+        rows = self.database.query(_DISK_USED, (owner, *HOLDING_DISK))
         return int(rows[0]["used"])
+
+    @staticmethod
+    def _disk_used(connection: Any, owner: str) -> int:
+        row = connection.execute(_DISK_USED, (owner, *HOLDING_DISK)).fetchone()
+        return int(row["used"])
 
     def queued_count(self, owner: str) -> int:
         rows = self.database.query(

@@ -1,0 +1,300 @@
+"""A run's disk allotment: everything its folder (and its private /tmp) holds at once, and
+its log.
+
+Where the service is root with bubblewrap, the run's folder is, inside its sandbox, an ext4
+file system of its own: a sparse image beside the run's files, loop-mounted, a little larger
+than the allotment, so the kernel refuses (ENOSPC) a write past it at once, and files
+(inodes) are bounded with it. The folder's content is copied in before the run, and what the
+caller keeps is copied back after a run that ended within its allotment; the image is
+unmounted and deleted at the end. Elsewhere the folder (and the caller's writable mounts) is
+walked at the watcher's samples, and a fast writer overshoots by what it writes between two.
+
+Both count a file at its apparent size (``st_size``, what ``ls -l`` shows): a sparse file
+counts at full size, as it would take once copied out and ingested; the walk is exact at the
+run's end, before anything is copied back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import re
+import secrets
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from nearline.algorithms._cgroups import service_stamp
+from nearline.algorithms._namespaces import SCRATCH
+
+log = logging.getLogger(__name__)
+
+SPACE_PREFIX = ".nearline-disk-"
+_SPACE = re.compile(rf"/{re.escape(SPACE_PREFIX)}(\d+)-(\d+)-[0-9a-f]+/mount$")
+_BLOCK = 4096
+_INODE_RATIO = 16384  # one file per 16 KiB of image, ext4's usual
+_INODE_SIZE = 256
+# ext4's own: its inode tables (1/64 of the image), the clusters it keeps back for delayed
+# allocation (2% of the image, at most 16 MiB), bitmaps and descriptors (1/8192) and a few
+# MiB more
+_RESERVED_MOST = 16 * 1024**2
+_SMALL_OVERHEAD = 2 * 1024**2
+# a walk of the folder costs the service time; between two walks at least this many times
+# what the last one took (a run of a million files is walked seldom, a small one each sample)
+_WALK_SPACING = 5
+
+
+def tree_size(paths: Iterable[Path]) -> tuple[int, int]:
+    """(the apparent size of every regular file, how many entries) under ``paths``; links
+    are not followed, entries that vanish meanwhile are skipped."""
+    total = count = 0
+    pending = [os.fspath(path) for path in paths]
+    while pending:
+        with contextlib.suppress(OSError), os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                count += 1
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+    return total, count
+
+
+def files_allowed(limit: int) -> int:
+    """How many files and folders a run may hold: as many as its own file system has inodes
+    for (one per 16 KiB, and a hundred more)."""
+    return limit // _INODE_RATIO + 100
+
+
+def _size_of(path: Path | None) -> int:
+    if path is None:
+        return 0
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+class Space:
+    """What a run's disk allotment is counted over: ``places`` (walked) and the growth of
+    its ``log``; what they held when the run started is not the run's."""
+
+    kind = "sampled"
+
+    def __init__(self, places: Sequence[Path], *, limit: int, log: Path | None) -> None:
+        self.places = list(places)
+        self.limit = limit
+        self.log = log
+        self._log_start = _size_of(log)
+        self._start = tree_size(self.places)
+        self._last = (0, 0, 0.0, 0.0)  # (bytes, entries, when walked, how long it took)
+
+    def held(self, *, exact: bool = False) -> tuple[int, int]:
+        """(bytes, files and folders) the run holds now; between samples a recent walk's
+        figures may stand in, unless ``exact``."""
+        size, entries, walked, took = self._last
+        now = time.monotonic()
+        if exact or now - walked >= took * _WALK_SPACING:
+            size, entries = tree_size(self.places)
+            size, entries = size - self._start[0], entries - self._start[1]
+            self._last = (size, entries, now, time.monotonic() - now)
+        return max(0, size) + max(0, _size_of(self.log) - self._log_start), entries
+
+    def full(self) -> bool:
+        """Whether the kernel has run out of room for the run (never, when only sampled)."""
+        return False
+
+    def over(self, *, exact: bool = False) -> bool:
+        """Whether the run is past its allotment."""
+        size, entries = self.held(exact=exact)
+        return self.full() or size > self.limit or entries > files_allowed(self.limit)
+
+    def bring_back(self, keep: Sequence[str] | None) -> None:
+        """Make what the run left visible in its folder (sampled: it is there already)."""
+
+    def close(self) -> None:
+        """Release what holds the run's files apart (sampled: nothing)."""
+
+
+class FileSystemSpace(Space):
+    """The run's folder as an ext4 file system of its own, mounted at ``mount``: ``work`` is
+    shown to the run as its folder, ``tmp`` as its /tmp and ``shm`` as its /dev/shm."""
+
+    kind = "filesystem"
+
+    def __init__(
+        self, folder: Path, home: Path, *, limit: int, log: Path | None, also: Sequence[Path]
+    ) -> None:
+        self.folder = folder
+        self.home = home
+        self.mount = home / "mount"
+        super().__init__([self.mount, *also], limit=limit, log=log)
+
+    @property
+    def work(self) -> Path:
+        return self.mount / "work"
+
+    def shown(self) -> dict[Path, Path]:
+        """Where the run sees each part of its file system: {path inside: folder here}."""
+        return {self.folder: self.work, **{path: self.mount / path.name for path in SCRATCH}}
+
+    @classmethod
+    def make(
+        cls, folder: Path, *, limit: int, log: Path | None, also: Sequence[Path] = ()
+    ) -> FileSystemSpace:
+        """An image for ``folder``'s content and ``limit`` bytes more, mounted, with the
+        content copied in; ``also`` are more writable places (the caller's writable mounts),
+        only walked. Raises OSError (or CalledProcessError) if it cannot be made."""
+        home = folder / f"{SPACE_PREFIX}{service_stamp()}-{secrets.token_hex(4)}"
+        content = [entry for entry in folder.iterdir() if entry.name != home.name]
+        home.mkdir()
+        try:
+            need = limit + sum(_allocated(entry) for entry in content)
+            _make_filesystem(home, need)
+            (home / "mount" / "work").mkdir(mode=0o755)
+            for path in SCRATCH:
+                (home / "mount" / path.name).mkdir(mode=0o1777)
+            for entry in content:
+                copy_entry(entry, home / "mount" / "work" / entry.name)
+        except BaseException:
+            _remove(home)
+            raise
+        return cls(folder, home, limit=limit, log=log, also=also)
+
+    def full(self) -> bool:
+        try:
+            found = os.statvfs(self.mount)
+        except OSError:
+            return False
+        return found.f_bavail * found.f_frsize < _BLOCK or found.f_favail == 0
+
+    def bring_back(self, keep: Sequence[str] | None) -> None:
+        """Copy the entries ``keep`` names (None: all) of the run's folder back into the
+        real folder, replacing what was there."""
+        names = sorted(os.listdir(self.work)) if keep is None else list(keep)
+        for name in names:
+            source, target = self.work / name, self.folder / name
+            if not os.path.lexists(source):
+                continue
+            _delete(target)
+            copy_entry(source, target)
+
+    def close(self) -> None:
+        _remove(self.home)
+
+
+def _allocated(path: Path) -> int:
+    """What copying ``path`` into the image takes: its files' blocks, at least one each."""
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode):
+        return max(info.st_blocks * 512, _BLOCK)
+    return _BLOCK + sum(_allocated(entry) for entry in path.iterdir())
+
+
+def _make_filesystem(home: Path, need: int) -> None:
+    """A sparse ext4 image in ``home`` with ``need`` bytes free, mounted at home/mount."""
+    overhead = need * _INODE_SIZE // (_INODE_RATIO - _INODE_SIZE) + need // 8192 + _SMALL_OVERHEAD
+    size = need + overhead + min(need // 49, _RESERVED_MOST)
+    size = -(-size // _BLOCK) * _BLOCK
+    image = home / "image"
+    with open(image, "wb") as handle:
+        handle.truncate(size)
+    # no journal (the image is thrown away after a crash), nothing reserved for root
+    options = ["-b", str(_BLOCK), "-i", str(_INODE_RATIO), "-I", str(_INODE_SIZE), "-m", "0"]
+    options += ["-O", "^has_journal,^resize_inode", "-E", "nodiscard,root_owner=0:0"]
+    _tool("mkfs.ext4", "-q", "-F", *options, str(image))
+    (home / "mount").mkdir()
+    _tool("mount", "-t", "ext4", "-o", "loop,nosuid,nodev", str(image), str(home / "mount"))
+    shutil.rmtree(home / "mount" / "lost+found", ignore_errors=True)
+
+
+def _tool(*argv: str) -> None:
+    subprocess.run(argv, check=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+
+
+def _remove(home: Path) -> None:
+    """Unmount home/mount if it is mounted (lazily if something still holds it; the loop
+    device goes with it) and delete ``home``."""
+    mount = home / "mount"
+    if os.path.ismount(mount):
+        result = subprocess.run(["umount", str(mount)], capture_output=True, check=False)
+        if result.returncode != 0:
+            subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
+    if os.path.ismount(mount):
+        log.warning("could not unmount a run's disk at %s", mount)
+        return
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _delete(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        path.unlink()
+
+
+def copy_entry(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` as it is: folders, files, links as links (never
+    followed), named pipes and sockets as such; devices are not copied."""
+    info = source.lstat()
+    mode = info.st_mode
+    if stat.S_ISDIR(mode):
+        target.mkdir(mode=stat.S_IMODE(mode))
+        for entry in sorted(os.listdir(source)):
+            copy_entry(source / entry, target / entry)
+        os.chmod(target, stat.S_IMODE(mode))
+    elif stat.S_ISREG(mode):
+        shutil.copy2(source, target, follow_symlinks=False)
+    elif stat.S_ISLNK(mode):
+        os.symlink(os.readlink(source), target)
+    elif stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        os.mknod(target, mode)
+
+
+@functools.cache
+def filesystem_works() -> bool:
+    """Whether this process can make and mount a run's file system here (root, mkfs.ext4,
+    loop devices); asked once per process."""
+    if os.geteuid() != 0 or not shutil.which("mkfs.ext4") or not shutil.which("mount"):
+        return False
+    with tempfile.TemporaryDirectory(prefix="nearline-probe-") as folder:
+        home = Path(folder) / "space"
+        home.mkdir()
+        try:
+            _make_filesystem(home, 0)
+        except (OSError, subprocess.SubprocessError) as error:
+            log.debug("no file system for runs' disks: %s", error)
+            return False
+        finally:
+            _remove(home)
+    return True
+
+
+def cleanup_stale() -> list[Path]:
+    """Unmount and delete the run disks that services no longer running left mounted (a
+    service killed with kill -9); returns their folders."""
+    removed = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return removed
+    for line in lines:
+        point = line.split()[4].replace("\\040", " ")
+        found = _SPACE.search(point)
+        if found is None:
+            continue
+        pid, start = found.groups()
+        if service_stamp(int(pid)) == f"{pid}-{start}":
+            continue
+        home = Path(point).parent
+        _remove(home)
+        if not home.exists():
+            removed.append(home)
+    return removed

@@ -1,0 +1,164 @@
+"""A run's disk allotment as an attacker meets it: many files each under the allotment,
+/tmp and /dev/shm, sparse files, hard links, many empty files and a flood of output, at the
+full level (a file system of the run's own) and with the allotment only sampled.
+
+Like test_sandbox.py these need the full level (bubblewrap as root) and fail without it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from nearline.algorithms._disk import SPACE_PREFIX
+from nearline.algorithms.sandbox import Limits, Outcome, cleanup_stale, isolation, run_sandboxed
+
+MiB = 2**20
+ENV = {"PATH": "/usr/bin:/bin"}
+LEVELS = ("filesystem", "sampled")
+STOPPED = "disk limit of 20 MiB exceeded"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def full_level() -> None:
+    level = isolation()
+    if level.namespaces != "bwrap" or level.disk != "filesystem":
+        pytest.fail(f"these tests need bubblewrap as root (run's own file system); here: {level}")
+
+
+def run(folder: Path, script: str, *, disk: str, keep: tuple[str, ...] = ("outputs",)) -> Outcome:
+    """``script`` run by /bin/sh in ``folder`` (which holds job.json and outputs/) with a
+    disk of 20 MiB, held as ``disk`` says."""
+    (folder / "outputs").mkdir(parents=True, exist_ok=True)
+    (folder / "job.json").write_text("{}")
+    return run_sandboxed(
+        ["/bin/sh", "-c", script],
+        folder=folder,
+        env=ENV,
+        limits=Limits(disk=20 * MiB, wall_seconds=60),
+        log=folder.parent / "run.log",
+        enforce=dataclasses.replace(isolation(), disk=disk),
+        keep=keep,
+    )
+
+
+def outputs(folder: Path) -> list[str]:
+    return sorted(path.name for path in (folder / "outputs").iterdir())
+
+
+def spaces_left(folder: Path) -> list[Path]:
+    return list(folder.glob(f"{SPACE_PREFIX}*"))
+
+
+ATTACKS = {
+    "60 files of 1 MiB in its outputs": "for i in $(seq 60); do "
+    "head -c 1048576 /dev/zero > outputs/f$i || exit 1; done",
+    "60 files of 1 MiB in its tmp": "mkdir -p tmp; for i in $(seq 60); do "
+    "head -c 1048576 /dev/zero > tmp/f$i || exit 1; done",
+    "sparse files of 19 MiB": "for i in $(seq 60); do truncate -s 19M outputs/s$i || exit 1; done",
+    "a sparse file of 10 GiB": "truncate -s 10G outputs/huge",
+    "hard links of one 1 MiB file": "head -c 1048576 /dev/zero > outputs/a; "
+    "for i in $(seq 60); do ln outputs/a outputs/l$i || exit 1; done",
+    "20000 empty files": "i=0; while [ $i -lt 20000 ]; do : > outputs/e$i || exit 1; "
+    "i=$((i+1)); done",
+    "100 MiB to its log": "head -c 104857600 /dev/zero",
+}
+
+
+@pytest.mark.parametrize("disk", LEVELS)
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_what_a_run_holds_at_once_is_bounded(tmp_path: Path, attack: str, disk: str) -> None:
+    folder = tmp_path / "run"
+    outcome = run(folder, ATTACKS[attack], disk=disk)
+    assert outcome.reason == STOPPED
+    assert outcome.exit_code is None
+    assert STOPPED in (tmp_path / "run.log").read_text()
+    if disk == "filesystem":  # nothing of what it wrote is kept
+        assert outputs(folder) == []
+    assert spaces_left(folder) == []
+
+
+def test_tmp_and_dev_shm_share_the_folders_allotment(tmp_path: Path) -> None:
+    # 8 MiB in each of three places: each under 20 MiB, together past it
+    script = "; ".join(
+        f"head -c 8388608 /dev/zero > {place}/x || exit 1"
+        for place in ("outputs", "/tmp", "/dev/shm")
+    )
+    assert run(tmp_path / "run", script, disk="filesystem").reason == STOPPED
+
+
+@pytest.mark.parametrize("disk", LEVELS)
+def test_dev_is_read_only(tmp_path: Path, disk: str) -> None:
+    outcome = run(tmp_path / "run", "touch /dev/planted", disk=disk)
+    assert outcome.exit_code == 1
+    assert "Read-only file system" in (tmp_path / "run.log").read_text()
+
+
+@pytest.mark.parametrize("disk", LEVELS)
+def test_a_run_within_its_disk_keeps_its_outputs(tmp_path: Path, disk: str) -> None:
+    folder = tmp_path / "run"
+    script = (
+        "for i in $(seq 15); do head -c 1048576 /dev/zero > outputs/f$i; done; "
+        "mkfifo outputs/pipe; ln -s /etc/passwd outputs/link; "
+        "head -c 4000000 /dev/zero > /tmp/scratch; echo made > made.txt"
+    )
+    outcome = run(folder, script, disk=disk)
+    assert outcome.ok, (tmp_path / "run.log").read_text()
+    assert outputs(folder) == sorted([f"f{i}" for i in range(1, 16)] + ["link", "pipe"])
+    assert (folder / "outputs" / "f15").stat().st_size == MiB
+    assert (folder / "outputs" / "pipe").is_fifo()  # as it was: runner.output_files refuses it
+    assert os.readlink(folder / "outputs" / "link") == "/etc/passwd"
+    assert (folder / "made.txt").exists() == (disk == "sampled")  # only outputs/ is kept
+    assert spaces_left(folder) == []
+
+
+def test_a_run_that_fails_keeps_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    outcome = run(folder, "head -c 1000 /dev/zero > outputs/part; exit 3", disk="filesystem")
+    assert outcome.exit_code == 3
+    assert outputs(folder) == []
+
+
+def test_a_single_file_past_the_disk_says_disk(tmp_path: Path) -> None:
+    outcome = run(tmp_path / "run", "head -c 30000000 /dev/zero > outputs/big", disk="sampled")
+    assert outcome.reason == STOPPED  # RLIMIT_FSIZE is the disk when no file size is given
+
+
+HOLDER = """\
+import sys
+from pathlib import Path
+from nearline.algorithms._disk import FileSystemSpace
+space = FileSystemSpace.make(Path(sys.argv[1]), limit=2**20, log=None)
+print(space.mount, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_cleanup_stale_unmounts_what_a_killed_service_left(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(HOLDER), str(folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    mount = Path(holder.stdout.readline().strip())
+    assert os.path.ismount(mount)
+    alive = cleanup_stale()
+    assert mount.parent not in alive  # its service still runs
+    assert os.path.ismount(mount)
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    holder.stdin.close()
+    holder.stdout.close()
+    assert mount.parent in cleanup_stale()
+    assert not os.path.ismount(mount)
+    assert spaces_left(folder) == []
