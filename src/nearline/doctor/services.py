@@ -10,10 +10,14 @@ import shutil
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
 from nearline.errors import CapabilityMissing
+
+if TYPE_CHECKING:
+    from nearline.algorithms.sandbox import Isolation
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright cannot download its own here
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
@@ -33,6 +37,15 @@ except OSError:
 held = [b"x" * 2**24 for _ in range(16)]
 """
 _SANDBOX_MEMORY = 64 * 2**20
+# then a run that writes files of 1 MiB, each under its allotment, until it is stopped
+_WRITER = """
+import sys, time
+for number in range(int(sys.argv[1])):
+    with open(f"part-{number}", "wb") as part:
+        part.write(b"x" * 2**20)
+    time.sleep(0.05)
+"""
+_SANDBOX_DISK = 4 * 2**20
 
 _PAGE = f"""<!doctype html><body style="margin:0"><canvas id="c" width="64" height="48"></canvas>
 <script>const g = document.getElementById("c").getContext("2d");
@@ -79,10 +92,35 @@ def sandbox(folder: Path) -> str:
         raise CapabilityMissing(
             f"the sandboxed run was not stopped at its memory limit: {outcome.reason or said}"
         )
+    held = _disk_held(folder, level)
     return (
         f"a run under bubblewrap with {level.cgroups} cgroups ran as nobody, could not reach "
-        f"the service and was stopped at its {_SANDBOX_MEMORY // 2**20} MiB limit"
+        f"the service and was stopped at its {_SANDBOX_MEMORY // 2**20} MiB limit; {held}"
     )
+
+
+def _disk_held(folder: Path, level: Isolation) -> str:
+    """A run writing twice its disk allotment in small files is stopped, at its own file
+    system's edge where the full level has one (else at the watcher's samples)."""
+    from nearline.algorithms import Limits, run_sandboxed
+
+    limits = Limits(disk=_SANDBOX_DISK, wall_seconds=30, processes=16)
+    run = folder / "writer"
+    run.mkdir()
+    outcome = run_sandboxed(
+        [sys.executable, "-c", _WRITER, str(2 * _SANDBOX_DISK // 2**20)],
+        folder=run,
+        limits=limits,
+        log=folder / "writer.log",
+        enforce=level,
+    )
+    if outcome.reason != limits.disk_broken():
+        said = (folder / "writer.log").read_text(errors="replace")
+        raise CapabilityMissing(
+            f"a run writing past its disk allotment was not stopped: {outcome.reason or said}"
+        )
+    how = "its own file system" if level.disk == "filesystem" else "samples of its folder"
+    return f"one writing 2x its {_SANDBOX_DISK // 2**20} MiB disk was stopped ({how})"
 
 
 def postgis(folder: Path) -> str:
