@@ -86,7 +86,7 @@ def _chain(
             refl2[i, j] = r2
             total = r1 + r2
             ndvi[i, j] = (r2 - r1) / total if total > 0 else np.nan
-            bt3, bt4, bt5 = radiance[2, i, j], radiance[3, i, j], radiance[4, i, j]
+            bt4, bt5 = radiance[3, i, j], radiance[4, i, j]
             if math.isnan(bt4) or math.isnan(bt5) or (sz < DAY_SUN_ZENITH and math.isnan(r1 + r2)):
                 flags_q |= BAD_CALIBRATION
             if abs(scan_angles[j]) > SCAN_EDGE_DEGREES:
@@ -118,8 +118,9 @@ def observe(block: SwathBlock, cal: LineCalibration, ancillary: Ancillary) -> Ob
         ancillary.height_codes, SCAN_ANGLES, ancillary.ozone_depth,
         sun_distance_squared(int(day_of_year[0])), ndvi, land, qc, refl1, refl2,
     )  # fmt: skip
+    channels = (refl1, refl2, radiance[2], radiance[3], radiance[4])
     cloud = cloud_tests(
-        (refl1, refl2, radiance[2], radiance[3], radiance[4]), sun_zenith, land, sat_zenith=sat_zenith, rel_azimuth=rel_azimuth,
+        channels, sun_zenith, land, sat_zenith=sat_zenith, rel_azimuth=rel_azimuth,
         first_line=block.first_line,
     )  # fmt: skip
     return Observations(
