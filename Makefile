@@ -67,6 +67,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/burst.py --update-docs
 	$(BIN)/python benchmarks/layout.py --update-docs
 	$(BIN)/python benchmarks/composite.py --update-docs
+	$(BIN)/python benchmarks/cloud_skill.py --update-docs
 	$(BIN)/python benchmarks/service.py --update-docs
 	$(BIN)/python benchmarks/load.py --update-docs
 

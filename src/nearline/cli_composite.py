@@ -69,6 +69,13 @@ def add_composite_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="what a corrupt or truncated granule does (default: %(default)s)",
     )
     parser.add_argument("--png", default=None, help="also write an NDVI quicklook PNG here")
+    parser.add_argument(
+        "--score",
+        metavar="TRUTH",
+        default=None,
+        help="then score the cloud mask and the NDVI against the truth folder written by "
+        "`nearline synth avhrr --truth` (OUT/truth): hit and false-alarm rates per surface",
+    )
     parser.set_defaults(func=run_composite)
     return parser
 
@@ -109,4 +116,25 @@ def run_composite(args: argparse.Namespace) -> int:
         f"{format_size(result.peak_rss_bytes)}"
     )
     console.print(f"wrote {result.out}" + (f" and {result.png}" if result.png else ""))
+    if args.score is not None:
+        print_skill(console, result.granules, result.out, args.score)
     return 0
+
+
+def print_skill(console: Any, granules: list, composite: Any, truth: str) -> None:
+    """Score the day's mask and composite against ``truth`` and print the table."""
+    from rich.table import Table
+
+    from nearline.composite.skill import SKILL_HEADERS, score_day, skill_table
+
+    skill = score_day(granules, composite=composite, truth_folder=truth)
+    table = Table(*SKILL_HEADERS, title="cloud mask against the truth")
+    for row in skill_table(skill.mask):
+        table.add_row(*row)
+    console.print(table)
+    ndvi = skill.ndvi
+    console.print(
+        f"NDVI RMSE over clear land: {ndvi.rmse:.4f} (bias {ndvi.bias:+.4f}) in "
+        f"{ndvi.cells - ndvi.cloudy_cells:,} cells the composite calls clear; "
+        f"{ndvi.cloudy_cells:,} clear-land cells left cloudy (RMSE with them {ndvi.rmse_all:.4f})"
+    )

@@ -28,6 +28,12 @@ def add_synth_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     avhrr.add_argument("--seed", type=int, default=0, help="cloud field seed (default: 0)")
     avhrr.add_argument(
+        "--truth",
+        action="store_true",
+        help="also write each pixel's true cloud fraction, surface NDVI and land into "
+        "OUT/truth/ (for `nearline composite --score`)",
+    )
+    avhrr.add_argument(
         "--format",
         dest="file_format",
         choices=["netcdf", "l1b"],
@@ -117,6 +123,7 @@ def run_synth(args: argparse.Namespace) -> int:
             seed=args.seed,
             file_format=args.file_format,
             progress=progress,
+            truth=args.truth,
         ),
     )
     return 0

@@ -13,6 +13,7 @@ from nearline.composite.calibration import calibrate, line_calibration
 from nearline.composite.cloudmask import cloud_tests
 from nearline.composite.observe import NIGHT, SCAN_EDGE, observe
 from nearline.swath import interpolate_tiepoints, lonlat, open_granule, synthesize_day
+from nearline.swath.orbit import sun_distance_squared
 
 FIRST, STOP = 3800, 4600  # night, the terminator, then day over the southern Pacific
 
@@ -39,8 +40,9 @@ def test_reflectance_ndvi_and_night(chain):
     sat = interpolate_tiepoints(block.tie_sat_zenith).astype(np.float64)
     day = sun < 85
     assert 0.2 < day.mean() < 0.9
-    mu0 = np.cos(np.radians(sun[day]))
-    ozone = np.exp(ancillary.ozone_depth * (1 / mu0 + 1 / np.cos(np.radians(sat[day]))))
+    mu0 = np.cos(np.radians(sun[day])) / sun_distance_squared(164)  # sunlight, 12 June
+    slant = 1 / np.cos(np.radians(sun[day])) + 1 / np.cos(np.radians(sat[day]))
+    ozone = np.exp(ancillary.ozone_depth * slant)
     np.testing.assert_allclose(obs.refl1[day], scaled[0][day] / mu0 * ozone, rtol=1e-5)
     np.testing.assert_allclose(obs.refl2[day], scaled[1][day] / mu0, rtol=1e-5)
     r1, r2 = obs.refl1[day], obs.refl2[day]
@@ -61,7 +63,11 @@ def test_cloud_bits_are_the_cloud_tests_of_the_observation(chain):
     calibrated = np.stack([obs.refl1, obs.refl2, obs.bt3, obs.bt4, obs.bt5])
     land = ancillary.is_land(obs.lon, obs.lat)
     sun = interpolate_tiepoints(block.tie_sun_zenith)
-    want = cloud_tests(calibrated, sun, land, first_line=block.first_line)
+    sat = interpolate_tiepoints(block.tie_sat_zenith)
+    want = cloud_tests(
+        calibrated, sun, land, sat_zenith=sat, rel_azimuth=obs.rel_azimuth,
+        first_line=block.first_line,
+    )  # fmt: skip
     np.testing.assert_array_equal(obs.cloud, want)
     assert (obs.cloud > 0).any()
 

@@ -1,43 +1,68 @@
-"""CLAVR-style cloud tests (after CLAVR-1, Stowe et al. 1999), one bit each in a uint8 flag.
+"""CLAVR-style cloud tests with scene-dependent thresholds, one bit each in a uint8 flag.
 
 A pixel is cloudy if any test fires. Reflectances are percent, normalised by the cosine of
-the solar zenith angle; temperatures in kelvin. Day means solar zenith below 85 degrees;
-reflectance tests run by day only.
+the solar zenith angle and corrected to the mean Earth-Sun distance; temperatures in kelvin.
+Day means solar zenith below 85 degrees; reflectance tests run by day only.
 
-=====================  ==================================================================
-bit  test              fires when
-=====================  ==================================================================
-0    REFLECTANCE       channel 1 reflectance > 22 % over sea, > 35 % over land (bright)
-1    RATIO             over sea, 0.9 < ch2/ch1 < 1.1 (clouds are grey; clear sea is blue)
-2    UNIFORMITY        ch4 max - min over the 2x2 pixels of the pixel's line pair and column
-                       pair > 0.5 K over sea, > 2.5 K over land (cloud edges are ragged)
-3    CH3_CH4           day: ch3b - ch4 > 15 K (clouds reflect sunlight at 3.7 um);
-                       night: ch3b - ch4 < -2 K (low cloud emits less at 3.7 um)
-4    CH4_CH5           ch4 - ch5 > 1 + 2.5 * clip((ch4 - 260) / 40, 0, 1) K (thin cirrus;
-                       the threshold grows with temperature as water vapour does)
-5    THERMAL_GROSS     ch4 < 268 K over sea, < 235 K over land (cold cloud tops)
-=====================  ==================================================================
+The thresholds depend on the scene, as CLAVR-x's do (Heidinger et al.; CLAVR-1, Stowe et
+al. 1999, for the tests themselves):
 
-The 2x2 windows start on even line and column numbers of the granule, so a pixel's flag does
-not depend on how the granule was cut into blocks as long as blocks start on even lines (a
-block starting on an odd line uses a 1x2 window for its first line).
+- **surface**: land or sea (the GLOBE mask), and by day the *glint zone* over sea: glint
+  angle below 40 degrees (CLAVR-x's), unless the pixel is colder than freezing or 3 K colder
+  than its clear neighbours, which sun glint cannot make it;
+- **geometry**: the sea's reflectance threshold rises with the air mass
+  ``1/cos(sun zenith) + 1/cos(view zenith)`` (more Rayleigh path), the split-window one with
+  the view's secant (more water vapour on the path);
+- **the day's own clear neighbours**: the surface temperature expected at a pixel is the
+  warmest channel-4 temperature of the same surface (land or sea, sunlit or not) among the
+  pixels of its tile of :data:`TILE_LINES` lines x :data:`TILE_COLUMNS` columns and the
+  tiles left and right of it (about 130 x 400 km at nadir): clouds are colder than the
+  surface, so the warm end of a neighbourhood is its clear part. Coastal pixels (the other
+  surface within their 3x3) neither set nor get this expectation: they may hold both.
 
-Sources: the tests and their physics are CLAVR-1's (Stowe, Davis and McClain 1999, J.
-Atmos. Oceanic Technol. 16, 656-681; bit names as NOAA CoastWatch's CLAVR mask); the
-uniformity window (2x2 GAC pixels) and the ratio range 0.9-1.1 over sea are CLAVR-1's.
-The other thresholds are nearline's fixed choices within the ranges CLAVR-1 uses, not its
-scene- and geometry-dependent tables; the ch4 - ch5 threshold rising with ch4 follows
-Saunders and Kriebel (1988) in shape.
+===  ==============  =========================================================================
+bit  test            fires when
+===  ==============  =========================================================================
+0    REFLECTANCE     RGCT, day: ch1 > 35 % over land; over sea 18 % + 4 % per unit of air
+                     mass beyond 3; 40 % in the glint zone
+1    RATIO           day, sea outside the glint zone: 0.9 < ch2/ch1 < 1.1 (clouds are grey)
+2    UNIFORMITY      TUT: ch4 max - min over the same-surface pixels of the 2x2 window
+                     > 0.5 K over sea, > 2.5 K over land (cloud edges are ragged)
+3    CH3_CH4         day: ch3b - ch4 > 15 K over land, 10 K over sea, 25 K in the glint zone
+                     (clouds reflect sunlight at 3.7 um); night: ch3b - ch4 < -2 K (low
+                     cloud emits less at 3.7 um than at 11 um)
+4    CH4_CH5         T45 thin cirrus: ch4 - ch5 > (1 + 2.5 clip((ch4 - 260) / 40, 0, 1))
+                     (1 + 0.3 (sec(view zenith) - 1)) K
+5    THERMAL_GROSS   ch4 < 270 K over sea (no open sea is colder), < 235 K over land
+6    CONTRAST        TGCT against the expected surface: ch4 more than 4 K (sea) or 8 K
+                     (land) below the warmest same-surface neighbour
+===  ==============  =========================================================================
+
+Windows are cut on granule line and column numbers (the 2x2 windows on even ones, the tiles
+on multiples of :data:`TILE_LINES` and :data:`TILE_COLUMNS`), so a pixel's flag does not
+depend on how the granule was cut into blocks as long as blocks start on multiples of
+:data:`TILE_LINES` (the composite's line runs do); a block starting elsewhere sees part
+of its first tile.
+
+Sources: CLAVR-1 (Stowe, Davis and McClain 1999, J. Atmos. Oceanic Technol. 16, 656-681) for
+the tests and the 2x2 window, ratio range and uniformity limits; CLAVR-x (Heidinger's
+PATMOS-x cloud mask) for the 40-degree glint zone and its cold-pixel exception, and for
+thresholds that follow the expected clear-sky values; Saunders and Kriebel (1988) for the
+split-window threshold rising with temperature and view angle. The numbers are nearline's
+own choices within those papers' ranges, not their tables.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numba
 import numpy as np
 
-REFLECTANCE, RATIO, UNIFORMITY, CH3_CH4, CH4_CH5, THERMAL_GROSS = (1 << b for b in range(6))
+REFLECTANCE, RATIO, UNIFORMITY, CH3_CH4, CH4_CH5, THERMAL_GROSS, CONTRAST = (
+    1 << b for b in range(7)
+)
 TESTS = {
     "reflectance": REFLECTANCE,
     "ratio": RATIO,
@@ -45,40 +70,76 @@ TESTS = {
     "ch3_ch4": CH3_CH4,
     "ch4_ch5": CH4_CH5,
     "thermal_gross": THERMAL_GROSS,
+    "contrast": CONTRAST,
 }
 DAY_SUN_ZENITH = 85.0
+GLINT_ZONE = 40.0  # degrees of glint angle (CLAVR-x)
+FREEZING = 273.15  # K: sun glint never comes off water colder than this
+TILE_LINES = 32  # the clear-neighbour tiles; line runs start on multiples of this
+TILE_COLUMNS = 32
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def glint_angle(sun_zenith, sat_zenith, rel_azimuth):
+    """Degrees between the view and the sun's mirror direction (``rel_azimuth`` 180 = the
+    satellite opposite the sun, as :func:`nearline.swath.orbit.view_angles` gives it)."""
+    deg = math.pi / 180.0
+    s, v = sun_zenith * deg, sat_zenith * deg
+    cosine = math.cos(s) * math.cos(v) - math.sin(s) * math.sin(v) * math.cos(rel_azimuth * deg)
+    return math.acos(min(max(cosine, -1.0), 1.0)) / deg
 
 
 @numba.njit(cache=True, nogil=True)
 def pixel_tests(
     refl1: float, refl2: float, bt3: float, bt4: float, bt5: float, spread4: float,
-    sun_zenith: float, land: bool,
+    expected: float, sun_zenith: float, sat_zenith: float, rel_azimuth: float, land: bool,
 ) -> int:  # fmt: skip
-    """The test bits of one pixel (NaN inputs never fire a test)."""
+    """The test bits of one pixel (NaN inputs never fire a test).
+
+    ``spread4``: ch4 max - min of the same-surface pixels of its 2x2 window; ``expected``:
+    the warmest ch4 of its clear neighbours (NaN: none).
+    """
     flags = 0
     day = sun_zenith < DAY_SUN_ZENITH
+    secant_view = 1.0 / max(math.cos(sat_zenith * math.pi / 180.0), 0.1)
     if day:
-        if refl1 > (35.0 if land else 22.0):
+        glint = (
+            not land
+            and glint_angle(sun_zenith, sat_zenith, rel_azimuth) < GLINT_ZONE
+            and not bt4 < FREEZING
+            and not bt4 < expected - 3.0
+        )
+        if land:
+            bright, contrast37 = 35.0, 15.0
+        elif glint:
+            bright, contrast37 = 40.0, 25.0
+        else:
+            air_mass = 1.0 / max(math.cos(sun_zenith * math.pi / 180.0), 0.1) + secant_view
+            bright, contrast37 = 18.0 + 4.0 * max(air_mass - 3.0, 0.0), 10.0
+        if refl1 > bright:
             flags |= REFLECTANCE
-        if not land and refl1 > 0 and 0.9 < refl2 / refl1 < 1.1:
+        if not land and not glint and refl1 > 0 and 0.9 < refl2 / refl1 < 1.1:
             flags |= RATIO
-        if bt3 - bt4 > 15.0:
+        if bt3 - bt4 > contrast37:
             flags |= CH3_CH4
     elif bt3 - bt4 < -2.0:
         flags |= CH3_CH4
     if spread4 > (2.5 if land else 0.5):
         flags |= UNIFORMITY
     warmth = min(max((bt4 - 260.0) / 40.0, 0.0), 1.0)
-    if bt4 - bt5 > 1.0 + 2.5 * warmth:
+    if bt4 - bt5 > (1.0 + 2.5 * warmth) * (1.0 + 0.3 * (secant_view - 1.0)):
         flags |= CH4_CH5
-    if bt4 < (235.0 if land else 268.0):
+    if bt4 < (235.0 if land else 270.0):
         flags |= THERMAL_GROSS
+    if bt4 < expected - (8.0 if land else 4.0):
+        flags |= CONTRAST
     return flags
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def ch4_spread(bt4, i, j, first_line):
-    """Max - min of channel 4 over the 2x2 window holding pixel (i, j) (NaNs skipped).
+def ch4_spread(bt4, land, i, j, first_line):
+    """Max - min of channel 4 over the pixels of the 2x2 window holding pixel (i, j) that
+    share its surface (NaNs skipped; a coast is not a cloud edge).
 
     ``bt4`` is the block's (n, 409) array and ``first_line`` its granule line number: windows
     start on even granule lines and even columns.
@@ -90,37 +151,106 @@ def ch4_spread(bt4, i, j, first_line):
     for a in range(max(top, 0), min(top + 2, n)):
         for b in range(left, min(left + 2, m)):
             value = bt4[a, b]
-            if not math.isnan(value):
+            if land[a, b] == land[i, j] and not math.isnan(value):
                 lo = min(lo, value)
                 hi = max(hi, value)
     return hi - lo if hi >= lo else 0.0
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def coastal(land, i, j):
+    """Whether a pixel of the 3x3 around (i, j) is of the other surface: a coastal pixel
+    may hold both (and the terrain correction may have moved it across the coast)."""
+    n, m = land.shape
+    for a in range(max(i - 1, 0), min(i + 2, n)):
+        for b in range(max(j - 1, 0), min(j + 2, m)):
+            if land[a, b] != land[i, j]:
+                return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def surface_kind(land, sun_zenith):
+    """0-3: sea or land, by night or by day (the sun heats land by day, so the clear
+    neighbours of a sunlit pixel are sunlit ones)."""
+    return (2 if land else 0) + (1 if sun_zenith < DAY_SUN_ZENITH else 0)
+
+
 @numba.njit(cache=True, nogil=True)
-def _cloud_tests(refl1, refl2, bt3, bt4, bt5, sun_zenith, land, first_line, out):
+def _tile_maxima(bt4, land, sun_zenith, first_line):
+    """Warmest ch4 per (tile row, tile column, surface kind) of the block (-inf: none)."""
     n, m = bt4.shape
+    offset = first_line % TILE_LINES
+    rows = (offset + n + TILE_LINES - 1) // TILE_LINES
+    columns = (m + TILE_COLUMNS - 1) // TILE_COLUMNS
+    warmest = np.full((rows, columns, 4), -np.inf)
+    for i in range(n):
+        row = (offset + i) // TILE_LINES
+        for j in range(m):
+            value = bt4[i, j]
+            if not math.isnan(value) and not coastal(land, i, j):
+                kind = surface_kind(land[i, j], sun_zenith[i, j])
+                column = j // TILE_COLUMNS
+                warmest[row, column, kind] = max(warmest[row, column, kind], value)
+    return warmest
+
+
+@numba.njit(cache=True, nogil=True)
+def expected_surface(warmest, i, j, kind, first_line):
+    """The warmest ch4 of pixel (i, j)'s surface kind in its tile and the two tiles left and
+    right (NaN if there is none)."""
+    row = (first_line % TILE_LINES + i) // TILE_LINES
+    column = j // TILE_COLUMNS
+    best = -np.inf
+    for c in range(max(column - 1, 0), min(column + 2, warmest.shape[1])):
+        best = max(best, warmest[row, c, kind])
+    return best if best > -np.inf else np.nan
+
+
+@numba.njit(cache=True, nogil=True)
+def _cloud_tests(refl1, refl2, bt3, bt4, bt5, sun_zenith, sat_zenith, rel_azimuth, land,
+                 first_line, out):  # fmt: skip
+    n, m = bt4.shape
+    warmest = _tile_maxima(bt4, land, sun_zenith, first_line)
     for i in range(n):
         for j in range(m):
-            spread = ch4_spread(bt4, i, j, first_line)
+            spread = ch4_spread(bt4, land, i, j, first_line)
+            kind = surface_kind(land[i, j], sun_zenith[i, j])
+            expected = np.nan
+            if not coastal(land, i, j):
+                expected = expected_surface(warmest, i, j, kind, first_line)
             out[i, j] = pixel_tests(
-                refl1[i, j], refl2[i, j], bt3[i, j], bt4[i, j], bt5[i, j], spread,
-                sun_zenith[i, j], land[i, j],
+                refl1[i, j], refl2[i, j], bt3[i, j], bt4[i, j], bt5[i, j], spread, expected,
+                sun_zenith[i, j], sat_zenith[i, j], rel_azimuth[i, j], land[i, j],
             )  # fmt: skip
 
 
 def cloud_tests(
-    calibrated: np.ndarray, sun_zenith: np.ndarray, land: np.ndarray, *, first_line: int = 0
+    calibrated: np.ndarray | Sequence[np.ndarray],
+    sun_zenith: np.ndarray,
+    land: np.ndarray,
+    *,
+    sat_zenith: np.ndarray | None = None,
+    rel_azimuth: np.ndarray | None = None,
+    first_line: int = 0,
 ) -> np.ndarray:
     """Test bits (n, 409) uint8 of a block.
 
-    ``calibrated`` (5, n, 409): reflectances (percent, normalised by the solar zenith cosine)
-    of channels 1 and 2, brightness temperatures (K) of 3b, 4 and 5; ``sun_zenith`` degrees;
-    ``land`` bool. ``first_line``: the block's first granule line (for the 2x2 windows).
+    ``calibrated`` (5, n, 409), or five (n, 409) arrays: reflectances (percent, normalised
+    by the solar zenith cosine and the Earth-Sun distance) of channels 1 and 2, brightness
+    temperatures (K) of 3b, 4 and 5; ``sun_zenith``, ``sat_zenith`` (default: nadir) and
+    ``rel_azimuth`` (default: 0, away from the glint) degrees; ``land`` bool.
+    ``first_line``: the block's first granule line (for the windows and tiles).
     """
-    out = np.empty(calibrated.shape[1:], np.uint8)
+    shape = np.shape(calibrated[3])
+    out = np.empty(shape, np.uint8)
     refl1, refl2, bt3, bt4, bt5 = (np.asarray(c, np.float32) for c in calibrated)
+    angles = [
+        np.broadcast_to(np.asarray(0.0 if a is None else a, np.float32), shape)
+        for a in (sun_zenith, sat_zenith, rel_azimuth)
+    ]
     _cloud_tests(
-        refl1, refl2, bt3, bt4, bt5, np.asarray(sun_zenith, np.float32),
-        np.asarray(land, np.bool_), first_line, out,
+        refl1, refl2, bt3, bt4, bt5, *angles, np.broadcast_to(np.asarray(land, np.bool_), shape),
+        first_line, out,
     )  # fmt: skip
     return out

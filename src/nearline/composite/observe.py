@@ -3,8 +3,10 @@
 :func:`~nearline.composite.calibration.calibrate` (counts to scaled radiance and brightness
 temperature, with drift), then one pass per pixel: surface height at the geolocated point ->
 terrain (parallax) correction of the position -> land/sea at the corrected point ->
-reflectance normalised by the solar zenith cosine and, for channel 1, ozone-corrected ->
-NDVI -> cloud tests -> quality bits.
+reflectance normalised by the solar zenith cosine and the Earth-Sun distance and, for
+channel 1, ozone-corrected -> NDVI -> quality bits; then the cloud tests
+(:mod:`~nearline.composite.cloudmask`) over the block, which compare a pixel with its
+neighbours.
 
 Quality bits (``qc``): 1 bad calibration (a thermal channel, or by day a visible channel,
 has no valid value), 2 night (solar zenith >= 85 degrees: no reflectance, no NDVI), 4 scan
@@ -22,10 +24,10 @@ import numpy as np
 
 from nearline.composite.ancillary import Ancillary, height_at, land_at
 from nearline.composite.calibration import LineCalibration, calibrate
-from nearline.composite.cloudmask import DAY_SUN_ZENITH, ch4_spread, pixel_tests
+from nearline.composite.cloudmask import DAY_SUN_ZENITH, cloud_tests
 from nearline.composite.terrain import NADIR_COLUMN, shift_toward_nadir
 from nearline.swath import N_PIXELS, SwathBlock, interpolate_tiepoints, lonlat
-from nearline.swath.orbit import gac_scan_angles
+from nearline.swath.orbit import gac_scan_angles, sun_distance_squared
 
 # quality bits
 BAD_CALIBRATION, NIGHT, SCAN_EDGE, LOW_SUN = 1, 2, 4, 8
@@ -58,7 +60,7 @@ class Observations:
 @numba.njit(cache=True, nogil=True)
 def _chain(
     radiance, lon, lat, sat_zenith, sun_zenith, land_bits, height_codes, scan_angles,
-    ozone_depth, first_line, ndvi, cloud, qc, refl1, refl2,
+    ozone_depth, sun_distance2, ndvi, land, qc, refl1, refl2,
 ):  # fmt: skip
     n, m = lon.shape
     deg = math.pi / 180.0
@@ -71,8 +73,9 @@ def _chain(
             if sz < DAY_SUN_ZENITH:
                 mu0 = math.cos(sz * deg)
                 slant = 1.0 / mu0 + 1.0 / max(math.cos(sat_zenith[i, j] * deg), 0.01)
-                r1 = radiance[0, i, j] / mu0 * math.exp(ozone_depth * slant)
-                r2 = radiance[1, i, j] / mu0
+                lit = mu0 / sun_distance2  # sunlight on the pixel, relative to the mean
+                r1 = radiance[0, i, j] / lit * math.exp(ozone_depth * slant)
+                r2 = radiance[1, i, j] / lit
                 if sz > LOW_SUN_ZENITH:
                     flags_q |= LOW_SUN
             else:
@@ -83,19 +86,17 @@ def _chain(
             refl2[i, j] = r2
             total = r1 + r2
             ndvi[i, j] = (r2 - r1) / total if total > 0 else np.nan
-            bt3, bt4, bt5 = radiance[2, i, j], radiance[3, i, j], radiance[4, i, j]
+            bt4, bt5 = radiance[3, i, j], radiance[4, i, j]
             if math.isnan(bt4) or math.isnan(bt5) or (sz < DAY_SUN_ZENITH and math.isnan(r1 + r2)):
                 flags_q |= BAD_CALIBRATION
             if abs(scan_angles[j]) > SCAN_EDGE_DEGREES:
                 flags_q |= SCAN_EDGE
-            spread = ch4_spread(radiance[3], i, j, first_line)
             height = height_at(height_codes, lon[i, j], lat[i, j])
             x, y = shift_toward_nadir(
                 lon[i, j], lat[i, j], nadir_lon, nadir_lat, height, sat_zenith[i, j]
             )
             lon[i, j], lat[i, j] = x, y
-            land = land_at(land_bits, x, y)
-            cloud[i, j] = pixel_tests(r1, r2, bt3, bt4, bt5, spread, sz, land)
+            land[i, j] = land_at(land_bits, x, y)
             qc[i, j] = flags_q
 
 
@@ -106,16 +107,22 @@ def observe(block: SwathBlock, cal: LineCalibration, ancillary: Ancillary) -> Ob
     lon, lat = lonlat(block)
     sat_zenith = interpolate_tiepoints(block.tie_sat_zenith)
     sun_zenith = interpolate_tiepoints(block.tie_sun_zenith)
-    shape = (n, N_PIXELS)
-    ndvi, refl1, refl2 = (np.empty(shape, np.float32) for _ in range(3))
-    cloud, qc = np.empty(shape, np.uint8), np.empty(shape, np.uint8)
-    _chain(
-        radiance, lon, lat, sat_zenith, sun_zenith, ancillary.land_bits,
-        ancillary.height_codes, SCAN_ANGLES, ancillary.ozone_depth, block.first_line, ndvi,
-        cloud, qc, refl1, refl2,
-    )  # fmt: skip
+    rel_azimuth = interpolate_tiepoints(block.tie_rel_azimuth)
     times = block.times.astype("datetime64[ms]")
     day_of_year = (times.astype("datetime64[D]") - times.astype("datetime64[Y]")).astype(int) + 1
+    shape = (n, N_PIXELS)
+    ndvi, refl1, refl2 = (np.empty(shape, np.float32) for _ in range(3))
+    land, qc = np.empty(shape, np.bool_), np.empty(shape, np.uint8)
+    _chain(
+        radiance, lon, lat, sat_zenith, sun_zenith, ancillary.land_bits,
+        ancillary.height_codes, SCAN_ANGLES, ancillary.ozone_depth,
+        sun_distance_squared(int(day_of_year[0])), ndvi, land, qc, refl1, refl2,
+    )  # fmt: skip
+    channels = (refl1, refl2, radiance[2], radiance[3], radiance[4])
+    cloud = cloud_tests(
+        channels, sun_zenith, land, sat_zenith=sat_zenith, rel_azimuth=rel_azimuth,
+        first_line=block.first_line,
+    )  # fmt: skip
     return Observations(
         lon=lon,
         lat=lat,
@@ -124,7 +131,7 @@ def observe(block: SwathBlock, cal: LineCalibration, ancillary: Ancillary) -> Ob
         qc=qc,
         scan_angle=np.broadcast_to(SCAN_ANGLES, shape),
         sun_zenith=sun_zenith,
-        rel_azimuth=interpolate_tiepoints(block.tie_rel_azimuth),
+        rel_azimuth=rel_azimuth,
         refl1=refl1,
         refl2=refl2,
         bt3=radiance[2],

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from nearline.composite.chunks import CHUNK_ROWS
+from nearline.composite.cloudmask import TILE_LINES
 from nearline.errors import CompositeError
 from nearline.grid import Band, Grid, row_of_latitude, split_rows
 from nearline.swath.servers import ReadTask, Runs, merge_runs
@@ -68,10 +69,11 @@ class Plan:
         rows = self.line_rows[granule]
         touches = (rows[:, 0] < band.rows[1]) & (rows[:, 1] >= band.rows[0])
         edges = np.flatnonzero(np.diff(np.concatenate(([0], touches.view(np.int8), [0]))))
-        # runs start and end on even lines, so the 2x2 cloud test sees whole line pairs
-        n_lines = rows.shape[0]
+        # runs start and end on whole tiles of the cloud mask, so its windows and clear
+        # neighbours are the same however the granule is cut
+        n_lines, tile = rows.shape[0], TILE_LINES
         runs = [
-            (int(a) - int(a) % 2, min(int(b) + int(b) % 2, n_lines))
+            (int(a) - int(a) % tile, min(int(b) + (-int(b)) % tile, n_lines))
             for a, b in zip(edges[::2], edges[1::2], strict=True)
         ]
         return merge_runs(runs)

@@ -96,3 +96,25 @@ def view_angles(
     sun_zenith = 90.0 - np.degrees(sun_alt)
     relative = np.abs((np.degrees(sun_az) - np.asarray(sat_az) + 180.0) % 360.0 - 180.0)
     return sat_zenith, sun_zenith, relative
+
+
+def sun_distance_squared(day_of_year: int) -> float:
+    """The square of the Earth-Sun distance in AU on ``day_of_year`` (0.967 early January,
+    1.033 early July): sunlight at the top of the atmosphere is 1/d^2 times its mean, so a
+    reflectance is the measured one times d^2. pygac's formula (PATMOS-x's choice), perihelion
+    on day 2."""
+    return 1.0 - 0.0334 * float(np.cos(2.0 * np.pi * (day_of_year - 2) / 365.25))
+
+
+def glint_angle(
+    sun_zenith: np.ndarray, sat_zenith: np.ndarray, rel_azimuth: np.ndarray
+) -> np.ndarray:
+    """Angle (degrees) between the view and the mirror reflection of the sun off a flat sea.
+
+    ``rel_azimuth`` as :func:`view_angles` gives it, ``|sun azimuth - satellite azimuth|``
+    seen from the ground: 180 degrees puts the satellite opposite the sun, where the mirror
+    reflection goes.
+    """
+    s, v, r = (np.radians(np.asarray(a, np.float64)) for a in (sun_zenith, sat_zenith, rel_azimuth))
+    cosine = np.cos(s) * np.cos(v) - np.sin(s) * np.sin(v) * np.cos(r)
+    return np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0)))

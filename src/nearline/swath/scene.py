@@ -7,9 +7,14 @@ deterministic (a seed picks the cloud field), so tests can rely on it:
 
 - land NDVI: 0.75 in the wet tropics, 0.1-0.2 in the subtropical desert belts, mid-latitude
   vegetation following the season (peak in local summer), 0.05-0.15 in polar winter;
-- sea: reflectance 4 % (red) and 2.5 % (near infrared), so NDVI is about -0.23;
+- sea: reflectance 4 % (red) and 2.5 % (near infrared), so NDVI is about -0.23, plus sun
+  glint where the geometry is given (:func:`sun_glint`: grey, up to about 20 %);
 - clouds cover about a third of the globe: bright (55 %) and cold (215-255 K) with a
   thin-cirrus fringe where channels 4 and 5 differ by several kelvin.
+
+Every pixel is either overcast or clear: thick cloud and the cirrus fringe cover the whole
+pixel (cloud fraction 1), nothing covers part of one. :attr:`Scene.cloud_fraction` and
+:attr:`Scene.surface_ndvi` are the truth a cloud mask and a composite are scored against.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import numpy as np
 # Ozone above the scene: 300 Dobson units (the climatological global mean) absorbing
 # channel 1 in the Chappuis band, 0.09 per atm-cm (the chain corrects with the same numbers).
 OZONE_DEPTH = 0.300 * 0.09
+WIND_SPEED = 7.0  # m/s, a global mean over the oceans, for the sea's roughness
+WATER_REFLECTANCE_NORMAL = ((1.34 - 1.0) / (1.34 + 1.0)) ** 2  # Fresnel, normal incidence
 
 
 @dataclass
@@ -32,7 +39,9 @@ class Scene:
     bt3: np.ndarray  # K
     bt4: np.ndarray
     bt5: np.ndarray
-    cloudy: np.ndarray  # bool
+    cloudy: np.ndarray  # bool: thick cloud
+    cloud_fraction: np.ndarray  # 0-1: the part of the pixel under any cloud (thick or cirrus)
+    surface_ndvi: np.ndarray  # NDVI of the surface alone, before clouds and atmosphere
 
 
 def _unit_vectors(lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -58,6 +67,30 @@ def cloud_field(lon: np.ndarray, lat: np.ndarray, hours: np.ndarray, seed: int) 
     return field / 1.2
 
 
+def sun_glint(
+    sun_zenith: np.ndarray, sat_zenith: np.ndarray, rel_azimuth: np.ndarray
+) -> np.ndarray:
+    """Reflectance factor of the sun's glint off a wind-roughened sea (Cox and Munk 1954).
+
+    Facets tilted by beta reflect the sun into the view; their slopes are Gaussian with
+    variance 0.003 + 0.00512 W (isotropic, W = :data:`WIND_SPEED`); Fresnel reflectance by
+    Schlick's approximation. Spectrally flat, so it adds the same to channels 1 and 2.
+    ``rel_azimuth`` as :func:`~nearline.swath.orbit.view_angles` (180 = mirror direction).
+    """
+    s, v, r = (np.radians(np.asarray(a, np.float64)) for a in (sun_zenith, sat_zenith, rel_azimuth))
+    mu_s, mu_v = np.maximum(np.cos(s), 1e-3), np.maximum(np.cos(v), 1e-3)
+    # the facet normal halves the angle 2 omega between the ways to the sun and the satellite
+    cos_2omega = np.clip(mu_s * mu_v + np.sin(s) * np.sin(v) * np.cos(r), -1.0, 1.0)
+    cos_omega = np.sqrt((1.0 + cos_2omega) / 2.0)
+    cos_beta = np.clip((mu_s + mu_v) / (2.0 * np.maximum(cos_omega, 1e-3)), 1e-3, 1.0)
+    tan2_beta = 1.0 / cos_beta**2 - 1.0
+    variance = 0.003 + 0.00512 * WIND_SPEED
+    slopes = np.exp(-tan2_beta / variance) / (np.pi * variance)
+    fresnel = WATER_REFLECTANCE_NORMAL + (1 - WATER_REFLECTANCE_NORMAL) * (1 - cos_omega) ** 5
+    glint = np.pi * fresnel * slopes / (4.0 * mu_s * mu_v * cos_beta**4)
+    return np.where(np.cos(s) > 0, glint, 0.0).astype(np.float32)
+
+
 def vegetation(lon: np.ndarray, lat: np.ndarray, day_of_year: int) -> np.ndarray:
     """NDVI of clear land."""
     season = np.cos(2 * np.pi * (day_of_year - 196) / 365.25)  # +1 in northern summer
@@ -78,8 +111,12 @@ def scene(
     day_of_year: int,
     seed: int,
     clouds: np.ndarray | None = None,
+    glint: np.ndarray | None = None,
 ) -> Scene:
     """The truth at every pixel of a block (``hours`` since the day's start, per pixel).
+
+    ``glint``: :func:`sun_glint` at each pixel, added to the sea's reflectance (none if not
+    given).
 
     ``clouds``, if given, is :func:`cloud_field` already at each pixel: the field is smooth
     (features of hundreds of km), so the synthesiser evaluates it at the tie points only and
@@ -90,6 +127,10 @@ def scene(
     nir_land = red_land * (1 + ndvi) / (1 - ndvi)
     red = np.where(land, red_land, 0.04).astype(np.float32)
     nir = np.where(land, nir_land, 0.025).astype(np.float32)
+    surface_ndvi = (nir - red) / (nir + red)
+    if glint is not None:
+        red = np.where(land, red, red + glint)
+        nir = np.where(land, nir, nir + glint)
     day = sun_zenith < 85
     abslat = np.abs(lat)
     sst = np.maximum(302.0 - 0.42 * abslat, 271.5)
@@ -115,4 +156,6 @@ def scene(
         bt4.astype(np.float32),
         bt5.astype(np.float32),
         cloudy,
+        (cloudy | fringe).astype(np.float32),
+        surface_ndvi.astype(np.float32),
     )

@@ -23,7 +23,8 @@ from nearline.swath.gac import klm_name, write_klm
 from nearline.swath.geolocation import interpolate_tiepoints, lonlat
 from nearline.swath.maps import is_land, land_bits
 from nearline.swath.netcdf_granule import write_granule
-from nearline.swath.scene import OZONE_DEPTH, cloud_field, scene
+from nearline.swath.scene import OZONE_DEPTH, cloud_field, scene, sun_glint
+from nearline.swath.truth import Truth, truth_path, write_truth
 
 CHUNK_LINES = 2048
 FORMATS = ("netcdf", "l1b")
@@ -111,11 +112,15 @@ def synthesize_orbit(
     seed: int,
     land=None,
     file_format: str = "netcdf",
+    truth: bool = False,
 ) -> Path:
     """Write one orbit granule starting at ``start`` (UTC).
 
     ``file_format`` is "netcdf" (nearline's own granules) or "l1b" (NOAA KLM GAC Level 1b
     that pygac decodes; telemetry counts rounded to integers as the format stores them).
+    ``truth``: also write the cloud fraction, surface NDVI and land drawn at each pixel
+    (:mod:`~nearline.swath.truth`). Sunlight reaching the scene scales with the inverse square
+    of the Earth-Sun distance, so the visible counts do too.
     """
     rng = np.random.default_rng(seed)
     land = land_bits() if land is None else land
@@ -133,6 +138,11 @@ def synthesize_orbit(
     sat_zenith, sun_zenith, relative = orbit.view_angles(orbit.NOAA19_TLE, times, tie_lon, tie_lat)
     tables = count_tables(platform, start)
     counts = np.empty((5, n_lines, N_PIXELS), np.uint16)
+    shape = (n_lines, N_PIXELS)
+    cloud_fraction, surface_ndvi = np.empty(shape, np.float32), np.empty(shape, np.float32)
+    land_drawn = np.empty(shape, bool)
+    doy = start.timetuple().tm_yday
+    sunlight = 1.0 / orbit.sun_distance_squared(doy)
     day_start = datetime(start.year, start.month, start.day)
     base_hours = (start.replace(tzinfo=None) - day_start).total_seconds() / 3600
     block = SwathBlock(
@@ -155,17 +165,20 @@ def synthesize_orbit(
         hours = base_hours + (first + np.arange(part.n_lines))[:, None] / 7200.0
         clouds = interpolate_tiepoints(cloud_field(part.tie_lon, part.tie_lat, hours, seed))
         land_here = is_land(land, lon, lat)
-        doy = start.timetuple().tm_yday
-        truth = scene(lon, lat, land_here, sun, hours, doy, seed, clouds=clouds)
+        sat = interpolate_tiepoints(part.tie_sat_zenith)
+        glint = sun_glint(sun, sat, interpolate_tiepoints(part.tie_rel_azimuth))
+        drawn = scene(lon, lat, land_here, sun, hours, doy, seed, clouds=clouds, glint=glint)
         lit = np.cos(np.radians(np.minimum(sun, 90.0)))
-        slant = 1 / np.maximum(lit, 0.05) + 1 / np.cos(
-            np.radians(interpolate_tiepoints(part.tie_sat_zenith))
-        )
+        slant = 1 / np.maximum(lit, 0.05) + 1 / np.cos(np.radians(sat))
         ozone = np.exp(-OZONE_DEPTH * slant)  # channel 1 loses light to ozone
-        visible = (truth.red * lit * ozone * 100.0, truth.nir * lit * 100.0)
-        physical = (*visible, truth.bt3, truth.bt4, truth.bt5)
+        light = lit * sunlight * 100.0
+        visible = (drawn.red * light * ozone, drawn.nir * light)
+        physical = (*visible, drawn.bt3, drawn.bt4, drawn.bt5)
         for channel, values in enumerate(physical):
             part.counts[channel] = to_counts(values, tables[channel])
+        rows = slice(first, first + part.n_lines)
+        cloud_fraction[rows], surface_ndvi[rows] = drawn.cloud_fraction, drawn.surface_ndvi
+        land_drawn[rows] = land_here
     end = start + timedelta(seconds=float(offsets[-1]))
     if file_format == "l1b":
         path = out_dir / klm_name(platform, start, end)
@@ -177,6 +190,12 @@ def synthesize_orbit(
         attrs = {"tle_line1": orbit.NOAA19_TLE[0], "tle_line2": orbit.NOAA19_TLE[1]}
         write_granule(temporary, block, {**attrs, "synthetic": 1})
     publish(temporary, path)
+    if truth:
+        target = truth_path(path)
+        target.parent.mkdir(exist_ok=True)
+        temporary = temporary_path(target)
+        write_truth(temporary, Truth(cloud_fraction, surface_ndvi, land_drawn))
+        publish(temporary, target)
     return path
 
 
@@ -190,11 +209,14 @@ def synthesize_day(
     seed: int = 0,
     file_format: str = "netcdf",
     progress: Callable[[int, int], None] | None = None,
+    truth: bool = False,
 ) -> list[Path]:
     """Write ``orbits`` consecutive orbit granules of ``day`` into ``out_dir``.
 
     Orbits start one orbital period (about 102 minutes for NOAA-19) apart from 00:00 UTC;
     13,000 lines (108 minutes) is slightly more than an orbit, as real GAC files are.
+    ``truth``: also write each granule's truth into ``out_dir/truth/``
+    (:mod:`~nearline.swath.truth`).
     """
     if isinstance(day, str):
         try:
@@ -227,6 +249,7 @@ def synthesize_day(
                 seed=seed + index,
                 land=land,
                 file_format=file_format,
+                truth=truth,
             )
         )
         if progress is not None:
