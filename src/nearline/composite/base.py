@@ -104,8 +104,17 @@ class Reducer(ABC):
         """Back to "nothing seen"."""
 
     @abstractmethod
-    def update(self, state: dict[str, np.ndarray], cells: np.ndarray, obs: Any) -> int:
-        """Fold observations in; ``cells`` flat int64 (-1 skips). Returns pixels used."""
+    def update(
+        self,
+        state: dict[str, np.ndarray],
+        cells: np.ndarray,
+        obs: Any,
+        *,
+        pixels: np.ndarray | None = None,
+    ) -> int:
+        """Fold observations in: cell ``cells[k]`` (flat int64, -1 skips) receives the
+        observation of flat pixel ``pixels[k]`` (default: pixel k), so one pixel may reach
+        several cells. Returns the (cell, pixel) pairs used."""
 
     @abstractmethod
     def finish(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
