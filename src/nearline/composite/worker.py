@@ -28,7 +28,7 @@ class WorkerStats:
     wait_seconds: float = 0.0  # waiting for the servers to deliver lines
     tail_seconds: float = 0.0  # of which after the last block of a pass (others still busy)
     scratch_seconds: float = 0.0  # compressing finished bands' chunks onto local disk
-    pixels_used: int = 0
+    pixels_used: int = 0  # (cell, pixel) pairs composited
 
 
 def band_file(scratch: Path, band_index: int) -> Path:
