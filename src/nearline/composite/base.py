@@ -4,9 +4,10 @@ A :class:`Reducer` keeps a *state* (a dict of flat arrays, one entry per cell of
 folds blocks of observations into it with a compiled kernel, and turns it into the packed
 output variables. Implementations keep these true:
 
-- ``update`` is order-independent: the same observations in any order, split into any
-  blocks, give the same state bit for bit (ties are broken by a unique observation key, sums
-  are kept in integers), so partitioned, out-of-core and MPI runs equal the in-memory one;
+- ``fold`` (which ``update`` calls with (cell, pixel) pairs) is order-independent: the
+  same observations in any order, split into any blocks, give the same state bit for bit
+  (ties are broken by a unique observation key, sums are kept in integers), so partitioned,
+  out-of-core and MPI runs equal the in-memory one;
 - ``reset`` returns a state to "nothing seen" without reallocating it;
 - ``finish`` returns arrays in the order and dtypes of ``variables()``;
 - ``merge`` folds another state of the same cells in, with the same order independence;
@@ -103,7 +104,6 @@ class Reducer(ABC):
     def reset(self, state: dict[str, np.ndarray]) -> None:
         """Back to "nothing seen"."""
 
-    @abstractmethod
     def update(
         self,
         state: dict[str, np.ndarray],
@@ -112,9 +112,21 @@ class Reducer(ABC):
         *,
         pixels: np.ndarray | None = None,
     ) -> int:
-        """Fold observations in: cell ``cells[k]`` (flat int64, -1 skips) receives the
-        observation of flat pixel ``pixels[k]`` (default: pixel k), so one pixel may reach
-        several cells. Returns the (cell, pixel) pairs used."""
+        """Fold observations in: cell ``cells[k]`` (int64, -1 skips) receives the observation
+        of flat pixel ``pixels[k]`` (default: pixel k), so one pixel may reach several cells.
+        Returns the (cell, pixel) pairs used."""
+        flat = np.asarray(cells).reshape(-1)
+        if pixels is None:
+            pixels = np.arange(flat.size, dtype=np.int64)
+        elif np.shape(pixels) != flat.shape:
+            raise ValueError(f"pixels {np.shape(pixels)} and cells {flat.shape} must pair up")
+        return self.fold(state, flat, np.asarray(pixels).reshape(-1), obs)
+
+    @abstractmethod
+    def fold(
+        self, state: dict[str, np.ndarray], cells: np.ndarray, pixels: np.ndarray, obs: Any
+    ) -> int:
+        """``update``'s work: flat int64 ``cells`` and ``pixels`` of equal length."""
 
     @abstractmethod
     def finish(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -120,15 +120,6 @@ def _flat(obs: Any, *names: str) -> list[np.ndarray]:
     return [np.ascontiguousarray(getattr(obs, name)).reshape(-1) for name in names]
 
 
-def _pixels(cells: np.ndarray, pixels: np.ndarray | None) -> np.ndarray:
-    """The pixel each entry of ``cells`` registers (by default, entry k is pixel k)."""
-    if pixels is None:
-        return np.arange(cells.size, dtype=np.int64)
-    if pixels.shape != cells.shape:
-        raise ValueError(f"pixels {pixels.shape} and cells {cells.shape} must pair up")
-    return pixels
-
-
 class MaxNDVI(Reducer):
     """The Pathfinder maximum-value composite: 12 bands from the winning observation."""
 
@@ -148,21 +139,15 @@ class MaxNDVI(Reducer):
         for band in self._BANDS:
             state[band.name].fill(band.fill)
 
-    def update(
-        self,
-        state: dict[str, np.ndarray],
-        cells: np.ndarray,
-        obs: Any,
-        *,
-        pixels: np.ndarray | None = None,
+    def fold(
+        self, state: dict[str, np.ndarray], cells: np.ndarray, pixels: np.ndarray, obs: Any
     ) -> int:
         inputs = _flat(
             obs, "ndvi", "cloud", "qc", "scan_angle", "sun_zenith", "rel_azimuth", "refl1",
             "refl2", "bt3", "bt4", "bt5", "day",
         )  # fmt: skip
         outputs = [state["key"], *(state[band.name] for band in self._BANDS)]
-        flat_cells = cells.reshape(-1)
-        return _max_ndvi(flat_cells, _pixels(flat_cells, pixels), *inputs, obs.time_ms, *outputs)
+        return _max_ndvi(cells, pixels, *inputs, obs.time_ms, *outputs)
 
     def finish(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {band.name: state[band.name] for band in self._BANDS}
@@ -243,23 +228,16 @@ class Statistic(Reducer):
             state[f"total_{band.name}"].fill(start)
         state["count"].fill(0)
 
-    def update(
-        self,
-        state: dict[str, np.ndarray],
-        cells: np.ndarray,
-        obs: Any,
-        *,
-        pixels: np.ndarray | None = None,
+    def fold(
+        self, state: dict[str, np.ndarray], cells: np.ndarray, pixels: np.ndarray, obs: Any
     ) -> int:
         ndvi, cloud, qc = _flat(obs, "ndvi", "cloud", "qc")
         usable = (cloud == 0) & ~np.isnan(ndvi) & ((qc & BAD_CALIBRATION) == 0)
-        flat_cells = cells.reshape(-1)
-        flat_pixels = _pixels(flat_cells, pixels)
         for band in self._bands:
             (values,) = _flat(obs, band.name)
             _statistic(
-                flat_cells,
-                flat_pixels,
+                cells,
+                pixels,
                 values,
                 band.attrs["scale_factor"],
                 band.attrs.get("add_offset", 0.0),
@@ -267,7 +245,7 @@ class Statistic(Reducer):
                 self._mode,
                 state[f"total_{band.name}"],
             )
-        return _count(flat_cells, flat_pixels, usable, state["count"])
+        return _count(cells, pixels, usable, state["count"])
 
     def finish(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         count = state["count"]

@@ -50,23 +50,14 @@ _CORNER_A, _CORNER_B = (0, 0, 1, 1), (0, 1, 1, 0)  # a pixel's corners, around i
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _wrap(d):
-    if d > 180.0:
-        return d - 360.0
-    if d < -180.0:
-        return d + 360.0
-    return d
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
 def _position(lon, lat, frame, kind, g):
     """(column, row) in cell units of a point drawn in the frame centred on ``frame`` (an
     IGH lobe's central meridian, or for lat-lon a longitude); as ``cell_index`` computes it."""
     if kind == _IGH:
         scale, north = igh.scale_northing(lat, igh.MOLLWEIDE_SCALE, igh.MOLLWEIDE_NORTH)
-        x = _wrap(lon - frame) * _DEG * scale + frame * _DEG
+        x = igh._wrap(lon - frame) * _DEG * scale + frame * _DEG
         return x * g[4] - g[6], g[7] - north * g[5]
-    return (frame + _wrap(lon - frame) - g[0]) / g[2], (g[1] - lat) / g[3]
+    return (frame + igh._wrap(lon - frame) - g[0]) / g[2], (g[1] - lat) / g[3]
 
 
 @numba.njit(cache=True, nogil=True)
