@@ -4,7 +4,7 @@ Maximum NDVI keeps, per cell, the clear daytime observation with the highest NDV
 cell saw no clear one, the highest-NDVI cloudy one, its cloud bits telling so); all 12 output
 bands come from that one observation. The order of preference is a 64-bit key: clear first,
 then NDVI in steps of 0.02, then nearness to nadir (between near-equal NDVIs the smaller scan
-angle wins, as in Pathfinder's and MODIS' constrained-view compositing; see
+angle wins, a rule of the kind of MODIS' constrained-view compositing; see
 docs/composite.md), then the observation's time and column, so no two observations tie and
 the result never depends on the order they arrive in. A pixel may reach several cells (its
 footprint's): ``update`` takes (cell, pixel) pairs.
