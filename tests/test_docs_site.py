@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import griffe
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,3 +103,65 @@ def test_every_export_has_a_reference_entry(package: str) -> None:
 def test_the_reference_pages_hold_no_code_blocks() -> None:
     # tests/test_docs.py runs docs/*.md's blocks, not docs/reference/'s: keep none there
     assert [page.name for page in REFERENCE.glob("*.md") if "```" in page.read_text()] == []
+
+
+PLUGIN_INTERFACES = (
+    "nearline.burst.Sink",
+    "nearline.burst.SinkFile",
+    "nearline.swath.Reader",
+    "nearline.swath.Granule",
+    "nearline.orders.Executor",
+    "nearline.orders.RunTask",
+    "nearline.grid.Grid",
+    "nearline.layout.ArchiveTier",
+    "nearline.archive.Catalogue",
+    "nearline.composite.Reducer",
+)
+
+
+def public_callables() -> list[griffe.Object]:
+    """The reference's functions and its classes' documented constructors and methods, as
+    griffe reads them from the source (statically, as the site does)."""
+    nearline = griffe.load("nearline", search_paths=[str(ROOT / "src")], resolve_aliases=True)
+    roots = [
+        nearline[f"{package[len('nearline.') :]}.{name}"]
+        for package in DOCUMENTED_PACKAGES
+        for name in importlib.import_module(package).__all__
+    ] + [nearline[path[len("nearline.") :]] for path in PLUGIN_INTERFACES]
+    found = []
+    for root in roots:
+        target = root.final_target if root.is_alias else root
+        if target.is_function:
+            found.append(target)
+        elif target.is_class:
+            members = [target, *(m for n, m in target.members.items() if not n.startswith("_"))]
+            found += [m for m in members if (m.is_class or m.is_function) and m.docstring]
+    return found
+
+
+def parameters_of(target: griffe.Object) -> tuple[list[str], list[str]]:
+    """(the signature's parameters, those its docstring's Parameters sections name)."""
+    # a class's are its __init__'s, a dataclass's generated one included
+    signature = [p.name for p in target.parameters if p.name not in ("self", "cls")]
+    documented = [
+        parameter.name
+        for section in target.docstring.parse(griffe.Parser.numpy, warnings=False)
+        if section.kind is griffe.DocstringSectionKind.parameters
+        for parameter in section.value
+    ]
+    init = target.members.get("__init__") if target.is_class else None
+    if init is not None and init.docstring is not None:  # shown merged into the class's
+        documented += parameters_of(init)[1]
+    return signature, documented
+
+
+def test_every_public_callable_documents_each_parameter_by_name() -> None:
+    """numpydoc's Parameters, checked both ways: griffe warns (and the strict build fails) on
+    a documented parameter the signature lacks; this fails on one the docstring leaves out."""
+    undocumented = []
+    for target in public_callables():
+        signature, documented = parameters_of(target)
+        missing = [name for name in signature if name not in documented]
+        if missing:
+            undocumented.append(f"{target.path}: {', '.join(missing)}")
+    assert undocumented == []

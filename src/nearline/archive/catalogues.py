@@ -9,8 +9,20 @@ from nearline.archive.base import Catalogue
 
 
 def open_catalogue(url: str | None, path: Path) -> Catalogue:
-    """The catalogue in the PostgreSQL database at ``url`` (tables created if missing), or
-    (None) in the SQLite file ``path``."""
+    """The service's catalogue: PostgreSQL to share one between servers, else SQLite.
+
+    Parameters
+    ----------
+    url
+        A ``postgresql://`` URL (the tables are created if missing), or None for SQLite.
+    path
+        The SQLite file, created if missing; unused with ``url``.
+
+    Returns
+    -------
+    Catalogue
+        Open; ``close`` it, or use it in a ``with`` block.
+    """
     if url is None:
         from nearline.archive.sqlite import SQLiteCatalogue
 

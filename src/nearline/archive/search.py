@@ -34,7 +34,26 @@ OPEN = {"", ".."}
 
 
 def parse_search(query: Mapping[str, Any], *, viewer: str | None) -> Search:
-    """``query`` (STAC item-search parameters) as a :class:`Search` for ``viewer``."""
+    """STAC item-search parameters as a checked [`Search`][nearline.archive.Search].
+
+    Parameters
+    ----------
+    query
+        ``collections``, ``ids``, ``bbox``, ``intersects``, ``datetime``, ``limit`` and
+        ``token``, as a GET query string's values or a POST body's JSON.
+    viewer
+        The user searching (None: anonymous, public items only).
+
+    Returns
+    -------
+    Search
+        Ready for [`Catalogue.search`][nearline.archive.Catalogue.search].
+
+    Raises
+    ------
+    SearchError
+        An unknown or unusable parameter; the message names it and what it wants.
+    """
     unknown = sorted(set(query) - KNOWN)
     if unknown:
         raise SearchError(
@@ -84,8 +103,24 @@ def parse_limit(value: Any) -> int:
 
 
 def parse_bbox(value: Any) -> BBox:
-    """(west, south, east, north) from 4 numbers (or 6, with heights, which are ignored).
-    West greater than east crosses the antimeridian."""
+    """A STAC bbox, checked.
+
+    Parameters
+    ----------
+    value
+        4 numbers west, south, east, north (or 6 with heights, which are ignored), as a
+        sequence or ``"w,s,e,n"`` text. West greater than east crosses the antimeridian.
+
+    Returns
+    -------
+    BBox
+        (west, south, east, north).
+
+    Raises
+    ------
+    SearchError
+        Not 4 (or 6) finite numbers, or out of range.
+    """
     if isinstance(value, str):
         value = value.split(",")
     try:
@@ -138,8 +173,24 @@ def parse_intersects(value: Any) -> dict[str, Any]:
 
 
 def parse_datetime(value: Any) -> tuple[datetime | None, datetime | None]:
-    """A STAC datetime: an instant, or an interval ``a/b`` open at either end (``..`` or
-    empty). A bare date stands for the whole day. Times without a zone are refused."""
+    """A STAC datetime as the (start, end) it bounds.
+
+    Parameters
+    ----------
+    value
+        An RFC 3339 instant, or an interval ``a/b`` open at either end (``..`` or empty). A
+        bare date stands for the whole day. Times without a zone are refused.
+
+    Returns
+    -------
+    start, end : datetime or None
+        UTC bounds; None where the interval is open. An instant gives it twice.
+
+    Raises
+    ------
+    SearchError
+        Not RFC 3339, no zone, no end at all, or an interval that ends before it starts.
+    """
     if not isinstance(value, str):
         raise SearchError(f"datetime: expected RFC 3339 text, got {value!r}")
     if "/" in value:

@@ -24,14 +24,41 @@ def _load(target: str) -> type[Sink]:
 
 
 def available_sinks() -> list[str]:
-    """Names accepted by :func:`get_sink`: built-ins and installed plug-ins."""
+    """Names accepted by [`get_sink`][nearline.burst.get_sink]: built-ins and plug-ins.
+
+    Plug-ins are the ``nearline.sinks`` entry points of installed packages; listing them
+    imports none.
+
+    Returns
+    -------
+    list[str]
+        Sorted names.
+    """
     names = set(_BUILTIN)
     names.update(ep.name for ep in entry_points(group="nearline.sinks"))
     return sorted(names)
 
 
 def get_sink(sink: str | Sink | Callable) -> Sink:
-    """Return a :class:`Sink` for a name, an instance, or a user callable ``(path, variables)``."""
+    """The [`Sink`][nearline.burst.Sink] for a name, an instance, or a callable.
+
+    Parameters
+    ----------
+    sink
+        A name from [`available_sinks`][nearline.burst.available_sinks] (a plug-in's module
+        is imported only now), a ``Sink`` (returned as it is), or a callable
+        ``sink(path, variables)`` that writes a whole file at flush.
+
+    Returns
+    -------
+    Sink
+        Ready for the I/O servers.
+
+    Raises
+    ------
+    ConfigError
+        An unknown name (the message lists the known ones) or an unusable object.
+    """
     if isinstance(sink, Sink):
         return sink
     if isinstance(sink, str):
