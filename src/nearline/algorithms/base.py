@@ -76,16 +76,19 @@ class OutputSpec:
 class Resources:
     """What one run is given and held to, as the manifest declares it.
 
+    [`limits_for`][nearline.algorithms.limits_for] turns it into the sandbox's
+    [`Limits`][nearline.algorithms.Limits].
+
     Parameters
     ----------
     cpus
-        CPUs (a share; fractions allowed).
+        The run's share of CPUs.
     memory
-        Bytes of memory.
+        The run's memory, in bytes.
     disk
-        Bytes its folder may hold.
+        What the run's folder may hold, in bytes.
     timeout
-        Wall-clock seconds.
+        The run's wall-clock time, in seconds.
     """
 
     cpus: float = 1.0
@@ -127,10 +130,14 @@ class Manifest:
 
     Parameters
     ----------
-    id, version
-        The process's id and this version's name.
-    title, description
-        For people.
+    id
+        The process's id.
+    version
+        This version's name.
+    title
+        A title for people.
+    description
+        What it does, for people.
     command
         The program and its arguments, run in the job's folder.
     inputs

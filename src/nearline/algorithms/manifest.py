@@ -55,6 +55,7 @@ def read_manifest(package: Path) -> Manifest:
     Returns
     -------
     Manifest
+        Its fields as the package declares them, defaults filled in.
 
     Raises
     ------
@@ -86,6 +87,7 @@ def parse_manifest(text: str | bytes, *, package: Path | None = None) -> Manifes
     Returns
     -------
     Manifest
+        As [`read_manifest`][nearline.algorithms.read_manifest] gives it.
 
     Raises
     ------
@@ -112,16 +114,17 @@ def manifest_from_dict(data: Any, *, package: Path | None = None) -> Manifest:
     data
         The mapping.
     package
-        The package folder, if there is one: the tests' files must then exist in it.
+        As for [`parse_manifest`][nearline.algorithms.parse_manifest].
 
     Returns
     -------
     Manifest
+        The same as from the mapping's YAML.
 
     Raises
     ------
     ManifestError
-        Not a manifest; the message names the field and what it wants.
+        Not a manifest (the message names the field).
     """
     if not isinstance(data, Mapping):
         raise ManifestError(

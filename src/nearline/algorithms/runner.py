@@ -169,11 +169,11 @@ def run_algorithm(
     algorithm
         The deployed version to run.
     job_id
-        The job's id, as ``job.json`` gives it.
+        The job's id.
     inputs
-        The staged files: ``{NAME: [{"path": FILE, "item": STAC_ITEM}, ...]}``.
+        The staged files, as for [`prepare_job`][nearline.algorithms.prepare_job].
     parameters
-        The parameters object, defaults applied.
+        The parameters object.
     folder
         The run's working folder.
     limits

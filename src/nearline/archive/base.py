@@ -67,8 +67,10 @@ class Item:
         Unique within its collection.
     collection
         The collection's id.
-    start, end
-        The time range of the data, timezone-aware UTC, ``end >= start``.
+    start
+        When the data begins, timezone-aware UTC.
+    end
+        When it ends, ``>= start``.
     geometry
         GeoJSON (a Polygon or MultiPolygon split at the antimeridian), or None for data with
         no place.
@@ -102,8 +104,10 @@ class Collection:
     ----------
     id
         The collection's id.
-    title, description
-        For people; STAC's ``title`` and ``description``.
+    title
+        STAC's ``title``, for people.
+    description
+        STAC's ``description``.
     license
         An SPDX identifier, or ``"proprietary"``.
     owner
@@ -133,14 +137,18 @@ class Search:
 
     Parameters
     ----------
-    collections, ids
-        Only these collections, only these item ids (None: any).
+    collections
+        Only items of these collections (None: any).
+    ids
+        Only items of these ids (None: any).
     bbox
         (west, south, east, north); west > east crosses the antimeridian.
     intersects
         A GeoJSON geometry the items' footprints must intersect.
-    start, end
-        Bounds on the items' time ranges (None: open).
+    start
+        Only items that end at or after it (None: open).
+    end
+        Only items that start at or before it (None: open).
     limit
         Items per page.
     token

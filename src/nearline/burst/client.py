@@ -228,24 +228,22 @@ class Client:
 
         Parameters
         ----------
-        file
-            The file group, as for [`write`][nearline.burst.Client.write].
-        name
-            The variable's name in the file.
+        file, name
+            As for [`write`][nearline.burst.Client.write].
         shape
             This block's shape.
         dtype
             This block's dtype (numeric, native byte order).
         step
-            The time step the data belongs to.
+            The time step.
         start
-            Offset of this block in the global variable, one per axis.
+            This block's offset, as for ``write``.
         global_shape
-            The global variable's shape; given with ``start``.
+            ``write``'s ``shape``: the global variable's.
         dims
-            One dimension name per axis.
+            Dimension names, as for ``write``.
         attrs
-            The variable's attributes.
+            Attributes, as for ``write``.
 
         Returns
         -------

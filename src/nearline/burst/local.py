@@ -135,12 +135,9 @@ def open(
         ``flush``, which then only finishes them; files still take their final names at
         flush (default: ``NEARLINE_BURST_WRITE_BEHIND``, else off).
     on_full
-        What a full output disk does: ``"fail"`` drops the file and says how much was free
-        and needed; ``"wait"`` keeps everything queued, reports the stall in
-        [`Client.stats`][nearline.burst.Client.stats] and the log, and goes on when room
-        appears (``nearline migrate --watch`` frees it).
+        What a full output disk does; as for [`run`][nearline.burst.run].
     full_timeout
-        Seconds ``on_full="wait"`` waits for room before it fails.
+        Seconds ``on_full="wait"`` waits for room.
 
     Yields
     ------
