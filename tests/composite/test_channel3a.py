@@ -155,3 +155,21 @@ def test_the_mask_meets_the_targets_on_a_3a_day(slice_path):
     assert snow.clear > 10000
     assert snow.hit_rate >= 0.95
     assert snow.false_alarm_rate <= 0.05  # 1.4 %: full cover; margins are elsewhere
+
+
+def test_level_1b_carries_the_switch_through_pygac(slice_path, tmp_path):
+    """The KLM writer puts the switch in each scan line's bit field; pygac's reader finds it
+    and nearline joins its split channel 3a/3b back into the one slot, as in the netCDF."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        (path,) = synthesize_day(
+            "2012-12-12", 1, tmp_path, satellite="metopa", lines_per_orbit=LINES,
+            file_format="l1b", snow=True,
+        )  # fmt: skip
+    with open_granule(path) as level_1b, open_granule(slice_path) as netcdf:
+        assert level_1b.reader == "avhrr-gac"
+        assert level_1b.platform == "metopa"
+        np.testing.assert_array_equal(
+            level_1b.read_telemetry().ch3_select, netcdf.read_telemetry().ch3_select
+        )
+        np.testing.assert_array_equal(level_1b.read(0, LINES).counts, netcdf.read(0, LINES).counts)
