@@ -9,6 +9,7 @@ pays no generic JSON encoding.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -21,10 +22,14 @@ from stac_fastapi.api.models import ItemCollectionUri
 from stac_fastapi.types.core import BaseCoreClient
 from stac_fastapi.types.search import BaseSearchGetRequest, BaseSearchPostRequest
 
+from nearline.api.paging import PageTokens
 from nearline.archive import Page, collection_to_stac, item_to_stac, parse_search
+from nearline.errors import SearchError
 from nearline.orders import Service
 
 GEOJSON = "application/geo+json"
+COUNT_TO = 10_000  # numberMatched is given when a search has no more candidates than this
+TOKEN_KEY = "page-tokens"  # the service key paging tokens are signed with
 JSON = "application/json"
 
 OGC_PROCESSES = [
@@ -87,6 +92,7 @@ class CatalogueClient(BaseCoreClient):
     """stac-fastapi's core client, answered by the service's catalogue."""
 
     service: Service = attr.ib(default=None)
+    _signer: PageTokens | None = attr.ib(default=None, init=False)
 
     def conformance_classes(self) -> list[str]:
         return sorted(set(super().conformance_classes()) | set(OGC_PROCESSES))
@@ -166,19 +172,32 @@ class CatalogueClient(BaseCoreClient):
         return self._page(request, body, f"{base_url(request)}/search", post=True)
 
     # -- paging ------------------------------------------------------------------------------
+    def _tokens(self) -> PageTokens:
+        if self._signer is None:
+            self._signer = PageTokens(self.service.keys.key(TOKEN_KEY))
+        return self._signer
+
     def _page(
         self, request: Request, query: Mapping[str, Any], href: str, *, post: bool = False
     ) -> Response:
-        search = parse_search(
-            {k: v for k, v in query.items() if v is not None}, viewer=viewer(request)
-        )
-        page: Page = self.service.catalogue.search(search)
+        given = {k: v for k, v in query.items() if v is not None and k != "token"}
+        search = parse_search(given, viewer=viewer(request))
+        token = query.get("token")
+        if token is not None and not isinstance(token, str):
+            raise SearchError("token: expected the string a next link gave")
+        if token:
+            search = replace(search, token=self._tokens().open(token, search))
+        page: Page = self.service.catalogue.search(replace(search, count_to=COUNT_TO))
+        matched = page.matched
+        if matched is None and search.token is None and page.next_token is None:
+            matched = len(page.items)  # the whole answer is on this page
         base = base_url(request)
         links = [
             {"rel": "self", "type": GEOJSON, "href": str(request.url)},
             {"rel": "root", "type": JSON, "href": f"{base}/"},
         ]
         if page.next_token is not None:
+            next_token = self._tokens().seal(page.next_token, search)
             if post:
                 links.append(
                     {
@@ -186,13 +205,13 @@ class CatalogueClient(BaseCoreClient):
                         "type": GEOJSON,
                         "href": href,
                         "method": "POST",
-                        "body": {"token": page.next_token},
+                        "body": {"token": next_token},
                         "merge": True,
                     }
                 )
             else:
                 params = {k: v for k, v in request.query_params.items() if k != "token"}
-                params["token"] = page.next_token
+                params["token"] = next_token
                 links.append(
                     {"rel": "next", "type": GEOJSON, "href": f"{href}?{urlencode(params)}"}
                 )
@@ -202,6 +221,6 @@ class CatalogueClient(BaseCoreClient):
             "links": links,
             "numberReturned": len(page.items),
         }
-        if page.matched is not None:
-            body["numberMatched"] = page.matched
+        if matched is not None:
+            body["numberMatched"] = matched
         return respond(body, media_type=GEOJSON)
