@@ -69,7 +69,7 @@ def schemathesis_run(live: LiveService, *options: str) -> subprocess.CompletedPr
     ]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": HOOKS, "PYTHONPATH": str(PROJECT)}
     return subprocess.run(
-        command, capture_output=True, text=True, env=env, cwd=PROJECT, timeout=900
+        command, capture_output=True, text=True, env=env, cwd=live.data.parent, timeout=900
     )
 
 
