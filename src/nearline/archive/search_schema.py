@@ -2,8 +2,9 @@
 OpenAPI 3.1 reads them): the parser checks values against these, and the service's OpenAPI
 document publishes them, so the document and the service cannot disagree.
 
-A rule no schema can state is not refused but read so that it finds nothing: a time range
-that ends before it starts, a bbox whose south lies north of its north (``Search.impossible``).
+Three rules no schema can state stay 400s, as STAC (and its validator) asks: a bbox with an
+intersects, a bbox whose south lies north of its north, an interval that ends before it
+starts. A geometry with no positions is read as finding nothing (``Search.impossible``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ _TIME = (
     r"[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
     r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 )
-INSTANT = rf"{DATE}(?:{_TIME})?"  # a bare date stands for its whole day
+INSTANT = rf"{DATE}{_TIME}"  # a date alone is refused, as STAC's validator asks
 DATETIME = rf"^(?:{INSTANT}(?:/(?:{INSTANT}|\.\.)?)?|(?:\.\.)?/{INSTANT})?$"  # "": no bound
 
 # -- a bbox in a query string: 4 or 6 decimal numbers, longitudes and latitudes in range ------
@@ -44,7 +45,7 @@ NAME: dict[str, Any] = {"type": "string", "minLength": 1, "pattern": r"^[^\x00]*
 BBOX: dict[str, Any] = {
     "description": "west, south, east, north (or with heights: west, south, bottom, east, "
     "north, top); west greater than east crosses the antimeridian; a south north of the "
-    "north finds nothing",
+    "north is a 400",
     "oneOf": [
         {
             "type": "array",
@@ -102,9 +103,9 @@ GEOMETRY: dict[str, Any] = {
 DATETIME_SCHEMA: dict[str, Any] = {
     "type": "string",
     "pattern": DATETIME,
-    "description": "An RFC 3339 date-time with its zone, or a date (its whole day), or an "
-    "interval of these separated by '/', open at one end with '..' or nothing; an interval "
-    "that ends before it starts finds nothing; empty, no time bound",
+    "description": "An RFC 3339 date-time with its zone, or an interval of two separated by "
+    "'/', open at one end with '..' or nothing; an interval that ends before it starts is a "
+    "400; empty, no time bound",
 }
 LIMIT: dict[str, Any] = {
     "type": "integer",
