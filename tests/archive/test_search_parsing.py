@@ -229,3 +229,20 @@ def test_a_json_body_gives_json_values_not_query_text(body: dict[str, Any], para
     refused (GET's text goes through query_values first)."""
     with pytest.raises(SearchError, match=parameter):
         parse_search(body, viewer=None)
+
+
+@pytest.mark.parametrize(
+    ("value", "start", "end"),
+    [
+        ("2021-03-01", MARCH_1, MARCH_1 + LAST_MOMENT),
+        ("2021-03-01/2021-03-03", MARCH_1, MARCH_1 + 2 * timedelta(days=1) + LAST_MOMENT),
+        ("2021-03-01/..", MARCH_1, None),
+        ("../2021-03-01", None, MARCH_1 + LAST_MOMENT),
+        ("9999-12-31", datetime(9999, 12, 31, tzinfo=UTC), datetime.max.replace(tzinfo=UTC)),
+    ],
+)
+def test_orders_and_subscriptions_take_a_date_as_its_whole_day(
+    value: str, start: datetime | None, end: datetime | None
+) -> None:
+    search = parse_search({"datetime": value}, viewer=None, dates=True)
+    assert (search.start, search.end) == (start, end)

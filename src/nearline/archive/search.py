@@ -8,7 +8,7 @@ Both shapes arrive here: GET's strings (``bbox=1,2,3,4``, ``collections=a,b``, a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 import orjson
@@ -20,6 +20,7 @@ from nearline.archive.base import BBox, Search
 from nearline.archive.search_schema import (
     BBOX,
     BBOX_TEXT,
+    DATED_DATETIME,
     DATETIME,
     GEOMETRY,
     NAMES_TEXT,
@@ -31,6 +32,7 @@ from nearline.errors import SearchError
 MAX_LIMIT = 10_000  # a page never holds more (larger limits are cut to this, as STAC allows)
 KNOWN = {"collections", "ids", "bbox", "intersects", "datetime", "limit", "token"}
 OPEN = {"", ".."}
+DATE_LENGTH = len("2012-12-12")
 BBOX_CHECK = Draft202012Validator(BBOX)
 GEOMETRY_CHECK = Draft202012Validator(GEOMETRY)
 BBOX_WANTED = "4 numbers west,south,east,north such as -10,35,30,60 (or 6, with heights)"
@@ -74,10 +76,11 @@ TEXT_FORMS: dict[str, tuple[str | None, str, Any]] = {  # GET's text: pattern, w
 }
 
 
-def parse_search(query: Mapping[str, Any], *, viewer: str | None) -> Search:
+def parse_search(query: Mapping[str, Any], *, viewer: str | None, dates: bool = False) -> Search:
     """``query`` (STAC item-search parameters as JSON values: a POST body, or GET's text
     through :func:`query_values`) as a :class:`Search` for ``viewer``: exactly what
-    search_schema.py describes is accepted."""
+    search_schema.py describes is accepted. ``dates``: a date alone stands for its day (orders
+    and subscriptions; STAC's item search refuses it)."""
     unknown = sorted(set(query) - KNOWN)
     if unknown:
         raise SearchError(
@@ -89,7 +92,7 @@ def parse_search(query: Mapping[str, Any], *, viewer: str | None) -> Search:
     if bbox is not None and intersects is not None:
         raise SearchError("bbox and intersects: give one or the other, not both")
     given = query.get("datetime") not in (None, "")
-    start, end = parse_datetime(query["datetime"]) if given else (None, None)
+    start, end = parse_datetime(query["datetime"], dates=dates) if given else (None, None)
     token = query.get("token")
     if token is not None and not isinstance(token, str):
         raise SearchError("token: expected the string a next link gave")
@@ -189,27 +192,31 @@ def _flat(geometry: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": geometry["type"], "coordinates": coordinates}
 
 
-def parse_datetime(value: Any) -> tuple[datetime | None, datetime | None]:
+def parse_datetime(value: Any, *, dates: bool = False) -> tuple[datetime | None, datetime | None]:
     """A STAC datetime: an instant, or an interval ``a/b`` open at either end (``..`` or
-    empty). Times without a zone, and intervals that end before they start, are refused."""
-    if not isinstance(value, str) or not matches(DATETIME, value):
+    empty); with ``dates``, a date alone stands for its whole day. Times without a zone, and
+    intervals that end before they start, are refused."""
+    if not isinstance(value, str) or not matches(DATED_DATETIME if dates else DATETIME, value):
         raise SearchError(
             f"datetime: {value!r} is not an RFC 3339 date-time such as 2012-12-12T00:00:00Z "
-            "(with its time zone), a date, or an interval of them (a/b, a/.., ../b)"
+            f"(with its time zone){', a date' if dates else ''}, or an interval of them "
+            "(a/b, a/.., ../b)"
         )
     if "/" in value:
         first, _, second = value.partition("/")
-        start = None if first in OPEN else _instant(first)
-        end = None if second in OPEN else _instant(second)
+        start = None if first in OPEN else _instant(first, end=False)
+        end = None if second in OPEN else _instant(second, end=True)
         if start is not None and end is not None and start > end:  # a 400, as STAC asks
             raise SearchError(f"datetime: the interval {value!r} ends before it starts")
         return start, end
-    moment = _instant(value)
-    return moment, moment
+    return _instant(value, end=False), _instant(value, end=True)
 
 
-def _instant(text: str) -> datetime:
-    """One RFC 3339 date-time, in UTC where UTC reaches (years 1-9999)."""
+def _instant(text: str, *, end: bool) -> datetime:
+    """One RFC 3339 date-time (or a date: its first, or with ``end`` its last, moment), in
+    UTC where UTC reaches (years 1-9999)."""
+    if len(text) == DATE_LENGTH:
+        return datetime.combine(date.fromisoformat(text), time.max if end else time(), UTC)
     moment = datetime.fromisoformat(text.upper())
     try:
         return moment.astimezone(UTC)

@@ -25,8 +25,15 @@ _TIME = (
     r"[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?"
     r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 )
-INSTANT = rf"{DATE}{_TIME}"  # a date alone is refused, as STAC's validator asks
-DATETIME = rf"^(?:{INSTANT}(?:/(?:{INSTANT}|\.\.)?)?|(?:\.\.)?/{INSTANT})?$"  # "": no bound
+INSTANT = rf"{DATE}{_TIME}"  # a date alone is refused by a search, as STAC's validator asks
+
+
+def _interval(instant: str) -> str:
+    return rf"^(?:{instant}(?:/(?:{instant}|\.\.)?)?|(?:\.\.)?/{instant})?$"  # "": no bound
+
+
+DATETIME = _interval(INSTANT)
+DATED_DATETIME = _interval(rf"{DATE}(?:{_TIME})?")  # orders and subscriptions: a date is its day
 
 # -- a bbox in a query string: 4 or 6 decimal numbers, longitudes and latitudes in range ------
 _LONGITUDE = r"-?(?:180(?:\.0+)?|(?:1[0-7][0-9]|[0-9]{1,2})(?:\.[0-9]+)?)"
@@ -106,6 +113,11 @@ DATETIME_SCHEMA: dict[str, Any] = {
     "description": "An RFC 3339 date-time with its zone, or an interval of two separated by "
     "'/', open at one end with '..' or nothing; an interval that ends before it starts is a "
     "400; empty, no time bound",
+}
+DATED_DATETIME_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "pattern": DATED_DATETIME,
+    "description": "As a search's datetime, and a date alone stands for its whole day",
 }
 LIMIT: dict[str, Any] = {
     "type": "integer",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nearline.archive.search_schema import BBOX, DATETIME_SCHEMA, GEOMETRY, NAME, nullable
+from nearline.archive.search_schema import BBOX, DATED_DATETIME_SCHEMA, GEOMETRY, NAME, nullable
 from nearline.orders.triggers import (
     CALENDAR_DURATION,
     FIXED_DURATION,
@@ -71,7 +71,7 @@ SAVED_SEARCH: dict[str, Any] = {
         },
         "bbox": nullable(BBOX),
         "intersects": nullable(GEOMETRY),
-        "datetime": nullable(DATETIME_SCHEMA),
+        "datetime": nullable(DATED_DATETIME_SCHEMA),
         "properties": {
             "type": "object",
             "description": "item properties by equality (a list: any of its values)",

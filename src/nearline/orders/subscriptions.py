@@ -84,7 +84,7 @@ class SavedSearch:
             )
         given = {key: value[key] for key in ("bbox", "intersects", "datetime") if key in value}
         try:
-            checked = parse_search(given, viewer=None)
+            checked = parse_search(given, viewer=None, dates=True)
         except SearchError as error:
             raise InvalidRequest(f"{what}.{error}") from None
         properties = value.get("properties", {})
@@ -107,7 +107,8 @@ class SavedSearch:
 
     def interval(self) -> tuple[datetime | None, datetime | None]:
         """The datetime's (start, end); None where it is open."""
-        return parse_datetime(self.datetime) if self.datetime is not None else (None, None)
+        given = self.datetime is not None
+        return parse_datetime(self.datetime, dates=True) if given else (None, None)
 
     def reaches_past(self, now: datetime) -> bool:
         """Whether the search's datetime starts before ``now``: the archive may hold granules
