@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import shapely
 from jsonschema import Draft202012Validator
-from shapely.geometry import mapping, shape
+from shapely.geometry import shape
 
 from nearline.archive.base import BBox, Search
 from nearline.archive.search_schema import (
@@ -157,8 +157,8 @@ def parse_bbox(value: Any) -> BBox:
 
 
 def parse_intersects(value: Any) -> dict[str, Any]:
-    """A GeoJSON geometry object as search_schema.GEOMETRY describes
-    it: heights dropped, and a geometry whose edges cross repaired by shapely's make_valid."""
+    """A GeoJSON geometry object as search_schema.GEOMETRY describes it, heights dropped; one
+    whose edges cross (invalid, for shapely) is refused."""
     if not GEOMETRY_CHECK.is_valid(value):
         error = min(GEOMETRY_CHECK.iter_errors(value), key=lambda e: len(e.path))
         where = "".join(f"[{part!r}]" for part in error.path)
@@ -170,9 +170,9 @@ def parse_intersects(value: Any) -> dict[str, Any]:
         )
     flat = _flat(value)
     geometry = shape(flat)
-    if flat == value and shapely.is_valid(geometry):
-        return dict(value)
-    return orjson.loads(orjson.dumps(mapping(shapely.make_valid(geometry))))
+    if not shapely.is_valid(geometry):  # repairing one (make_valid) can take minutes
+        raise SearchError(f"intersects: invalid geometry ({shapely.is_valid_reason(geometry)})")
+    return dict(value) if flat == value else flat
 
 
 def _flat(geometry: Mapping[str, Any]) -> dict[str, Any]:

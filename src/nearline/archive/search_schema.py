@@ -2,9 +2,10 @@
 OpenAPI 3.1 reads them): the parser checks values against these, and the service's OpenAPI
 document publishes them, so the document and the service cannot disagree.
 
-Three rules no schema can state stay 400s, as STAC (and its validator) asks: a bbox with an
+Rules no schema can state stay 400s: as STAC (and its validator) asks, a bbox with an
 intersects, a bbox whose south lies north of its north, an interval that ends before it
-starts. A geometry with no positions is read as finding nothing (``Search.impossible``).
+starts; and a geometry whose edges cross (shapely's is_valid: repairing one can take minutes).
+A geometry with no positions is read as finding nothing (``Search.impossible``).
 """
 
 from __future__ import annotations
@@ -103,8 +104,8 @@ GEOMETRY_COLLECTION: dict[str, Any] = {
 }
 GEOMETRY: dict[str, Any] = {
     "description": "A GeoJSON geometry (RFC 7946; a collection's members are not collections). "
-    "Heights are ignored; rings need not be closed; a geometry whose edges cross is searched "
-    "as shapely's make_valid repairs it, and one with no positions finds nothing.",
+    "Heights are ignored; rings need not be closed; a geometry whose edges cross is a 400 "
+    "(no schema can say so), and one with no positions finds nothing.",
     "oneOf": [*SIMPLE_GEOMETRIES.values(), GEOMETRY_COLLECTION],
 }
 DATETIME_SCHEMA: dict[str, Any] = {
