@@ -48,17 +48,9 @@ class PostgresServer:
 
 def install_line() -> str:
     """What scripts/system-packages says to install for PostgreSQL with PostGIS."""
-    check = [
-        str(PROJECT / "scripts" / "system-packages"),
-        "--check",
-        "postgresql",
-        "postgresql-postgis",
-    ]
+    check = [str(PROJECT / "scripts" / "system-packages"), "--check", "postgresql", "postgresql-postgis"]
     done = subprocess.run(check, capture_output=True, text=True)
-    return (
-        done.stderr.strip()
-        or "apt-get install -y --no-install-recommends postgresql postgresql-postgis"
-    )
+    return done.stderr.strip() or "apt-get install -y --no-install-recommends postgresql postgresql-postgis"
 
 
 @pytest.fixture(scope="session")
