@@ -155,6 +155,9 @@ class Search:
         Continues an earlier page ([`Page.next_token`][nearline.archive.Page]).
     viewer
         The user asking: they see public items and their own.
+    count_to
+        Count the matches too, as long as the index finds no more than this many
+        candidates (0: do not count).
     """
 
     collections: tuple[str, ...] | None = None
@@ -166,6 +169,32 @@ class Search:
     limit: int = 10
     token: str | None = None
     viewer: str | None = None
+    count_to: int = 0
+
+    @property
+    def impossible(self) -> bool:
+        """Whether no item can match: a time range that ends before it starts, a bbox whose
+        south lies north of its north, or a geometry without a single position."""
+        return (
+            (self.start is not None and self.end is not None and self.start > self.end)
+            or (self.bbox is not None and self.bbox[1] > self.bbox[3])
+            or (self.intersects is not None and not _has_position(self.intersects))
+        )
+
+
+def _has_position(geometry: Mapping[str, Any]) -> bool:
+    """Whether a GeoJSON geometry holds at least one position."""
+
+    def holds(value: Any) -> bool:
+        if isinstance(value, list | tuple):
+            return bool(value) and (
+                isinstance(value[0], int | float) or any(holds(part) for part in value)
+            )
+        return False
+
+    if geometry.get("type") == "GeometryCollection":
+        return any(_has_position(part) for part in geometry.get("geometries", []))
+    return holds(geometry.get("coordinates"))
 
 
 @dataclass(frozen=True)
@@ -180,7 +209,8 @@ class Page:
         Pass it as [`Search.token`][nearline.archive.Search] for the next page; None on the
         last.
     matched
-        How many items match in all, when that is known cheaply (else None).
+        How many items match in all, when the search asked for it (``count_to``) and the
+        index found few enough candidates to count them exactly (else None).
     """
 
     items: list[Item]
