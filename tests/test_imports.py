@@ -39,6 +39,7 @@ SHARED = {
     "backends",
     "postgres",
     "pgcluster",
+    "plugins",
 }
 
 

@@ -71,8 +71,7 @@ def _subscriptions(args: argparse.Namespace) -> Iterator[Any]:
     from nearline.archive import open_catalogue
     from nearline.backends import open_database
     from nearline.database import database_url
-    from nearline.orders.subscribing import Subscriptions
-    from nearline.orders.subscription_store import SubscriptionStore
+    from nearline.orders.subscriptions import Subscriptions, SubscriptionStore
 
     data = data_folder(args)
     data.mkdir(parents=True, exist_ok=True)

@@ -19,16 +19,21 @@ from nearline.archive import Asset, Collection, Item, SQLiteCatalogue
 from nearline.errors import InvalidRequest, OrderError
 from nearline.orders import InputRef, Job, JobStatus, Run, Station
 from nearline.orders.store import JobStore
-from nearline.orders.subscription_store import SubscriptionStore
 from nearline.orders.subscriptions import (
+    Batch,
+    Each,
+    Pending,
+    Period,
     RunKind,
     RunState,
     SavedSearch,
     Subscription,
     SubscriptionRun,
+    SubscriptionStore,
+    SubscriptionWatch,
+    parse_duration,
+    parse_policy,
 )
-from nearline.orders.triggers import Batch, Each, Pending, Period, parse_duration, parse_policy
-from nearline.orders.watch import SubscriptionWatch
 from nearline.sqlite import Database
 
 T0 = datetime(2026, 3, 10, tzinfo=UTC)

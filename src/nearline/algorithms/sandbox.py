@@ -31,7 +31,7 @@ from nearline.algorithms import _cgroups, _disk, _namespaces
 from nearline.algorithms._cgroups import MemoryBudget
 from nearline.algorithms._disk import FileSystemSpace, Space
 from nearline.algorithms._limits import Limits
-from nearline.algorithms._watch import Watch
+from nearline.algorithms._run_watch import Watch
 from nearline.errors import SandboxError
 from nearline.monitor.base import Usage
 from nearline.monitor.usage import TreeMeter

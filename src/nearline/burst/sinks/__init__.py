@@ -3,24 +3,22 @@ point group (loaded only when asked for), and any callable ``sink(path, variable
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from importlib.metadata import entry_points
 
 from nearline.burst.base import Sink
 from nearline.errors import ConfigError
+from nearline.plugins import Registry
 
-_BUILTIN = {
-    "netcdf": "nearline.burst.sinks.netcdf:NetCDFSink",
-    "hdf5": "nearline.burst.sinks.hdf5:HDF5Sink",
-    "zarr": "nearline.burst.sinks.zarr:ZarrSink",
-    "raw": "nearline.burst.sinks.raw:RawSink",
-}
-
-
-def _load(target: str) -> type[Sink]:
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+SINKS: Registry[type[Sink]] = Registry(
+    "sink",
+    group="nearline.sinks",
+    builtins={
+        "netcdf": "nearline.burst.sinks.netcdf:NetCDFSink",
+        "hdf5": "nearline.burst.sinks.hdf5:HDF5Sink",
+        "zarr": "nearline.burst.sinks.zarr:ZarrSink",
+        "raw": "nearline.burst.sinks.raw:RawSink",
+    },
+)
 
 
 def available_sinks() -> list[str]:
@@ -34,9 +32,7 @@ def available_sinks() -> list[str]:
     list[str]
         Sorted names.
     """
-    names = set(_BUILTIN)
-    names.update(ep.name for ep in entry_points(group="nearline.sinks"))
-    return sorted(names)
+    return sorted(SINKS.names())
 
 
 def get_sink(sink: str | Sink | Callable) -> Sink:
@@ -62,14 +58,7 @@ def get_sink(sink: str | Sink | Callable) -> Sink:
     if isinstance(sink, Sink):
         return sink
     if isinstance(sink, str):
-        if sink in _BUILTIN:
-            return _load(_BUILTIN[sink])()
-        for ep in entry_points(group="nearline.sinks", name=sink):
-            return ep.load()()
-        raise ConfigError(
-            f"unknown sink {sink!r}: choose one of {', '.join(available_sinks())}, "
-            "or pass a callable sink(path, variables)"
-        )
+        return SINKS.get(sink, hint="or pass a callable sink(path, variables)")()
     if callable(sink):
         from nearline.burst.sinks.function import CallableSink
 
@@ -77,4 +66,4 @@ def get_sink(sink: str | Sink | Callable) -> Sink:
     raise ConfigError(f"sink must be a name, a Sink or a callable, got {type(sink).__name__}")
 
 
-__all__ = ["available_sinks", "get_sink"]
+__all__ = ["SINKS", "available_sinks", "get_sink"]

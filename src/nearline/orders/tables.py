@@ -16,7 +16,7 @@ from nearline.backends import open_database
 from nearline.database import database_url
 from nearline.orders.servers import Servers
 from nearline.orders.store import JobStore
-from nearline.orders.subscription_store import SubscriptionStore
+from nearline.orders.subscriptions.store import SubscriptionStore
 from nearline.orders.users import UserStore
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from nearline.orders.subscriptions import (
+from nearline.orders.subscriptions.model import (
     RunKind,
     RunState,
     SavedSearch,
@@ -30,7 +30,7 @@ from nearline.orders.subscriptions import (
     Subscription,
     SubscriptionRun,
 )
-from nearline.orders.triggers import Group, Pending, parse_policy
+from nearline.orders.subscriptions.policies import Group, Pending, parse_policy
 from nearline.sqlite import Database
 
 SCHEMA = """
