@@ -82,8 +82,8 @@ def test_only_klm_platforms_are_written(synthetic, tmp_path):
     _, block = synthetic
     from dataclasses import replace
 
-    with pytest.raises(GranuleError, match="not 'metopa'"):
-        write_klm(tmp_path / "x.l1b", replace(block, platform="metopa"))
+    with pytest.raises(GranuleError, match="not 'metopb'"):
+        write_klm(tmp_path / "x.l1b", replace(block, platform="metopb"))
 
 
 def test_a_header_with_a_bad_data_set_name_is_not_gac(synthetic, tmp_path):
