@@ -66,15 +66,15 @@ def service_demo(out: Path, *, granules: Path, args: argparse.Namespace) -> None
 
     from nearline.archive import SQLiteCatalogue
     from nearline.archive.ingest import ingest
+    from nearline.db import SQLiteDatabase
     from nearline.orders.users import UserStore
-    from nearline.sqlite import Database
 
     console = Console()
     shutil.rmtree(out, ignore_errors=True)
     data = out / "data"
     data.mkdir(parents=True)
     paths = _granules(granules, args, console)
-    with Database(data / "service.db") as database:
+    with SQLiteDatabase(data / "service.db") as database:
         token = UserStore(database).add("demo")
     with SQLiteCatalogue(data / "catalogue.db") as catalogue:
         report = ingest(catalogue, paths, collection=COLLECTION, start_method="fork")

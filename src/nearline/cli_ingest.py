@@ -44,7 +44,7 @@ def run_ingest(args: argparse.Namespace) -> int:
 
     from nearline.archive import open_catalogue
     from nearline.archive.ingest import ingest, ingest_archive
-    from nearline.database import database_url
+    from nearline.db import database_url
     from nearline.errors import IngestError
     from nearline.units import format_size
 

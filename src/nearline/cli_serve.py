@@ -260,8 +260,7 @@ def run_jobs(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from nearline.backends import open_database
-    from nearline.database import database_url
+    from nearline.db import database_url, open_database
     from nearline.orders import Station
     from nearline.orders.store import JobStore
 

@@ -69,8 +69,7 @@ def add_subscriptions_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _subscriptions(args: argparse.Namespace) -> Iterator[Any]:
     from nearline.algorithms import AlgorithmRegistry
     from nearline.archive import open_catalogue
-    from nearline.backends import open_database
-    from nearline.database import database_url
+    from nearline.db import database_url, open_database
     from nearline.orders.subscribing import Subscriptions
     from nearline.orders.subscription_store import SubscriptionStore
 
@@ -79,7 +78,7 @@ def _subscriptions(args: argparse.Namespace) -> Iterator[Any]:
     url = database_url(args.db)
     with (
         open_database(url, data / "service.db") as database,
-        open_catalogue(url, data / "catalogue.db") as catalogue,
+        open_catalogue(url, data / "catalogue.db", database=database) as catalogue,
         AlgorithmRegistry(data, database=database if url else None) as algorithms,
     ):
         yield Subscriptions(

@@ -60,8 +60,7 @@ def _quota(value: float | None, *, size: bool) -> str:
 
 
 def run_users(args: argparse.Namespace) -> int:
-    from nearline.backends import open_database
-    from nearline.database import database_url
+    from nearline.db import database_url, open_database
     from nearline.orders.users import UserStore
 
     data = data_folder(args)

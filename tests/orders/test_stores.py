@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nearline.database import Database
+from nearline.db import Database, PostgresDatabase, SQLiteDatabase
 from nearline.orders.store_testing import StoreTests
-from nearline.postgres import PostgresDatabase
-from nearline.sqlite import Database as SQLiteDatabase
 
 from ..postgres_server import PostgresServer
 
