@@ -15,14 +15,10 @@ import pytest
 
 from nearline.archive import Collection, Search
 from nearline.archive.postgres_catalogue import PostgresCatalogue
-from nearline.archive.testing import (
-    CatalogueTests,
-    Reference,
-    found,
-    keys,
-    make_item,
-)
 from nearline.db import PostgresDatabase
+from nearline.testing.catalogue import CatalogueTests
+from nearline.testing.items import found, keys, make_item
+from nearline.testing.reference import Reference
 
 from ..postgres_server import PostgresServer
 from .crowded import NARROW, PAGED, fill_crowded
@@ -169,7 +165,7 @@ WRITER = """
 import sys
 from datetime import UTC, datetime, timedelta
 from nearline.archive.postgres_catalogue import PostgresCatalogue
-from nearline.archive.testing import make_item
+from nearline.testing.items import make_item
 url, name, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
 start = datetime(2021, 3, 1, tzinfo=UTC)
 with PostgresCatalogue(url) as catalogue:

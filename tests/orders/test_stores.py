@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nearline.db import Database, PostgresDatabase, SQLiteDatabase
-from nearline.orders.store_testing import StoreTests
+from nearline.testing.stores import StoreTests
 
 from ..postgres_server import PostgresServer
 
