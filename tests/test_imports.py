@@ -29,9 +29,12 @@ ALLOWED = {
     # support's throwaway PostgreSQL cluster, to prove PostGIS works)
     "doctor": {"algorithms", "burst", "testing"},
 }
+ROOMS = set(ALLOWED)
+# the command line (one module per command family) is where every room meets the shell
+ALLOWED["cli"] = ROOMS
 # the test support (conformance suites, strategies, reference implementations, throwaway
 # clusters) may use every room; no room uses it but the doctor
-ALLOWED["testing"] = set(ALLOWED)
+ALLOWED["testing"] = ROOMS
 USE_TESTING = {"testing", "doctor"}
 SHARED = {
     "errors",

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from nearline.archive import query_values
-from nearline.cli_serve import data_folder, state_options, user_of
+from nearline.cli._options import data_folder, state_options, user_of
 from nearline.errors import InvalidRequest
 
 

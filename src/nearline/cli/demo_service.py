@@ -30,7 +30,7 @@ WHOLE_DAY = f"{DAY}T00:00:00Z/{DAY}T23:59:59Z"
 
 def _start_server(data: Path, log: Path) -> tuple[subprocess.Popen[bytes], int]:
     """`nearline serve` on a free port of its choosing, once it answers; and that port."""
-    from nearline.cli_serve import wait_until_serving
+    from nearline.cli.serve import wait_until_serving
     from nearline.mpirun import MPI_ENV
 
     env = {**os.environ, **MPI_ENV, "NEARLINE_DATA": str(data)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearline.cli_serve import add_data_option, data_folder
+from nearline.cli._options import add_data_option, data_folder
 
 
 def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from nearline.cli_serve import data_folder, state_options, user_of
+from nearline.cli._options import data_folder, state_options, user_of
 
 
 def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearline.cli_serve import DATA_OPTIONS, data_folder
+from nearline.cli._options import DATA_OPTIONS, data_folder
 
 
 def add_users_parser(subparsers: Any) -> argparse.ArgumentParser:
