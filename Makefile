@@ -1,4 +1,5 @@
 # nearline: `make demo` runs the main job, `make test` the whole suite, `make bench` the benchmarks,
+# `make docs` the documentation site (build/site/index.html),
 # `make lock` refreshes uv.lock (every dependency at its newest allowed version).
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +15,7 @@ export PRTE_MCA_rmaps_default_mapping_policy := :oversubscribe
 export OMPI_MCA_rmaps_base_oversubscribe := 1
 export OMPI_MCA_osc := ^ucx
 
-.PHONY: demo test bench lint lock clean
+.PHONY: demo test docs bench lint lock clean
 
 # Installs exactly what uv.lock pins (`make lock` refreshes it on purpose). uv comes from PyPI
 # into the project's own .venv, at the version the lock pins too.
@@ -61,7 +62,13 @@ test: $(STAMP)
 	$(BIN)/nearline doctor
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mkdocs build --strict
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+# The site: README.md, docs/*.md and the API reference from the public API's docstrings
+# (mkdocs.yml). `make test` builds it with --strict: a warning there is an error.
+docs: $(STAMP)
+	$(BIN)/mkdocs build
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/burst.py --update-docs
@@ -76,4 +83,4 @@ lint: $(STAMP)
 	$(BIN)/ruff format src tests benchmarks
 
 clean:
-	rm -rf $(VENV) demo-output bench-output
+	rm -rf $(VENV) demo-output bench-output build/site

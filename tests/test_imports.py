@@ -42,6 +42,7 @@ SHARED = {
     "units",
     "closing",
     "mpirun",
+    "plugins",
     "db",  # the state database: its contract, SQLite, PostgreSQL
 }
 

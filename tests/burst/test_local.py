@@ -212,7 +212,7 @@ def test_a_hole_fails_the_file_and_publishes_nothing(tmp_path):
 
 def test_unknown_sink_and_bad_settings_are_config_errors(tmp_path):
     for settings, message in [
-        ({"sink": "parquet"}, "unknown sink 'parquet'"),
+        ({"sink": "parquet"}, "no sink called 'parquet'; installed: netcdf, hdf5, zarr, raw"),
         ({"overflow": "drop"}, "overflow must be one of"),
         ({"memory": "lots"}, "expected a size"),
     ]:

@@ -20,16 +20,21 @@ from nearline.db import SQLiteDatabase
 from nearline.errors import InvalidRequest, OrderError
 from nearline.orders import InputRef, Job, JobStatus, Run, Station
 from nearline.orders.store import JobStore
-from nearline.orders.subscription_store import SubscriptionStore
 from nearline.orders.subscriptions import (
+    Batch,
+    Each,
+    Pending,
+    Period,
     RunKind,
     RunState,
     SavedSearch,
     Subscription,
     SubscriptionRun,
+    SubscriptionStore,
+    SubscriptionWatch,
+    parse_duration,
+    parse_policy,
 )
-from nearline.orders.triggers import Batch, Each, Pending, Period, parse_duration, parse_policy
-from nearline.orders.watch import SubscriptionWatch
 
 T0 = datetime(2026, 3, 10, tzinfo=UTC)
 COLLECTION = "granules"

@@ -36,11 +36,13 @@ def test_kill_9_mid_jobs_then_restart_loses_nothing_and_repeats_nothing(tmp_path
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:  # until two runs are inside the algorithm
                 runs = client.get(f"/jobs/{job_id}").json()["nearline:runs"]
-                if sum(run["station"] == "run" for run in runs) == 2:
+                # 'run' comes before the algorithm starts: its own line says it has
+                said = client.get(f"/jobs/{job_id}/logs").text.splitlines()
+                if sum(run["station"] == "run" for run in runs) == 2 == said.count("started"):
                     break
                 time.sleep(0.05)
         assert [run["station"] for run in runs].count("run") == 2
-        time.sleep(0.5)
+        assert said.count("started") == 2
         live.kill()
         sleepers = [
             p

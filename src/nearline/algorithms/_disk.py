@@ -152,8 +152,10 @@ class FileSystemSpace(Space):
         """An image for ``folder``'s content and ``limit`` bytes more, mounted, with the
         content copied in; ``also`` are more writable places (the caller's writable mounts),
         only walked. Raises OSError (or CalledProcessError) if it cannot be made."""
+        _remove_orphans(folder)
         home = folder / f"{SPACE_PREFIX}{service_stamp()}-{secrets.token_hex(4)}"
-        content = [entry for entry in folder.iterdir() if entry.name != home.name]
+        # never another attempt's disk: its image and mount are not the run's content
+        content = [entry for entry in folder.iterdir() if not entry.name.startswith(SPACE_PREFIX)]
         home.mkdir()
         try:
             need = limit + sum(_allocated(entry) for entry in content)
@@ -231,6 +233,19 @@ def _remove(home: Path) -> None:
         log.warning("could not unmount a run's disk at %s", mount)
         return
     shutil.rmtree(home, ignore_errors=True)
+
+
+def _remove_orphans(folder: Path) -> None:
+    """Unmount and delete the disks that earlier attempts of a run left in its ``folder``
+    when the process that made them was killed (a Dask worker killed mid-run, whose run is
+    retried elsewhere); a disk whose maker still runs is left alone."""
+    for home in folder.glob(f"{SPACE_PREFIX}*"):
+        found = _SPACE.search(f"/{home.name}/mount")
+        if found is None:
+            continue
+        pid, start = found.groups()
+        if service_stamp(int(pid)) != f"{pid}-{start}":
+            _remove(home)
 
 
 def _delete(path: Path) -> None:

@@ -9,10 +9,26 @@ from nearline.units import format_size
 
 @dataclass(frozen=True)
 class Limits:
-    """What a run is held to. ``cpu_seconds`` defaults to ``wall_seconds * cpus``;
-    ``memory``, ``file_size`` and ``disk`` are bytes, ``processes`` counts the run's own
-    processes. ``disk`` is everything the run's folder (and its private /tmp) may hold at
-    once, and its log; ``file_size`` bounds any one file it writes."""
+    """What a sandboxed run is held to.
+
+    Parameters
+    ----------
+    cpus
+        CPUs (a share; fractions allowed).
+    memory
+        Bytes of memory.
+    wall_seconds
+        Wall-clock seconds.
+    cpu_seconds
+        CPU seconds of the whole run (default: ``wall_seconds * cpus``).
+    processes
+        The run's own processes at once.
+    file_size
+        Bytes of any one file it writes (None: no bound but ``disk``).
+    disk
+        Bytes the run's folder (and its private /tmp) may hold at once, and its log
+        (None: no bound).
+    """
 
     cpus: float = 1.0
     memory: int = 2 * 1024**3

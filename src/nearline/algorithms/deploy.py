@@ -35,7 +35,15 @@ Progress = Callable[[str, int, int], None]
 
 @dataclass(frozen=True)
 class DeploySettings:
-    """How deploys are done: package size limits and where requirements' wheels come from."""
+    """How deploys are done: package size limits and where requirements' wheels come from.
+
+    Parameters
+    ----------
+    limits
+        How large a package may be.
+    wheels
+        Where requirements' wheels come from.
+    """
 
     limits: PackageLimits = field(default_factory=PackageLimits)
     wheels: WheelSource = field(default_factory=WheelSource)
@@ -48,8 +56,23 @@ class DeploySettings:
         index_url: str | None = None,
         max_upload: str | int | None = None,
     ) -> DeploySettings:
-        """Arguments first, then ``NEARLINE_WHEELS``, ``NEARLINE_INDEX_URL`` and
-        ``NEARLINE_MAX_UPLOAD``, then defaults."""
+        """Settings from arguments first, then the environment, then defaults.
+
+        Parameters
+        ----------
+        wheels
+            A folder of wheels, the only source then (else ``NEARLINE_WHEELS``).
+        index_url
+            A package index (else ``NEARLINE_INDEX_URL``; neither: PyPI).
+        max_upload
+            The largest package upload, bytes or a size such as ``"1GiB"`` (else
+            ``NEARLINE_MAX_UPLOAD``).
+
+        Raises
+        ------
+        ConfigError
+            A size that does not parse, or a wheels folder that is not one.
+        """
         upload = max_upload or os.environ.get("NEARLINE_MAX_UPLOAD")
         limits = PackageLimits()
         if upload is not None:

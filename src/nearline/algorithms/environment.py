@@ -37,8 +37,15 @@ PTH_NAME = "zz_nearline.pth"
 
 @dataclass(frozen=True)
 class WheelSource:
-    """Where requirements' wheels come from: a local folder only (``wheels``), an index
-    (``index_url``), or PyPI when neither is set."""
+    """Where an algorithm's requirements' wheels come from.
+
+    Parameters
+    ----------
+    wheels
+        A local folder of wheels, the only source when set (no index at all).
+    index_url
+        A package index; PyPI when neither is set.
+    """
 
     wheels: Path | None = None
     index_url: str | None = None
@@ -47,7 +54,20 @@ class WheelSource:
     def resolve(
         cls, *, wheels: str | Path | None = None, index_url: str | None = None
     ) -> WheelSource:
-        """Arguments first, then ``NEARLINE_WHEELS`` and ``NEARLINE_INDEX_URL``."""
+        """The source from arguments first, then the environment.
+
+        Parameters
+        ----------
+        wheels
+            A folder of wheels (else ``NEARLINE_WHEELS``).
+        index_url
+            A package index (else ``NEARLINE_INDEX_URL``).
+
+        Raises
+        ------
+        ConfigError
+            ``wheels`` is not a folder.
+        """
         wheels = wheels or os.environ.get("NEARLINE_WHEELS") or None
         index_url = index_url or os.environ.get("NEARLINE_INDEX_URL") or None
         if wheels is not None and not Path(wheels).is_dir():
@@ -55,6 +75,7 @@ class WheelSource:
         return cls(wheels=Path(wheels).absolute() if wheels else None, index_url=index_url)
 
     def arguments(self) -> list[str]:
+        """The installer's options that choose this source."""
         if self.wheels is not None:
             return ["--no-index", "--find-links", str(self.wheels)]
         if self.index_url is not None:

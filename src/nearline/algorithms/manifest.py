@@ -45,7 +45,24 @@ _SECONDS = {None: 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400
 
 
 def read_manifest(package: Path) -> Manifest:
-    """The checked manifest of the package folder ``package``."""
+    """The checked manifest of a package folder.
+
+    Parameters
+    ----------
+    package
+        The folder holding ``algorithm.yaml``; the tests' files must exist in it.
+
+    Returns
+    -------
+    Manifest
+        Its fields as the package declares them, defaults filled in.
+
+    Raises
+    ------
+    ManifestError
+        No ``algorithm.yaml``, one over 1 MiB, or one that does not check; the message names
+        the field and what it wants.
+    """
     path = package / MANIFEST
     if not path.is_file():
         raise ManifestError(
@@ -58,7 +75,25 @@ def read_manifest(package: Path) -> Manifest:
 
 
 def parse_manifest(text: str | bytes, *, package: Path | None = None) -> Manifest:
-    """``algorithm.yaml``'s text, checked; with ``package``, test files must exist in it."""
+    """``algorithm.yaml``'s text, checked.
+
+    Parameters
+    ----------
+    text
+        The YAML (aliases are refused: values are written out in full).
+    package
+        The package folder, if there is one: the tests' files must then exist in it.
+
+    Returns
+    -------
+    Manifest
+        As [`read_manifest`][nearline.algorithms.read_manifest] gives it.
+
+    Raises
+    ------
+    ManifestError
+        Not YAML, or not a manifest; the message names the field and what it wants.
+    """
     try:
         if any(isinstance(token, yaml.AliasToken) for token in yaml.scan(text)):
             raise ManifestError(f"{MANIFEST} uses a YAML alias (*name); write values out in full")
@@ -72,7 +107,25 @@ def parse_manifest(text: str | bytes, *, package: Path | None = None) -> Manifes
 
 
 def manifest_from_dict(data: Any, *, package: Path | None = None) -> Manifest:
-    """A manifest mapping (as YAML or JSON loads it), checked, as a :class:`Manifest`."""
+    """A manifest mapping (as YAML or JSON loads it), checked.
+
+    Parameters
+    ----------
+    data
+        The mapping.
+    package
+        As for [`parse_manifest`][nearline.algorithms.parse_manifest].
+
+    Returns
+    -------
+    Manifest
+        The same as from the mapping's YAML.
+
+    Raises
+    ------
+    ManifestError
+        Not a manifest (the message names the field).
+    """
     if not isinstance(data, Mapping):
         raise ManifestError(
             f"expected a mapping of fields (id: ..., version: ...), got {shown(data)}",
@@ -262,7 +315,20 @@ def _test(
 
 
 def parameters_with_defaults(schema: Mapping[str, Any], given: Mapping[str, Any]) -> dict:
-    """``given`` with every missing parameter that has a default filled in."""
+    """Parameters as a run receives them: the given ones, and defaults for the rest.
+
+    Parameters
+    ----------
+    schema
+        The manifest's JSON Schema of the parameters object.
+    given
+        The parameters the user gave.
+
+    Returns
+    -------
+    dict
+        ``given`` with every missing parameter that has a default filled in.
+    """
     filled = {
         name: prop["default"]
         for name, prop in schema.get("properties", {}).items()

@@ -31,7 +31,19 @@ SKIPPED_FOLDERS = {".git", "__pycache__", "__MACOSX"}
 
 @dataclass(frozen=True)
 class PackageLimits:
-    """How large a package may be: the upload, its members, their count and their sum."""
+    """How large a package may be: a zip bomb or a stray data set is refused while unpacking.
+
+    Parameters
+    ----------
+    max_upload
+        Bytes of the package as uploaded (the zip, or the folder's files).
+    max_entries
+        Files and folders in it.
+    max_total
+        Bytes of all its files unpacked.
+    max_member
+        Bytes of any one file unpacked.
+    """
 
     max_upload: int = 512 * 1024**2
     max_entries: int = 10_000
@@ -40,8 +52,33 @@ class PackageLimits:
 
 
 def unpack(source: Path | bytes, into: Path, *, limits: PackageLimits = PackageLimits()) -> Path:
-    """Unpack ``source`` into the new folder ``into``; return the package's root (``into``,
-    or its single top folder when the manifest is there)."""
+    """Unpack a package into a new folder, within limits.
+
+    Parameters
+    ----------
+    source
+        A package folder (copied), a zip file, or a zip's bytes.
+    into
+        The folder to create; it must not exist.
+    limits
+        How large the package may be.
+
+    Returns
+    -------
+    pathlib.Path
+        The package's root: ``into``, or its single top folder when the manifest is there.
+
+    Raises
+    ------
+    TooLarge
+        The package is over a limit.
+    PackageError
+        No package at ``source``, or an unsafe or unreadable archive.
+    ManifestError
+        No ``algorithm.yaml`` at the top.
+    FileExistsError
+        ``into`` exists.
+    """
     into.mkdir(parents=True)
     if isinstance(source, bytes | bytearray):
         if len(source) > limits.max_upload:

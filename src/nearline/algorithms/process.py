@@ -18,7 +18,19 @@ OUTPUT_TRANSMISSION = ["reference"]
 
 
 def manifest_to_process(manifest: Manifest) -> dict[str, Any]:
-    """The OGC process description of ``manifest`` (without links: the API adds those)."""
+    """The OGC API - Processes description of an algorithm.
+
+    Parameters
+    ----------
+    manifest
+        The algorithm's manifest: its data inputs become inputs that take a search or item
+        ids, and each of its parameters an input of its own.
+
+    Returns
+    -------
+    dict
+        The process description, without links (the API adds those).
+    """
     inputs = {spec.name: _data_input(spec) for spec in manifest.inputs}
     schema = manifest.parameters
     required = set(schema.get("required", ()))

@@ -47,7 +47,11 @@ log = logging.getLogger(__name__)
 
 
 class AlgorithmRegistry(Closing):
-    """Deploy, replace, undeploy and find algorithms kept under ``data``."""
+    """Deploy, replace, undeploy and find algorithms: the service's processes.
+
+    A deploy checks, builds and tests the package in the sandbox before the version goes
+    live; a version that fails any step never becomes visible.
+    """
 
     def __init__(
         self,
@@ -57,10 +61,21 @@ class AlgorithmRegistry(Closing):
         accept: Callable[[Manifest, str], None] | None = None,
         database: Database | None = None,
     ) -> None:
-        """``accept(manifest, owner)`` may refuse a package (raise) before it is built, for
-        reasons the registry cannot see, such as a clash with the catalogue. ``database``
-        keeps the versions (default: the SQLite file ``data/algorithms.db``; the caller
-        closes one it gives)."""
+        """Open the registry under ``data``.
+
+        Parameters
+        ----------
+        data
+            The service's data folder; packages go under ``data/algorithms``.
+        settings
+            How deploys are done (default: from the environment).
+        accept
+            ``accept(manifest, owner)`` may refuse a package (raise) before it is built, for
+            reasons the registry cannot see, such as a clash with the catalogue.
+        database
+            Keeps the versions (default: the SQLite file ``data/algorithms.db``; the caller
+            closes one it gives).
+        """
         self.data = Path(data).absolute()
         self.accept = accept
         self.root = self.data / "algorithms"
@@ -79,8 +94,22 @@ class AlgorithmRegistry(Closing):
 
     # -- finding ----------------------------------------------------------------------------
     def get(self, id: str, *, viewer: str | None, version: str | None = None) -> Algorithm:
-        """The newest live version of ``id`` (or ``version``) that ``viewer`` may see;
-        :class:`AlgorithmNotFound` otherwise, whether it is missing or another's."""
+        """The newest live version of a process that ``viewer`` may see.
+
+        Parameters
+        ----------
+        id
+            The process's id.
+        viewer
+            The user asking (None: anonymous).
+        version
+            This version rather than the newest.
+
+        Raises
+        ------
+        AlgorithmNotFound
+            None the viewer may see, whether it is missing or another's.
+        """
         for row in self.store.live(id, version):
             algorithm = self._algorithm(row)
             if algorithm.visible_to(viewer):
@@ -89,7 +118,13 @@ class AlgorithmRegistry(Closing):
         raise AlgorithmNotFound(f"no {shown}; GET /processes lists the ones you may order")
 
     def list(self, *, viewer: str | None) -> list[Algorithm]:
-        """The default version of every process ``viewer`` may see, by id."""
+        """The default version of every process ``viewer`` may see, by id.
+
+        Parameters
+        ----------
+        viewer
+            The user asking (None: anonymous, public processes only).
+        """
         found: dict[str, Algorithm] = {}
         for row in self.store.live():
             if row["id"] not in found:
@@ -99,7 +134,20 @@ class AlgorithmRegistry(Closing):
         return list(found.values())
 
     def versions(self, id: str, *, viewer: str | None) -> list[Algorithm]:
-        """Every live version of ``id`` that ``viewer`` may see, newest first."""
+        """Every live version of a process that ``viewer`` may see, newest first.
+
+        Parameters
+        ----------
+        id
+            The process's id.
+        viewer
+            The user asking.
+
+        Raises
+        ------
+        AlgorithmNotFound
+            None the viewer may see.
+        """
         found = [a for a in map(self._algorithm, self.store.live(id)) if a.visible_to(viewer)]
         if not found:
             raise AlgorithmNotFound(f"no process {id!r}; GET /processes lists the ones you see")
@@ -114,29 +162,104 @@ class AlgorithmRegistry(Closing):
         public: bool = False,
         progress: Progress | None = None,
     ) -> Algorithm:
-        """Deploy a new process from ``package`` (a folder, a zip file or zip bytes): check,
-        build, test, then promote. Its id must be new, or retired and ``owner``'s."""
+        """Deploy a new process: check, build, test, then promote.
+
+        Parameters
+        ----------
+        package
+            A folder, a zip file or a zip's bytes.
+        owner
+            The user deploying it; its id must be new, or retired and theirs.
+        public
+            Whether every user sees it.
+        progress
+            ``progress(step, done, total)``, told as the steps go.
+
+        Returns
+        -------
+        Algorithm
+            The live version.
+
+        Raises
+        ------
+        ManifestError, PackageError, TooLarge
+            The package does not check or is too large.
+        DeployError
+            Its build, install or tests failed; the message says which and where the log is.
+        Conflict
+            The id is taken.
+        """
         return self._deploy(package, owner=owner, public=public, replacing=None, progress=progress)
 
     def replace(
         self, id: str, package: Path | bytes, *, owner: str, progress: Progress | None = None
     ) -> Algorithm:
-        """Deploy a new version of ``owner``'s process ``id``; older versions stay, and the
-        new one keeps the visibility of the one it follows."""
+        """Deploy a new version of a process; older versions stay.
+
+        The new version keeps the visibility of the one it follows.
+
+        Parameters
+        ----------
+        id
+            The process's id.
+        package
+            A folder, a zip file or a zip's bytes.
+        owner
+            The user replacing it: it must be theirs.
+        progress
+            ``progress(step, done, total)``, told as the steps go.
+
+        Returns
+        -------
+        Algorithm
+            The new live version.
+
+        Raises
+        ------
+        ImmutableProcess
+            The process is not ``owner``'s.
+        ManifestError, PackageError, TooLarge, DeployError
+            As for [`deploy`][nearline.algorithms.AlgorithmRegistry.deploy].
+        """
         current = self._owned(id, owner=owner, verb="replace")
         return self._deploy(
             package, owner=owner, public=current.public, replacing=id, progress=progress
         )
 
     def undeploy(self, id: str, *, owner: str) -> None:
-        """Retire every version of ``owner``'s process ``id`` (jobs keep their records)."""
+        """Retire every version of a process; jobs keep their records.
+
+        Parameters
+        ----------
+        id
+            The process's id.
+        owner
+            The user retiring it: it must be theirs.
+
+        Raises
+        ------
+        ImmutableProcess
+            The process is not ``owner``'s.
+        """
         self._owned(id, owner=owner, verb="undeploy")
         self.store.retire(id)
         log.info("undeployed %s", id)
 
     def ensure_builtin(self, package: Path, *, owner: str) -> Algorithm | None:
-        """Deploy a built-in package, public, unless that version is live already; a built-in
-        undeployed on purpose stays so (None)."""
+        """Deploy a built-in package, public, unless that version is live already.
+
+        Parameters
+        ----------
+        package
+            One of [`builtin_algorithms`][nearline.algorithms.builtin_algorithms].
+        owner
+            The service's own user.
+
+        Returns
+        -------
+        Algorithm or None
+            The live version; None for a built-in undeployed on purpose, which stays so.
+        """
         manifest = parse_manifest((package_root(package) / MANIFEST).read_bytes())
         states = self.store.states(manifest.id)
         if self.store.states(manifest.id, manifest.version) == {"live"}:

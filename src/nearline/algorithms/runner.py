@@ -34,8 +34,19 @@ SOURCE = Path(__file__).resolve().parents[2]  # the folder holding the nearline 
 
 @dataclass(frozen=True)
 class RunResult:
-    """How a run ended and the regular files it left in ``outputs_folder`` (none unless the
-    run succeeded)."""
+    """How a run ended and the files it left.
+
+    Parameters
+    ----------
+    outcome
+        How the run ended, and what it used.
+    outputs_folder
+        The run's outputs folder.
+    output_files
+        The regular files it left there (none unless the run succeeded).
+    log
+        The file holding its output and error streams.
+    """
 
     outcome: Outcome
     outputs_folder: Path
@@ -44,7 +55,18 @@ class RunResult:
 
 
 def limits_for(resources: Resources) -> Limits:
-    """The sandbox limits a manifest's resources ask for."""
+    """The sandbox limits a manifest's resources ask for.
+
+    Parameters
+    ----------
+    resources
+        The manifest's ``resources``.
+
+    Returns
+    -------
+    Limits
+        CPUs, memory, wall-clock time and disk as declared; the rest at their defaults.
+    """
     return Limits(
         cpus=resources.cpus,
         memory=resources.memory,
@@ -60,8 +82,26 @@ def prepare_job(
     inputs: Mapping[str, Sequence[Mapping[str, Any]]],
     parameters: Mapping[str, Any],
 ) -> Path:
-    """Write ``folder/job.json`` and make empty ``outputs/`` and ``tmp/`` beside it (a run
-    started again starts clean); return the job file's path."""
+    """Write a run's ``job.json`` and make its empty ``outputs/`` and ``tmp/`` folders.
+
+    A run started again starts clean: what an earlier attempt left in them goes.
+
+    Parameters
+    ----------
+    folder
+        The run's working folder (created if missing).
+    job_id
+        The job's id, as ``job.json`` gives it.
+    inputs
+        The staged files: ``{NAME: [{"path": FILE, "item": STAC_ITEM}, ...]}``.
+    parameters
+        The parameters object, defaults applied.
+
+    Returns
+    -------
+    pathlib.Path
+        The ``job.json`` (a tab-separated ``job.txt`` beside it serves C and Fortran).
+    """
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("outputs", "tmp"):
         if (folder / name).exists():
@@ -119,11 +159,39 @@ def run_algorithm(
     cancel: threading.Event | None = None,
     log: Path | None = None,
 ) -> RunResult:
-    """Run ``algorithm`` on the staged ``inputs`` (``{NAME: [{"path", "item"}, ...]}``) in
-    ``folder``; its output and error streams go to ``log`` (default ``folder/run.log``).
+    """Run a deployed algorithm on staged inputs, in the sandbox: the one way one runs.
 
-    Raises :class:`SandboxError` only if the command could not be started at all; a run that
-    fails, or leaves a link or special file among its outputs, is an unsuccessful outcome.
+    A run that fails, or leaves a link or special file among its outputs, is an unsuccessful
+    outcome, not an exception.
+
+    Parameters
+    ----------
+    algorithm
+        The deployed version to run.
+    job_id
+        The job's id.
+    inputs
+        The staged files, as for [`prepare_job`][nearline.algorithms.prepare_job].
+    parameters
+        The parameters object.
+    folder
+        The run's working folder.
+    limits
+        What the run is held to (default: what its manifest's resources ask for).
+    cancel
+        Setting it stops the run.
+    log
+        Where its output and error streams go (default ``folder/run.log``).
+
+    Returns
+    -------
+    RunResult
+        How it ended, what it used, and its output files.
+
+    Raises
+    ------
+    SandboxError
+        The command could not be started at all.
     """
     folder = folder.absolute()
     limits = limits or limits_for(algorithm.manifest.resources)

@@ -31,7 +31,7 @@ from nearline.algorithms import _cgroups, _disk, _namespaces
 from nearline.algorithms._cgroups import MemoryBudget
 from nearline.algorithms._disk import FileSystemSpace, Space
 from nearline.algorithms._limits import Limits
-from nearline.algorithms._watch import Watch
+from nearline.algorithms._run_watch import Watch
 from nearline.errors import SandboxError
 from nearline.monitor.base import Usage
 from nearline.monitor.usage import TreeMeter
@@ -47,7 +47,15 @@ OOM_SCORE_ADJ = 1000
 
 @dataclass(frozen=True)
 class Mount:
-    """A host path the command may see, at the same path inside its sandbox."""
+    """A host path the command may see, at the same path inside its sandbox.
+
+    Parameters
+    ----------
+    source
+        The host path; it must exist, and cannot be ``/``.
+    writable
+        Whether the run may write to it (default: read-only).
+    """
 
     source: Path
     writable: bool = False
@@ -55,13 +63,23 @@ class Mount:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a run ended. ``reason`` is None when the command ran to its own end, else why the
-    sandbox stopped it, in words: "wall-clock limit of 60 s", "memory limit of 2 GiB
-    exceeded", "CPU-time limit of 120 s", "process limit of 64 reached", "file-size limit of
-    1 GiB exceeded", "disk limit of 20 MiB exceeded", "cancelled"; or "killed by the kernel:
-    memory ran out around the run ..." when the OOM killer took it though it stayed under
-    its own limit. ``exit_code`` is the command's exit status as a shell reports it (128 + N
-    after signal N), None when the run was stopped."""
+    """How a run ended, and what it used.
+
+    Parameters
+    ----------
+    exit_code
+        The command's exit status as a shell reports it (128 + N after signal N); None when
+        the sandbox stopped the run.
+    reason
+        None when the command ran to its own end, else why the sandbox stopped it, in
+        words: "wall-clock limit of 60 s", "memory limit of 2 GiB exceeded", "CPU-time
+        limit of 120 s", "process limit of 64 reached", "file-size limit of 1 GiB
+        exceeded", "disk limit of 20 MiB exceeded", "cancelled"; or "killed by the kernel:
+        memory ran out around the run ..." when the OOM killer took it though it stayed
+        under its own limit.
+    usage
+        CPU time, memory peak, disk and I/O the run used.
+    """
 
     exit_code: int | None
     reason: str | None
@@ -69,17 +87,31 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
+        """Whether the command ran to its end and exited 0."""
         return self.exit_code == 0 and self.reason is None
 
 
 @dataclass(frozen=True)
 class Isolation:
-    """What a run is held by on this machine: ``namespaces`` "bwrap" (own file system,
-    network, PIDs and user), "unshare" (own network, PIDs and user; the host's files) or
-    "none"; ``cgroups`` "v1", "v2", "v1+v2" or "none", with the ``controllers`` in use
-    (memory, pids, cpu, cpuacct); ``root``: whether the service runs as root; ``disk``:
-    how a run's disk allotment is held, "filesystem" (a file system of its own, the kernel
-    refuses a write past it) or "sampled" (its folder's size, checked at each sample)."""
+    """What a run is held by on this machine ([`isolation`][nearline.algorithms.isolation]
+    finds it).
+
+    Parameters
+    ----------
+    namespaces
+        "bwrap" (own file system, network, PIDs and user), "unshare" (own network, PIDs and
+        user; the host's files) or "none".
+    cgroups
+        "v1", "v2", "v1+v2" or "none".
+    controllers
+        The cgroup controllers in use (memory, pids, cpu, cpuacct).
+    root
+        Whether the service runs as root.
+    disk
+        How a run's disk allotment is held: "filesystem" (a file system of its own, the
+        kernel refuses a write past it) or "sampled" (its folder's size, checked at each
+        sample).
+    """
 
     namespaces: str
     cgroups: str
@@ -119,6 +151,8 @@ class Isolation:
         return tuple(weak)
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields and the weaknesses, as JSON values (for ``nearline doctor`` and the
+        landing page)."""
         return {
             **asdict(self),
             "controllers": list(self.controllers),
@@ -127,8 +161,14 @@ class Isolation:
 
 
 def isolation() -> Isolation:
-    """What this machine enforces for a run: the strongest namespaces that work here and the
-    cgroup controllers this process may create groups in."""
+    """What this machine enforces for a run, found by trying.
+
+    Returns
+    -------
+    Isolation
+        The strongest namespaces that work here and the cgroup controllers this process may
+        create groups in; its ``weaknesses`` say what is not enforced.
+    """
     namespaces = "none"
     if (bwrap := shutil.which("bwrap")) and _namespaces.probe_bwrap(bwrap)[0]:
         namespaces = "bwrap"
@@ -148,9 +188,13 @@ def isolation() -> Isolation:
 
 
 def cleanup_stale() -> list[Path]:
-    """Kill and remove what runs of a killed service left behind (their cgroups and any
-    process still in them, their disks' mounts); call it when the service starts. Returns
-    the groups and disk folders removed."""
+    """Kill and remove what runs of a killed service left behind; call it when one starts.
+
+    Returns
+    -------
+    list[pathlib.Path]
+        The cgroups (with any process still in them, killed) and run disks' mounts removed.
+    """
     removed = _cgroups.cleanup_stale(_roles()) + _disk.cleanup_stale()
     if removed:
         log.warning("removed %d run groups left by a service that was killed", len(removed))
@@ -205,14 +249,46 @@ def run_sandboxed(
     enforce: Isolation | None = None,
     keep: Sequence[str] | None = None,
 ) -> Outcome:
-    """Run ``command`` in ``folder`` under ``limits``; stdout and stderr go to ``log``.
+    """Run a command in a folder under limits, isolated as well as this machine allows.
 
-    Returns when the command and every process it started have ended. ``enforce`` picks a
-    weaker level than the machine's best (:func:`isolation`), for tests and comparisons.
-    Where the run's disk is a file system of its own, ``keep`` names the entries of its
-    folder copied back after a run that succeeded (None: all); a run that did not succeed
-    leaves nothing of what it wrote. Raises :class:`SandboxError` only if the command could
-    not be started at all.
+    Returns when the command and every process it started have ended. docs/sandbox.md says
+    what each isolation level holds.
+
+    Parameters
+    ----------
+    command
+        The program and its arguments; a program named by a relative path is in ``folder``.
+    folder
+        The working folder (created if missing): the only place the run may write, with
+        its ``tmp``.
+    mounts
+        Host paths the run may see besides.
+    env
+        The run's whole environment (nothing is inherited).
+    limits
+        What the run is held to.
+    log
+        Where stdout and stderr go (None: discarded).
+    cancel
+        Setting it stops the run.
+    enforce
+        A weaker level than the machine's best ([`isolation`][nearline.algorithms.isolation]),
+        for tests and comparisons.
+    keep
+        Where the run's disk is a file system of its own: the entries of its folder copied
+        back after a run that succeeded (None: all); a run that did not succeed leaves
+        nothing of what it wrote.
+
+    Returns
+    -------
+    Outcome
+        How it ended and what it used.
+
+    Raises
+    ------
+    SandboxError
+        The command could not be started at all (no such program, a mount that does not
+        exist).
     """
     level = enforce or isolation()
     _warn_once(level)

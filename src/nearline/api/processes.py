@@ -1,19 +1,28 @@
 """OGC API - Processes: processes (Part 1), deploy/replace/undeploy (Part 2), as plain
-functions of the request's data to (status, body, headers). routes.py adapts them to
-FastAPI; nothing here knows the web framework.
+functions of the request's data to (status, body, headers), and the thin FastAPI router that
+calls them (build_router); the handlers know nothing of the web framework.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Header, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
 
 from nearline.algorithms import Algorithm, manifest_to_process
+from nearline.api.adapter import ERRORS, OGC_ERROR, User, answer, service_of
 from nearline.api.jobs import job_results, status_info
+from nearline.api.stac import base_url
+from nearline.errors import ServiceError, TooLarge
 from nearline.orders import JobStatus, Service
 
 JSON = "application/json"
+ZIP = "application/zip"
 SYNC_WAIT = 20.0  # seconds an execute without `Prefer: respond-async` waits for its result
 
 Answer = tuple[int, Any, dict[str, str]]
@@ -109,3 +118,129 @@ def replace(service: Service, process_id: str, package: bytes, *, user: str, bas
 def undeploy(service: Service, process_id: str, *, user: str) -> Answer:
     service.algorithms.undeploy(process_id, owner=user)
     return 204, None, {}
+
+
+class ExecuteRequest(BaseModel):
+    """An OGC execute request: data inputs and parameters, all under ``inputs``."""
+
+    model_config = ConfigDict(extra="allow")
+    inputs: dict[str, Any] = Field(default_factory=dict)
+
+
+async def read_package(request: Request) -> bytes:
+    """The uploaded zip, refused past the service's upload limit without reading it all."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip()
+    if kind != ZIP:
+        raise ServiceError(
+            f"send the algorithm package as {ZIP} (the zip of its folder); got {kind or 'none'}",
+            status=415,
+        )
+    limit = service_of(request).settings.max_upload
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(f"the package is {int(declared):,} bytes; the limit is {limit:,}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"the package is over the upload limit of {limit:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+ZIP_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {ZIP: {"schema": {"type": "string", "format": "binary"}}},
+    }
+}
+
+
+def build_router() -> APIRouter:
+    """The processes' routes. Each route's ``name`` is the one its OpenAPI operationId has
+    always been made from, so moving the adapters beside the handlers changed no id."""
+    router = APIRouter(responses=ERRORS)
+
+    @router.get(
+        "/processes",
+        name="list_processes",
+        tags=["Processes"],
+        summary="The processes you may run",
+    )
+    def get_processes(request: Request, user: User) -> Response:
+        base = base_url(request)
+        return answer(list_processes(service_of(request), user=user, base=base))
+
+    @router.get(
+        "/processes/{process_id}", name="describe", tags=["Processes"], summary="One process"
+    )
+    def get_process(process_id: str, request: Request, user: User) -> Response:
+        service, base = service_of(request), base_url(request)
+        return answer(describe_process(service, process_id, user=user, base=base))
+
+    @router.post(
+        "/processes/{process_id}/execution",
+        name="execute",
+        tags=["Processes"],
+        summary="Order: run a process on granules from the catalogue",
+        status_code=201,
+        responses={200: {"description": "Results (synchronous)", "content": {JSON: {}}}},
+    )
+    def post_execution(
+        process_id: str,
+        request: Request,
+        user: User,
+        body: Annotated[ExecuteRequest, Body()],
+        prefer: Annotated[str | None, Header()] = None,
+    ) -> Response:
+        service, base = service_of(request), base_url(request)
+        payload = body.model_dump()
+        return answer(execute(service, process_id, payload, user=user, base=base, prefer=prefer))
+
+    @router.post(
+        "/processes",
+        name="deploy",
+        tags=["Processes"],
+        summary="Deploy an algorithm package (zip)",
+        status_code=201,
+        openapi_extra=ZIP_BODY,
+        responses={413: OGC_ERROR, 409: OGC_ERROR, 415: OGC_ERROR},
+    )
+    async def post_process(
+        request: Request, user: User, public: Annotated[bool, Query()] = False
+    ) -> Response:
+        package = await read_package(request)
+        service, base = service_of(request), base_url(request)
+        result = await run_in_threadpool(
+            deploy, service, package, user=user, public=public, base=base
+        )
+        return answer(result)
+
+    @router.put(
+        "/processes/{process_id}",
+        name="replace",
+        tags=["Processes"],
+        summary="Deploy a new version",
+        openapi_extra=ZIP_BODY,
+        responses={403: OGC_ERROR, 413: OGC_ERROR, 409: OGC_ERROR, 415: OGC_ERROR},
+    )
+    async def put_process(process_id: str, request: Request, user: User) -> Response:
+        package = await read_package(request)
+        service, base = service_of(request), base_url(request)
+        result = await run_in_threadpool(
+            replace, service, process_id, package, user=user, base=base
+        )
+        return answer(result)
+
+    @router.delete(
+        "/processes/{process_id}",
+        name="undeploy",
+        tags=["Processes"],
+        summary="Undeploy",
+        status_code=204,
+        responses={403: OGC_ERROR},
+    )
+    def delete_process(process_id: str, request: Request, user: User) -> Response:
+        return answer(undeploy(service_of(request), process_id, user=user))
+
+    return router

@@ -2,8 +2,9 @@
 
 stac-fastapi gives the routes, the request parsing and the landing page's shape; this module
 gives it a client that answers from :class:`nearline.archive.Catalogue`, as the viewer sees
-it. Answers are serialized here with orjson and returned as responses, so the search path
-pays no generic JSON encoding.
+it, and builds the app those routes are served from (build_app). Answers are serialized
+here with orjson and returned as responses, so the search path pays no generic JSON
+encoding.
 """
 
 from __future__ import annotations
@@ -15,14 +16,20 @@ from urllib.parse import urlencode
 
 import attr
 import orjson
-from fastapi import Path, Query, Request
-from fastapi.responses import Response
+from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict
+from stac_fastapi.api.app import StacApi
+from stac_fastapi.types.config import ApiSettings
 from stac_fastapi.types.core import BaseCoreClient
 from stac_fastapi.types.search import APIRequest
 
+from nearline import __version__
+from nearline.api.auth import require_user
+from nearline.api.landing import landing_html
 from nearline.api.paging import PageTokens
 from nearline.archive import (
+    STAC_VERSION,
     Page,
     collection_to_stac,
     item_to_stac,
@@ -236,3 +243,92 @@ class CatalogueClient(BaseCoreClient):
         if matched is not None:
             body["numberMatched"] = matched
         return respond(body, media_type=GEOJSON)
+
+
+TITLE = "nearline"
+STAC_PATHS = (  # stac-fastapi's routes that need a user (the landing page and /conformance don't)
+    "/collections",
+    "/collections/{collection_id}",
+    "/collections/{collection_id}/items",
+    "/collections/{collection_id}/items/{item_id}",
+    "/search",
+)
+DESCRIPTION = (
+    "Near-archive processing: search the archive (STAC API), deploy your own algorithms and "
+    "order them next to the data (OGC API - Processes)."
+)
+
+
+@attr.s
+class NearlineStacApi(StacApi):
+    """stac-fastapi's app with nearline's landing page (JSON or, for browsers, HTML) and
+    without its unauthenticated health routes."""
+
+    def register_landing_page(self) -> None:
+        client: CatalogueClient = self.client
+
+        async def landing(request: Request) -> Response:
+            accept = request.headers.get("accept", "")
+            if "text/html" in accept and "json" not in accept.split(",")[0]:
+                return HTMLResponse(landing_html(client.service, base_url(request)))
+            page = client.landing_page(request=request)
+            body = page if isinstance(page, dict) else dict(page)
+            body["stac_version"] = STAC_VERSION  # as the items and collections (not 1.0.0)
+            body["links"] = [*body.get("links", []), *_ogc_links(base_url(request))]
+            return respond(body)
+
+        self.router.add_api_route(
+            "/",
+            landing,
+            methods=["GET"],
+            name="Landing Page",
+            summary="Landing page (JSON; HTML for browsers)",
+        )
+
+    def add_health_check(self) -> None:
+        """No unauthenticated routes beyond /, /conformance and /api."""
+
+
+def _ogc_links(base: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "rel": "http://www.opengis.net/def/rel/ogc/1.0/processes",
+            "type": "application/json",
+            "title": "Processes (algorithms you may order)",
+            "href": f"{base}/processes",
+        },
+        {
+            "rel": "http://www.opengis.net/def/rel/ogc/1.0/job-list",
+            "type": "application/json",
+            "title": "Your jobs",
+            "href": f"{base}/jobs",
+        },
+    ]
+
+
+def build_app(service: Service) -> FastAPI:
+    """stac-fastapi's app over the service's catalogue: the STAC routes and the landing page,
+    every one but the landing page and /conformance behind a user's token."""
+    settings = ApiSettings(
+        stac_fastapi_title=TITLE,
+        stac_fastapi_description=DESCRIPTION,
+        stac_fastapi_version=__version__,
+        openapi_url="/api",
+        docs_url="/api.html",
+        stac_fastapi_landing_id="nearline",
+    )
+    stac = NearlineStacApi(
+        settings=settings,
+        client=CatalogueClient(service=service, landing_page_id="nearline"),
+        title=TITLE,
+        description=DESCRIPTION,
+        api_version=__version__,
+        search_get_request_model=SearchGet,
+        search_post_request_model=SearchPost,
+        items_get_request_model=ItemsGet,
+        middlewares=[],
+        route_dependencies=[
+            ([{"path": path, "method": "*"} for path in STAC_PATHS], [Depends(require_user)])
+        ],
+    )
+    return stac.app

@@ -1,7 +1,7 @@
 """Subscriptions over the web: plain handlers of the request's data to (status, body,
-headers), and the thin FastAPI router that calls them (as routes.py does for processes and
-jobs). No standard has subscriptions (STAC has none; OGC API - Processes only calls back when
-a job ends), so these are nearline's own, in the style of OGC API - Processes.
+headers), and the thin FastAPI router that calls them (as processes.py and jobs.py do). No
+standard has subscriptions (STAC has none; OGC API - Processes only calls back when a job
+ends), so these are nearline's own, in the style of OGC API - Processes.
 
     POST   /subscriptions                  make one (201, Location)
     GET    /subscriptions                  yours
@@ -18,7 +18,7 @@ from fastapi import APIRouter, Body, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
-from nearline.api.routes import ERRORS, OGC_ERROR, User, answer, service_of
+from nearline.api.adapter import ERRORS, OGC_ERROR, User, answer, service_of
 from nearline.api.stac import base_url
 from nearline.errors import InvalidRequest, JobNotFound
 from nearline.orders import Service
@@ -30,7 +30,7 @@ Answer = tuple[int, Any, dict[str, str]]
 
 class SubscriptionRequest(BaseModel):
     """A subscription's body as sent: parse_subscription checks it against
-    nearline.orders.subscription_schema, which the OpenAPI document publishes."""
+    nearline.orders.subscriptions.schema, which the OpenAPI document publishes."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -22,7 +22,20 @@ CHUNK = 8 * 1024**2
 
 @dataclass(frozen=True)
 class BundleMember:
-    """One file of a set that layout migrated to an archive tier."""
+    """One file of a set that layout migrated to an archive tier.
+
+    An [`Asset`][nearline.archive.Asset]'s location names it as
+    ``bundle:<tier>#<manifest>!<member>``; [`fetch`][nearline.archive.fetch] restores it.
+
+    Parameters
+    ----------
+    tier
+        The tier's URL or local folder.
+    manifest
+        The bundle manifest's name on the tier.
+    member
+        The file's path in the manifest.
+    """
 
     tier: str  # the tier's URL or local folder
     manifest: str  # the manifest's name on the tier
@@ -30,6 +43,18 @@ class BundleMember:
 
     @classmethod
     def parse(cls, location: str) -> BundleMember:
+        """The member an asset location names.
+
+        Parameters
+        ----------
+        location
+            ``bundle:<tier>#<manifest>!<member>``.
+
+        Raises
+        ------
+        ArchiveError
+            ``location`` is not ``bundle:<tier>#<manifest>!<member>``.
+        """
         tier, hash_mark, rest = location.removeprefix(BUNDLE).partition("#")
         manifest, bang, member = rest.partition("!")
         if not (location.startswith(BUNDLE) and hash_mark and bang and tier and member):
@@ -40,14 +65,23 @@ class BundleMember:
 
     @property
     def location(self) -> str:
+        """The asset location that names this member (what ``parse`` reads)."""
         return f"{BUNDLE}{self.tier}#{self.manifest}!{self.member}"
 
     @property
     def name(self) -> str:
+        """The file's own name, without its folders."""
         return PurePosixPath(self.member).name
 
 
 def is_local(location: str) -> bool:
+    """Whether an asset location is a local path, used where it lies (no copy to fetch).
+
+    Parameters
+    ----------
+    location
+        An [`Asset`][nearline.archive.Asset]'s location.
+    """
     return not location.startswith(BUNDLE) and "://" not in location
 
 
@@ -59,6 +93,13 @@ def local_name(asset: Asset) -> str:
 
 
 def sha256_of(path: Path) -> str:
+    """The hex SHA-256 of a file, read in 8 MiB pieces (what assets record and fetch checks).
+
+    Parameters
+    ----------
+    path
+        The file.
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         while chunk := handle.read(CHUNK):
@@ -67,8 +108,31 @@ def sha256_of(path: Path) -> str:
 
 
 def fetch(asset: Asset, folder: Path) -> Path:
-    """A local file holding the asset's bytes: the file itself if it is local, else a
-    verified copy in ``folder``."""
+    """A local file holding an asset's bytes, verified.
+
+    A local asset is used where it lies; a bundle member is restored from its layout bundle
+    and checked against the manifest; an fsspec URL is copied and checked against the
+    asset's SHA-256.
+
+    Parameters
+    ----------
+    asset
+        The asset.
+    folder
+        Where copies go (created if missing); unused for a local asset.
+
+    Returns
+    -------
+    pathlib.Path
+        The asset's own path, or its copy's in ``folder``.
+
+    Raises
+    ------
+    FileNotFoundError
+        A local asset's file is missing.
+    ArchiveError
+        A copy's bytes differ from what the archive recorded, or a bundle is damaged.
+    """
     location = asset.location
     if is_local(location):
         path = Path(location)

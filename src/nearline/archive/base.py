@@ -20,17 +20,33 @@ from typing import Any
 from nearline.closing import Closing
 
 STAC_VERSION = "1.1.0"
+"""The STAC version of the items and collections the API serves."""
 FILE_EXTENSION = "https://stac-extensions.github.io/file/v2.1.0/schema.json"
+"""The STAC file extension, declared by items whose assets carry a size or a checksum."""
 BBox = tuple[float, float, float, float]
+"""(west, south, east, north) in degrees; west > east crosses the antimeridian."""
 
 
 @dataclass(frozen=True)
 class Asset:
     """Where one file of an item lives, and what it is.
 
-    ``location`` is private to the service (never shown to users): an absolute local path, an
-    fsspec URL, or a member of a layout archive bundle, ``bundle:<tier URL>#<bundle name>!<member
-    path>``. Users download through the API.
+    Parameters
+    ----------
+    location
+        Private to the service (never shown to users, who download through the API): an
+        absolute local path, an fsspec URL, or a member of a layout archive bundle,
+        ``bundle:<tier URL>#<bundle name>!<member path>``.
+    media_type
+        The file's media type, as STAC's asset ``type``.
+    size
+        Bytes, if known (STAC's ``file:size``).
+    sha256
+        Hex digest of the bytes, if known (checked when the file is fetched).
+    roles
+        STAC asset roles (``data``, ``metadata``, ``thumbnail``...).
+    title
+        A title for people.
     """
 
     location: str
@@ -43,11 +59,30 @@ class Asset:
 
 @dataclass(frozen=True)
 class Item:
-    """One granule or output file set. Times are timezone-aware UTC; ``end`` >= ``start``.
+    """One granule or output file set.
 
-    ``geometry`` is GeoJSON (a Polygon or MultiPolygon split at the antimeridian) or None for
-    data with no place; ``bbox`` is (west, south, east, north) and None exactly when geometry
-    is. ``properties`` are extra STAC properties (platform, instruments, provenance ...).
+    Parameters
+    ----------
+    id
+        Unique within its collection.
+    collection
+        The collection's id.
+    start
+        When the data begins, timezone-aware UTC.
+    end
+        When it ends, ``>= start``.
+    geometry
+        GeoJSON (a Polygon or MultiPolygon split at the antimeridian), or None for data with
+        no place.
+    bbox
+        (west, south, east, north); None exactly when ``geometry`` is.
+    properties
+        Extra STAC properties (platform, instruments, provenance...).
+    assets
+        The item's files by key (``"data"``...).
+    owner
+        None for the archive's own data, which every user sees; else the user whose job made
+        it, who alone sees it.
     """
 
     id: str
@@ -65,8 +100,23 @@ class Item:
 class Collection:
     """A set of items of one kind (a product, or one algorithm's outputs).
 
-    ``extent`` is kept by the catalogue as items arrive: (bbox or None, start or None,
-    end or None).
+    Parameters
+    ----------
+    id
+        The collection's id.
+    title
+        STAC's ``title``, for people.
+    description
+        STAC's ``description``.
+    license
+        An SPDX identifier, or ``"proprietary"``.
+    owner
+        None for the archive's own collections; else the user who alone sees it.
+    properties
+        Extra STAC fields.
+    extent
+        (bbox or None, start or None, end or None): kept by the catalogue as items arrive,
+        not set by callers.
     """
 
     id: str
@@ -80,13 +130,34 @@ class Collection:
 
 @dataclass(frozen=True)
 class Search:
-    """An item search, already checked (build it with :func:`nearline.archive.parse_search`).
+    """An item search, already checked.
 
-    ``bbox`` is (west, south, east, north); west > east crosses the antimeridian.
-    ``intersects`` is a GeoJSON geometry. ``start``/``end`` bound the items' time ranges
-    (None: open). ``viewer`` is the user asking: they see public items and their own.
-    ``token`` continues an earlier page. ``count_to``: count the matches too, as long as
-    the index finds no more than this many candidates (0: do not count).
+    Build it from STAC query parameters with
+    [`parse_search`][nearline.archive.parse_search], which checks each one.
+
+    Parameters
+    ----------
+    collections
+        Only items of these collections (None: any).
+    ids
+        Only items of these ids (None: any).
+    bbox
+        (west, south, east, north); west > east crosses the antimeridian.
+    intersects
+        A GeoJSON geometry the items' footprints must intersect.
+    start
+        Only items that end at or after it (None: open).
+    end
+        Only items that start at or before it (None: open).
+    limit
+        Items per page.
+    token
+        Continues an earlier page ([`Page.next_token`][nearline.archive.Page]).
+    viewer
+        The user asking: they see public items and their own.
+    count_to
+        Count the matches too, as long as the index finds no more than this many
+        candidates (0: do not count).
     """
 
     collections: tuple[str, ...] | None = None
@@ -128,9 +199,19 @@ def _has_position(geometry: Mapping[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class Page:
-    """One page of a search: the items, the token of the next page (None on the last),
-    and how many items match in all when the search asked for it (``count_to``) and the
-    index found few enough candidates to count them exactly (else None)."""
+    """One page of a search.
+
+    Parameters
+    ----------
+    items
+        This page's items, in a stable order.
+    next_token
+        Pass it as [`Search.token`][nearline.archive.Search] for the next page; None on the
+        last.
+    matched
+        How many items match in all, when the search asked for it (``count_to``) and the
+        index found few enough candidates to count them exactly (else None).
+    """
 
     items: list[Item]
     next_token: str | None = None
@@ -150,43 +231,146 @@ class Catalogue(Closing, ABC):
 
     @abstractmethod
     def put_collection(self, collection: Collection) -> None:
-        """Create ``collection``, or update its title, description, license and properties;
-        :class:`~nearline.errors.Conflict` if one of that id belongs to another owner."""
+        """Create ``collection``, or update its title, description, license and properties.
+
+        Parameters
+        ----------
+        collection
+            Its ``extent`` is ignored: the catalogue keeps that from the items.
+
+        Raises
+        ------
+        Conflict
+            A collection of that id belongs to another owner.
+        """
 
     @abstractmethod
     def get_collection(self, id: str, *, viewer: str | None = None) -> Collection:
-        """The collection ``id``; ``CollectionNotFound`` if none the viewer may see."""
+        """The collection ``id``, with its current extent.
+
+        Parameters
+        ----------
+        id
+            The collection's id.
+        viewer
+            The user asking (None: the archive's own view of public collections).
+
+        Raises
+        ------
+        CollectionNotFound
+            No such collection, or none the viewer may see.
+        """
 
     @abstractmethod
     def list_collections(self, *, viewer: str | None = None) -> list[Collection]:
-        """Every collection the viewer may see, by id."""
+        """Every collection the viewer may see, by id.
+
+        Parameters
+        ----------
+        viewer
+            The user asking: they see public collections and their own.
+        """
 
     @abstractmethod
     def add_items(self, items: Iterable[Item]) -> int:
-        """Insert or replace ``items``; returns how many. One transaction."""
+        """Insert or replace ``items`` by (collection, id), in one transaction.
+
+        Parameters
+        ----------
+        items
+            Items of existing collections; each collection's extent widens to hold them.
+
+        Returns
+        -------
+        int
+            How many items were added or replaced.
+
+        Raises
+        ------
+        CollectionNotFound
+            An item's collection does not exist (nothing is added).
+        """
 
     @abstractmethod
     def get_item(self, collection: str, id: str, *, viewer: str | None = None) -> Item:
-        """Item ``id`` of ``collection``; ``ItemNotFound`` if none the viewer may see."""
+        """Item ``id`` of ``collection``.
+
+        Parameters
+        ----------
+        collection, id
+            Which item.
+        viewer
+            The user asking.
+
+        Raises
+        ------
+        ItemNotFound
+            No such item, or none the viewer may see.
+        """
 
     @abstractmethod
     def search(self, search: Search) -> Page:
-        """One page of the items matching ``search``, in a stable order."""
+        """One page of the items matching ``search``, in a stable order.
+
+        Parameters
+        ----------
+        search
+            A checked search; its ``token`` picks the page and its ``viewer`` what is seen.
+
+        Returns
+        -------
+        Page
+            The items and the token of the next page.
+        """
 
     @abstractmethod
     def delete_items(self, collection: str, ids: Iterable[str]) -> int:
-        """Remove these items (missing ones are ignored); returns how many went."""
+        """Remove items of ``collection``; missing ones are ignored.
+
+        Parameters
+        ----------
+        collection
+            The collection's id.
+        ids
+            The items' ids.
+
+        Returns
+        -------
+        int
+            How many items went.
+        """
 
     @abstractmethod
     def changes(self, after: int = 0, *, limit: int = 1000) -> tuple[list[Item], int]:
-        """Items added or replaced since position ``after`` (the service's view: every owner),
-        oldest first, at most ``limit``; and the position to ask from next. Position 0 is
-        the beginning; :meth:`position` is now. What subscriptions are triggered by."""
+        """Items added or replaced since a position, oldest first: what subscriptions follow.
+
+        This is the service's view: every owner's items.
+
+        Parameters
+        ----------
+        after
+            A position from an earlier call (0 is the beginning; see
+            [`position`][nearline.archive.Catalogue.position]).
+        limit
+            At most this many items.
+
+        Returns
+        -------
+        items : list[Item]
+            The changes after ``after``.
+        next : int
+            The position to ask from next.
+        """
 
     @abstractmethod
     def position(self) -> int:
-        """The position of the latest change: ``changes(position())`` is empty until the
-        next item arrives."""
+        """The position of the latest change.
+
+        Returns
+        -------
+        int
+            ``changes(position())`` is empty until the next item arrives.
+        """
 
     def close(self) -> None:
         """Release connections."""

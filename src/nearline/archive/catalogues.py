@@ -10,9 +10,23 @@ from nearline.db import Database
 
 
 def open_catalogue(url: str | None, path: Path, *, database: Database | None = None) -> Catalogue:
-    """The catalogue in the PostgreSQL database at ``url`` (tables created if missing), or
-    (None) in the SQLite file ``path``. ``database``: the state database opened on the same
-    ``url``, whose connection pool the PostgreSQL catalogue then shares."""
+    """The service's catalogue: PostgreSQL to share one between servers, else SQLite.
+
+    Parameters
+    ----------
+    url
+        A ``postgresql://`` URL (the tables are created if missing), or None for SQLite.
+    path
+        The SQLite file, created if missing; unused with ``url``.
+    database
+        The state database opened on the same ``url``, whose connection pool the PostgreSQL
+        catalogue then shares (one pool per database); unused with SQLite.
+
+    Returns
+    -------
+    Catalogue
+        Open; ``close`` it, or use it in a ``with`` block.
+    """
     if url is None:
         from nearline.archive.sqlite_catalogue import SQLiteCatalogue
 

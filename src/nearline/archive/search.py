@@ -39,9 +39,26 @@ BBOX_WANTED = "4 numbers west,south,east,north such as -10,35,30,60 (or 6, with 
 
 
 def query_values(query: Mapping[str, Any]) -> dict[str, Any]:
-    """GET's text (``bbox=1,2,3,4``, ``ids=a,b``, ``limit=5``, an ``intersects`` JSON text) as
-    the JSON values a POST body gives, for :func:`parse_search`; what is not text (or not one
-    of these) is passed on as it is. Empty text is a parameter left out."""
+    """GET's text as the JSON values a POST body gives, for
+    [`parse_search`][nearline.archive.parse_search].
+
+    Parameters
+    ----------
+    query
+        A GET query's values: ``bbox=1,2,3,4``, ``ids=a,b``, ``limit=5``, an ``intersects``
+        JSON text. What is not text (or not one of these) is passed on as it is; empty text
+        is a parameter left out.
+
+    Returns
+    -------
+    dict
+        The same parameters as JSON values.
+
+    Raises
+    ------
+    SearchError
+        A text that is not of its parameter's form; the message says what was expected.
+    """
     values = dict(query)
     for name, value in query.items():
         if not isinstance(value, str) or name not in TEXT_FORMS:
@@ -77,10 +94,31 @@ TEXT_FORMS: dict[str, tuple[str | None, str, Any]] = {  # GET's text: pattern, w
 
 
 def parse_search(query: Mapping[str, Any], *, viewer: str | None, dates: bool = False) -> Search:
-    """``query`` (STAC item-search parameters as JSON values: a POST body, or GET's text
-    through :func:`query_values`) as a :class:`Search` for ``viewer``: exactly what
-    search_schema.py describes is accepted. ``dates``: a date alone stands for its day (orders
-    and subscriptions; STAC's item search refuses it)."""
+    """STAC item-search parameters as a checked [`Search`][nearline.archive.Search].
+
+    Exactly what search_schema.py describes is accepted.
+
+    Parameters
+    ----------
+    query
+        ``collections``, ``ids``, ``bbox``, ``intersects``, ``datetime``, ``limit`` and
+        ``token`` as JSON values: a POST body, or GET's text through ``query_values``.
+    viewer
+        The user searching (None: anonymous, public items only).
+    dates
+        Let a date alone stand for its day (orders and subscriptions; STAC's item search
+        refuses it).
+
+    Returns
+    -------
+    Search
+        Ready for [`Catalogue.search`][nearline.archive.Catalogue.search].
+
+    Raises
+    ------
+    SearchError
+        An unknown or unusable parameter; the message names it and what it wants.
+    """
     unknown = sorted(set(query) - KNOWN)
     if unknown:
         raise SearchError(
@@ -140,8 +178,24 @@ def parse_limit(value: Any) -> int:
 
 
 def parse_bbox(value: Any) -> BBox:
-    """(west, south, east, north) from 4 numbers (or 6, with heights, which are ignored):
-    JSON numbers, never booleans. West greater than east crosses the antimeridian."""
+    """A STAC bbox, checked.
+
+    Parameters
+    ----------
+    value
+        4 JSON numbers west, south, east, north (or 6 with heights, which are ignored);
+        never booleans. West greater than east crosses the antimeridian.
+
+    Returns
+    -------
+    BBox
+        (west, south, east, north).
+
+    Raises
+    ------
+    SearchError
+        Not 4 (or 6) numbers in range, or south north of north.
+    """
     if not BBOX_CHECK.is_valid(value):
         raise SearchError(
             f"bbox: expected {BBOX_WANTED}, longitudes in -180..180 and latitudes in -90..90; "
@@ -193,9 +247,26 @@ def _flat(geometry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def parse_datetime(value: Any, *, dates: bool = False) -> tuple[datetime | None, datetime | None]:
-    """A STAC datetime: an instant, or an interval ``a/b`` open at either end (``..`` or
-    empty); with ``dates``, a date alone stands for its whole day. Times without a zone, and
-    intervals that end before they start, are refused."""
+    """A STAC datetime as the (start, end) it bounds.
+
+    Parameters
+    ----------
+    value
+        An RFC 3339 date-time, or an interval ``a/b`` open at either end (``..`` or empty).
+        Times without a zone are refused.
+    dates
+        Let a date alone stand for its whole day.
+
+    Returns
+    -------
+    start, end : datetime or None
+        UTC bounds; None where the interval is open. An instant gives it twice.
+
+    Raises
+    ------
+    SearchError
+        Not RFC 3339 (or a zone is missing), or an interval that ends before it starts.
+    """
     if not isinstance(value, str) or not matches(DATED_DATETIME if dates else DATETIME, value):
         raise SearchError(
             f"datetime: {value!r} is not an RFC 3339 date-time such as 2012-12-12T00:00:00Z "

@@ -64,7 +64,15 @@ BATCH = 500  # ids per IN (...) lookup
 
 
 class SQLiteCatalogue(Catalogue):
-    """The catalogue in the SQLite file ``path`` (created if missing)."""
+    """The catalogue in one SQLite file: the embedded default, with no server to run.
+
+    Searches go through an R*Tree of the items' boxes and times.
+
+    Parameters
+    ----------
+    path
+        The file, created with its tables if missing.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -179,8 +187,18 @@ class SQLiteCatalogue(Catalogue):
             return self._remove_ids(connection, row["key"], wanted)
 
     def changes(self, after: int = 0, *, limit: int = 1000) -> tuple[list[Item], int]:
-        """Rowids only grow (AUTOINCREMENT: an item replaced takes a new one, a deleted one's
-        is never used again), so they are the positions."""
+        """Items added or replaced since a position, oldest first.
+
+        Rowids only grow (AUTOINCREMENT: an item replaced takes a new one, a deleted one's
+        is never used again), so they are the positions.
+
+        Parameters
+        ----------
+        after
+            A position from an earlier call (0 is the beginning).
+        limit
+            At most this many items.
+        """
         rows = self.database.query(
             "SELECT i.*, c.id AS collection_id FROM items AS i "
             "JOIN collections AS c ON c.key = i.collection "
@@ -195,7 +213,13 @@ class SQLiteCatalogue(Catalogue):
         return int(found[0]["seq"]) if found else 0
 
     def count(self, collection: str | None = None) -> int:
-        """How many items (of ``collection``) the catalogue holds."""
+        """How many items the catalogue holds.
+
+        Parameters
+        ----------
+        collection
+            Count only this collection's (None: all).
+        """
         rows = self.database.query(
             "SELECT COALESCE(SUM(count), 0) AS n FROM collections WHERE ? IS NULL OR id = ?",
             (collection, collection),

@@ -21,7 +21,18 @@ WHOLE_EARTH = [-180.0, -90.0, 180.0, 90.0]
 
 
 def rfc3339(moment: datetime | None) -> str | None:
-    """``2026-11-24T15:30:00Z`` (UTC, microseconds only when there are some)."""
+    """A moment as STAC writes it: ``2026-11-24T15:30:00Z``.
+
+    Parameters
+    ----------
+    moment
+        Timezone-aware; shown in UTC, with microseconds only when there are some.
+
+    Returns
+    -------
+    str or None
+        None for None (an open end).
+    """
     if moment is None:
         return None
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
@@ -32,7 +43,22 @@ def item_href(base: str, collection: str, item: str) -> str:
 
 
 def item_to_stac(item: Item, base: str) -> dict[str, Any]:
-    """The STAC Item of ``item``, with links and asset hrefs below ``base`` (the API's root)."""
+    """The STAC Item of ``item``, as the API serves it.
+
+    Parameters
+    ----------
+    item
+        The catalogue's item.
+    base
+        The API's root URL; links and asset hrefs go below it (asset locations stay
+        private).
+
+    Returns
+    -------
+    dict
+        A GeoJSON Feature, STAC 1.1, with the file extension when sizes or checksums are
+        known.
+    """
     href = item_href(base, item.collection, item.id)
     collection_href = f"{base}/collections/{quote(item.collection, safe='')}"
     properties: dict[str, Any] = {
@@ -81,7 +107,20 @@ def _asset_to_stac(asset: Asset, href: str) -> dict[str, Any]:
 
 
 def collection_to_stac(collection: Collection, base: str) -> dict[str, Any]:
-    """The STAC Collection of ``collection``, with its extent as the catalogue keeps it."""
+    """The STAC Collection of ``collection``, with its extent as the catalogue keeps it.
+
+    Parameters
+    ----------
+    collection
+        The catalogue's collection.
+    base
+        The API's root URL; links go below it.
+
+    Returns
+    -------
+    dict
+        A STAC 1.1 Collection (the whole Earth as the extent while it holds no item).
+    """
     href = f"{base}/collections/{quote(collection.id, safe='')}"
     bbox, start, end = collection.extent
     return {

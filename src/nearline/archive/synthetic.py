@@ -114,7 +114,28 @@ def footprint(lon: np.ndarray, lat: np.ndarray) -> tuple[dict[str, Any], Bounds]
 def modis_like_items(
     count: int, *, collection: str, start: datetime, seed: int = 0, owner: str | None = None
 ) -> Iterator[Item]:
-    """``count`` consecutive 5-minute granules from ``start``, as catalogue items."""
+    """Consecutive 5-minute MODIS-like granules, as catalogue items: a large catalogue to test.
+
+    Footprints follow a sun-synchronous orbit; assets point at files that do not exist.
+
+    Parameters
+    ----------
+    count
+        How many items.
+    collection
+        Their collection's id.
+    start
+        The first granule's start.
+    seed
+        Seeds the orbit's node and the assets' sizes.
+    owner
+        The items' owner (None: public).
+
+    Yields
+    ------
+    Item
+        In time order.
+    """
     pick = np.random.default_rng(seed)
     node = float(pick.uniform(-math.pi, math.pi))
     chunk = 10_000

@@ -9,17 +9,10 @@ from __future__ import annotations
 from nearline.burst.base import Sink, SinkFile, VariableSpec
 from nearline.burst.client import BurstStats, Client
 from nearline.burst.local import open
+from nearline.burst.mpi import run  # mpi4py itself is imported when run is called
 from nearline.burst.settings import AutoFlush, Overflow
 from nearline.burst.sinks import available_sinks, get_sink
 from nearline.errors import BurstError, BurstInputError
-
-
-def run(main, **kwargs):
-    """Run ``main(io, comm)`` on compute ranks with the last ``io_ranks`` ranks serving I/O."""
-    from nearline.burst.mpi import run as _run
-
-    return _run(main, **kwargs)
-
 
 __all__ = [
     "AutoFlush",

@@ -26,10 +26,21 @@ from nearline.errors import BurstError
 class VariableSpec:
     """What a sink needs to define a variable before any block of it is written.
 
-    ``shape`` is the global shape (the whole variable); ``dims`` has one name per axis;
-    ``attrs`` are the user's attributes (``units``, ``long_name``...), values str/int/float.
-    ``encoding`` holds storage hints a format may honour and others ignore: ``chunksizes``
-    (one per axis), ``compression`` ("zlib"), ``complevel`` and ``shuffle``.
+    Parameters
+    ----------
+    name
+        The variable's name.
+    dtype
+        Its dtype, native byte order.
+    shape
+        The global shape (the whole variable, not one block).
+    dims
+        One dimension name per axis.
+    attrs
+        The user's attributes (``units``, ``long_name``...), values str, int or float.
+    encoding
+        Storage hints a format may honour and others ignore: ``chunksizes`` (one per
+        axis), ``compression`` (``"zlib"``), ``complevel`` and ``shuffle``.
     """
 
     name: str
@@ -57,18 +68,45 @@ class SinkFile(ABC):
 
     @abstractmethod
     def define(self, spec: VariableSpec) -> None:
-        """Declare a variable of the file."""
+        """Declare a variable of the file.
+
+        Parameters
+        ----------
+        spec
+            Its name, dtype, global shape, dimensions, attributes and storage hints.
+        """
 
     @abstractmethod
     def write(self, name: str, data: np.ndarray, *, start: tuple[int, ...]) -> None:
-        """Write one block of variable ``name`` at offset ``start``."""
+        """Write one block of variable ``name`` at offset ``start``.
+
+        Parameters
+        ----------
+        name
+            A variable already defined.
+        data
+            The block, of the variable's dtype in native byte order.
+        start
+            The block's offset in the variable, one per axis.
+        """
 
     @abstractmethod
     def close(self) -> None:
-        """Finish the file."""
+        """Finish the file: complete on disk once this returns (the server fsyncs it)."""
 
     def set_attributes(self, attrs: Mapping[str, Any]) -> None:
-        """Attach file-wide attributes (title, provenance); formats without them refuse."""
+        """Attach file-wide attributes (title, provenance).
+
+        Parameters
+        ----------
+        attrs
+            Names and str, int or float values.
+
+        Raises
+        ------
+        BurstError
+            By default: the format keeps no file-wide attributes.
+        """
         raise BurstError(f"the {type(self).__name__} format keeps no file-wide attributes")
 
     def abort(self) -> None:
@@ -90,4 +128,18 @@ class Sink(ABC):
 
     @abstractmethod
     def create(self, path: Path, *, step: int) -> SinkFile:
-        """Start a new file at ``path`` (a temporary name chosen by the server)."""
+        """Start a new file at ``path``.
+
+        Parameters
+        ----------
+        path
+            A temporary name chosen by the server, in the file's final folder; the server
+            renames it once the file is complete.
+        step
+            The time step the file holds.
+
+        Returns
+        -------
+        SinkFile
+            The open file.
+        """

@@ -40,7 +40,34 @@ class Link(Protocol):
 
 @dataclass(frozen=True)
 class BurstStats:
-    """What the I/O servers hold and have done, summed over servers, plus this client's pauses."""
+    """What the I/O servers hold and have done, summed over servers, plus this client's pauses.
+
+    Returned by [`Client.stats`][nearline.burst.Client.stats]; ``seconds_blocked`` is the
+    figure a model cares about: how long its writes waited for the I/O servers.
+
+    Parameters
+    ----------
+    bytes_queued
+        Bytes held in the servers' queue memory now.
+    bytes_spilled
+        Bytes written to the spill folder because the queue was full.
+    bytes_written
+        Bytes the sinks have written.
+    files_written
+        Files published (durable under their final names).
+    seconds_blocked
+        This client's time waiting for room or for the servers.
+    seconds_in_write
+        This client's time inside ``write`` and ``buffer``, waiting included.
+    writes
+        This client's ``write`` and ``buffer`` calls.
+    seconds_stalled
+        The servers' time waiting for room on a full disk.
+    waiting_for_space
+        Bytes a stalled server waits for now (0: none is stalled).
+    bytes_leased
+        Queue memory lent out for ``buffer`` and not handed back yet.
+    """
 
     bytes_queued: int
     bytes_spilled: int
@@ -73,7 +100,24 @@ class _Lent:
 
 
 class Client:
-    """What ``main(io, comm)`` receives: write, flush, wait, close, stats."""
+    """What ``main(io, comm)`` receives: write, flush, wait, close, stats.
+
+    Made by [`run`][nearline.burst.run] and [`open`][nearline.burst.open], never by the model:
+    the same calls work whether the I/O servers are MPI ranks or threads. Files are named by
+    ``file`` (a group such as ``"dynamics"``) and ``step``; where they go is the layout's
+    choice.
+
+    Parameters
+    ----------
+    link
+        How the client reaches its I/O servers (MPI or in-process threads).
+    rank
+        This compute rank's number; it picks the server of its per-rank files.
+    autoflush
+        Flush per-rank files by size or age.
+    copy_threads
+        Threads that copy large blocks into shared queue memory.
+    """
 
     def __init__(
         self,
@@ -123,6 +167,32 @@ class Client:
 
         Without ``start``/``shape`` the variable goes to this rank's own file; with them, the
         block sits at ``start`` of a global variable of ``shape`` assembled from all ranks.
+
+        Parameters
+        ----------
+        file
+            The file group (``"dynamics"``): one file per step, per rank or assembled.
+        name
+            The variable's name in the file.
+        array
+            The data; anything ``numpy.asarray`` takes, of a numeric dtype.
+        step
+            The time step the data belongs to.
+        start
+            Offset of this block in the global variable, one per axis.
+        shape
+            The global variable's shape; given with ``start``.
+        dims
+            One dimension name per axis (default: generated from the name).
+        attrs
+            The variable's attributes (``units``, ``long_name``...): str, int or float.
+
+        Raises
+        ------
+        BurstInputError
+            The array, its bounds or its name cannot be stored.
+        BurstError
+            An earlier write or flush failed on the I/O side.
         """
         began = time.perf_counter()
         block = as_block(array, name=name)
@@ -147,13 +217,43 @@ class Client:
         dims: Sequence[str] | None = None,
         attrs: Mapping[str, Any] | None = None,
     ) -> AbstractContextManager[np.ndarray]:
-        """``with io.buffer(...) as a:`` gives an array lying in the I/O server's queue
-        memory; the model computes into it, and leaving the block hands it over with no copy.
+        """An array in the I/O server's queue memory to compute into: no copy at all.
 
-        Where the server's memory is not shared (another node, a spilled or written-through
-        block under a full queue), ``a`` is ordinary memory and leaving the block sends it:
-        the model's code is the same everywhere. If the block raises, the server drops the
-        block and the file is not written (flush says so); the error propagates.
+        ``with io.buffer(...) as a:`` gives the array; the model computes into it, and leaving
+        the block hands it over. Where the server's memory is not shared (another node, a
+        spilled or written-through block under a full queue), ``a`` is ordinary memory and
+        leaving the block sends it: the model's code is the same everywhere. If the block
+        raises, the server drops the block and the file is not written (flush says so); the
+        error propagates.
+
+        Parameters
+        ----------
+        file, name
+            As for [`write`][nearline.burst.Client.write].
+        shape
+            This block's shape.
+        dtype
+            This block's dtype (numeric, native byte order).
+        step
+            The time step.
+        start
+            This block's offset, as for ``write``.
+        global_shape
+            ``write``'s ``shape``: the global variable's.
+        dims
+            Dimension names, as for ``write``.
+        attrs
+            Attributes, as for ``write``.
+
+        Returns
+        -------
+        AbstractContextManager[numpy.ndarray]
+            Gives the array on entry; hands it over on exit.
+
+        Raises
+        ------
+        BurstInputError
+            The shape, dtype, bounds or name cannot be stored.
         """
         began = time.perf_counter()
         shape = tuple(map(int, shape))
@@ -269,13 +369,34 @@ class Client:
         """Ask the I/O servers to write what is queued for ``file`` (all files if None).
 
         Returns at once. Collective: every compute rank calls it, in the same order.
+
+        Parameters
+        ----------
+        file
+            The file group to flush; None flushes every group.
+
+        Raises
+        ------
+        BurstError
+            The client is closed, or an earlier write failed.
         """
         self._check_usable()
         self._send_flush(file, scope="all")
         self._epoch += 1
 
     def wait(self, file: str | None = None) -> None:
-        """Block until every flush made so far is durable (fsync'd and renamed into place)."""
+        """Block until every flush made so far is durable (fsync'd and renamed into place).
+
+        Parameters
+        ----------
+        file
+            Accepted for symmetry with ``flush``; the wait covers every flush so far.
+
+        Raises
+        ------
+        BurstError
+            A flushed file could not be written; the message names it.
+        """
         self._check_usable()
         leased = sorted(set(self._leases) | set(self._lease_asked))
         for server in leased:  # the rest of a lease is free memory again, for stats too
@@ -292,6 +413,16 @@ class Client:
         """Bytes queued, spilled and written by the servers, and this rank's time blocked.
 
         After ``close`` it gives the final totals, gathered once everything was durable.
+
+        Returns
+        -------
+        BurstStats
+            Summed over the I/O servers.
+
+        Raises
+        ------
+        BurstError
+            ``close`` failed before the final figures were gathered.
         """
         if self._closed:
             if self._final_stats is None:
@@ -312,7 +443,15 @@ class Client:
         )
 
     def close(self) -> None:
-        """Flush everything, wait until it is durable, and let the I/O servers stop."""
+        """Flush everything, wait until it is durable, and let the I/O servers stop.
+
+        Calling it again does nothing.
+
+        Raises
+        ------
+        BurstError
+            A file could not be written; the message names it.
+        """
         if self._closed:
             return
         self._closing = True

@@ -104,16 +104,52 @@ def open(
 ) -> Iterator[Client]:
     """Serve a client with I/O threads in this process; everything is durable on exit.
 
-    ``memory`` bounds the bytes each I/O thread holds; ``overflow`` says what a write does when
-    it is full ("block", "spill" or "sync"); ``sink`` is a format name or ``fn(path, vars)``.
-    ``fanout``/``steps`` shape the output tree (see :class:`nearline.layout.Layout`).
-    ``write_behind`` (default: ``NEARLINE_BURST_WRITE_BEHIND``, else off) lets idle I/O threads
-    write queued blocks into their temporary files before ``flush``, which then only finishes
-    them; files still take their final names at flush.
-    ``on_full`` says what a full output disk does: ``"fail"`` drops the file and says how
-    much was free and needed; ``"wait"`` keeps everything queued, reports the stall in
-    ``stats()`` and the log, and goes on when room appears (``nearline migrate --watch``
-    frees it), failing after ``full_timeout`` seconds.
+    The same client as [`run`][nearline.burst.run] gives under MPI, for a model (or a test)
+    without it: ``with burst.open("out") as io: io.write(...)``.
+
+    Parameters
+    ----------
+    root
+        The folder the output tree is written under.
+    io_threads
+        How many I/O threads serve the client.
+    memory
+        Queue memory of each I/O thread, bytes or a size such as ``"512MiB"``.
+    overflow
+        What a write does when that memory is full: ``"block"``, ``"spill"`` or ``"sync"``
+        (see [`Overflow`][nearline.burst.Overflow]).
+    sink
+        The output format: a name from [`available_sinks`][nearline.burst.available_sinks],
+        a [`Sink`][nearline.burst.Sink], or a callable ``sink(path, variables)``.
+    spill_dir
+        Where ``overflow="spill"`` puts blocks (default: under ``root``).
+    autoflush
+        Flush by size or age without an explicit ``flush``
+        (an [`AutoFlush`][nearline.burst.AutoFlush] or its dict).
+    fanout
+        Most entries per folder of the output tree (see `nearline.layout.Layout`).
+    steps
+        Time steps per folder of the output tree.
+    write_behind
+        Let idle I/O threads write queued blocks into their temporary files before
+        ``flush``, which then only finishes them; files still take their final names at
+        flush (default: ``NEARLINE_BURST_WRITE_BEHIND``, else off).
+    on_full
+        What a full output disk does; as for [`run`][nearline.burst.run].
+    full_timeout
+        Seconds ``on_full="wait"`` waits for room.
+
+    Yields
+    ------
+    Client
+        The client; leaving the ``with`` block flushes, waits and closes it.
+
+    Raises
+    ------
+    ConfigError
+        A setting nearline cannot use.
+    BurstError
+        Writing failed (a sink raised, an I/O thread died); raised at the client's next call.
     """
     if isinstance(io_threads, bool) or not isinstance(io_threads, int) or io_threads < 1:
         raise ConfigError(f"io_threads must be an int >= 1, got {io_threads!r}")

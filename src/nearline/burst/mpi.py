@@ -215,19 +215,63 @@ def run(
 ) -> Any:
     """Under mpiexec: serve I/O on the last ``io_ranks`` ranks, run ``main(io, comm)`` on the rest.
 
-    ``comm`` holds the compute ranks only. Returns ``main``'s result on compute ranks and None
-    on I/O ranks, once all data is durable and each closed (step, file) set is marked
-    ``.complete`` for the migrator. ``fanout`` (default: the number of compute ranks, at least
-    1024) and ``steps`` shape the output tree (see :class:`nearline.layout.Layout`).
-    ``write_behind`` (default: ``NEARLINE_BURST_WRITE_BEHIND``, else off) lets idle I/O ranks
-    write queued blocks into their temporary files before ``flush``; they are published at flush.
+    Every rank calls it. The model's ranks get a client and a communicator of their own, so
+    their output leaves them at memory speed while the I/O ranks write it.
 
-    If ``main`` raises (a :class:`BurstError` included), the error is printed and the job is
-    aborted with exit code 1, as MPI programs must.
-    ``on_full`` says what a full output disk does: ``"fail"`` drops the file and says how
-    much was free and needed; ``"wait"`` keeps everything queued, reports the stall in
-    ``stats()`` and the log, and goes on when room appears (``nearline migrate --watch``
-    frees it), failing after ``full_timeout`` seconds.
+    Parameters
+    ----------
+    main
+        ``main(io, comm)``, run on each compute rank: ``io`` is its
+        [`Client`][nearline.burst.Client], ``comm`` an mpi4py communicator of the compute
+        ranks only.
+    io_ranks
+        How many of the last ranks of ``COMM_WORLD`` serve I/O.
+    memory
+        Queue memory of each I/O rank, bytes or a size such as ``"512MiB"``.
+    overflow
+        What a write does when that memory is full: ``"block"``, ``"spill"`` or ``"sync"``
+        (see [`Overflow`][nearline.burst.Overflow]); data is never dropped.
+    sink
+        The output format: a name from [`available_sinks`][nearline.burst.available_sinks],
+        a [`Sink`][nearline.burst.Sink], or a callable ``sink(path, variables)``.
+    root
+        The folder the output tree is written under.
+    spill_dir
+        Where ``overflow="spill"`` puts blocks (default: under ``root``).
+    autoflush
+        Flush per-rank files by size or age without an explicit ``flush``
+        (an [`AutoFlush`][nearline.burst.AutoFlush] or its dict).
+    fanout
+        Most entries per folder of the output tree (see `nearline.layout.Layout`); by
+        default the number of compute ranks, at least 1024.
+    steps
+        Time steps per folder of the output tree.
+    write_behind
+        Let idle I/O ranks write queued blocks into their temporary files before ``flush``,
+        which then only publishes them (default: ``NEARLINE_BURST_WRITE_BEHIND``, else off).
+    on_full
+        What a full output disk does: ``"fail"`` drops the file and says how much was free
+        and needed; ``"wait"`` keeps everything queued, reports the stall in
+        [`Client.stats`][nearline.burst.Client.stats] and the log, and goes on when room
+        appears (``nearline migrate --watch`` frees it).
+    full_timeout
+        Seconds ``on_full="wait"`` waits for room before it fails.
+
+    Returns
+    -------
+    Any
+        ``main``'s result on compute ranks and None on I/O ranks, once all data is durable
+        and each closed (step, file) set is marked ``.complete`` for the migrator.
+
+    Raises
+    ------
+    ConfigError
+        A setting nearline cannot use (before any rank starts work).
+
+    Notes
+    -----
+    If ``main`` raises ([`BurstError`][nearline.burst.BurstError] included), the error is
+    printed and the job is aborted with exit code 1, as MPI programs must.
     """
     os.environ.setdefault("OMPI_MCA_osc", "^ucx")  # before MPI starts: quiet where UCX lacks RMA
     from mpi4py import MPI

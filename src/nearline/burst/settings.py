@@ -15,7 +15,12 @@ from nearline.units import parse_size
 
 
 class Overflow(StrEnum):
-    """What a write does when the I/O server's queue memory is full. Data is never dropped."""
+    """What a write does when the I/O server's queue memory is full. Data is never dropped.
+
+    ``BLOCK`` waits for room (the server makes it by writing the oldest queued data);
+    ``SPILL`` writes the block to a spill folder and goes on (written properly at flush);
+    ``SYNC`` waits while the server writes that block through.
+    """
 
     BLOCK = "block"  # wait for room; the server makes room by writing the oldest queued data
     SPILL = "spill"  # the client writes the block to a spill folder; written properly at flush
@@ -32,15 +37,36 @@ def parse_overflow(value: str | Overflow) -> Overflow:
 
 @dataclass(frozen=True)
 class AutoFlush:
-    """Flush a client's per-rank files by itself once ``bytes`` are queued or ``age`` seconds
-    have passed since its last flush. Assembled files still need an explicit, collective
-    ``flush`` (every compute rank must agree on when a global variable is complete)."""
+    """Flush a client's per-rank files by itself, by size or by age.
+
+    Assembled files still need an explicit, collective ``flush`` (every compute rank must
+    agree on when a global variable is complete).
+
+    Parameters
+    ----------
+    bytes
+        Flush once this many bytes are queued (None: never by size).
+    age
+        Flush once this many seconds have passed since the last flush (None: never by age).
+    """
 
     bytes: int | None = None
     age: float | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AutoFlush:
+        """Read the settings as a user writes them.
+
+        Parameters
+        ----------
+        data
+            ``{"bytes": "64MiB", "age": 30}``; either key may be left out.
+
+        Raises
+        ------
+        ConfigError
+            An unknown key, a size that does not parse, or an age <= 0.
+        """
         unknown = set(data) - {"bytes", "age"}
         if unknown:
             raise ConfigError(f"autoflush takes 'bytes' and 'age', not {sorted(unknown)}")
@@ -54,6 +80,7 @@ class AutoFlush:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The dict ``from_dict`` reads back."""
         return {"bytes": self.bytes, "age": self.age}
 
 

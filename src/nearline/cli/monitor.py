@@ -86,11 +86,13 @@ def run_record(args: argparse.Namespace) -> int:
     started = time.monotonic()
     sampler = SystemSampler(args.run, interval=args.interval, devices=args.device, on_sample=show)
     try:
-        with sampler, bars:
+        with bars:
             while not done.wait(0.2):
                 pass
     except KeyboardInterrupt:
-        pass  # Ctrl-C is how an open-ended recording ends; the sampler closed cleanly
+        pass  # Ctrl-C is how an open-ended recording ends
+    finally:
+        sampler.close(tail=wanted is None)  # --seconds: exactly the samples it asked for
     console.print(f"{taken} samples in {time.monotonic() - started:.1f} s kept in {args.run}")
     return 0
 

@@ -75,8 +75,9 @@ SUN_ZENITH = packed("sun_zenith", "solar zenith angle", "degree", 0.01)
 REL_AZIMUTH = packed("rel_azimuth", "relative azimuth angle", "degree", 0.01)
 CLOUD = OutputVariable("cloud", "uint8", UINT8_FILL, {
     "long_name": "CLAVR cloud test bits (0 = clear)",
-    "flag_masks": np.array([1, 2, 4, 8, 16, 32, 64], np.uint8),
-    "flag_meanings": "reflectance ratio uniformity ch3_ch4 ch4_ch5 thermal_gross contrast",
+    "flag_masks": np.array([1, 2, 4, 8, 16, 32, 64, 128], np.uint8),
+    "flag_meanings": "reflectance ratio uniformity ch3_ch4 ch4_ch5 thermal_gross contrast "
+    "near_ir",
 })  # fmt: skip
 QC = OutputVariable("qc", "uint8", UINT8_FILL, {
     "long_name": "quality bits",
@@ -88,7 +89,12 @@ COUNT = OutputVariable("count", "uint16", None, {"long_name": "clear observation
 
 
 class Reducer(ABC):
-    """Per-cell reduction of observations."""
+    """Per-cell reduction of observations: max-NDVI, mean, min, max, count.
+
+    ``fold`` and ``merge`` are order-independent, bit for bit, so partitioned, out-of-core
+    and MPI runs equal the in-memory one; ``reset``, ``finish`` and ``restore`` keep the
+    rest of the contract. Implementations set ``name``.
+    """
 
     name: ClassVar[str]
 
@@ -102,7 +108,13 @@ class Reducer(ABC):
 
     @abstractmethod
     def reset(self, state: dict[str, np.ndarray]) -> None:
-        """Back to "nothing seen"."""
+        """Back to "nothing seen", in place, without reallocating.
+
+        Parameters
+        ----------
+        state
+            A state of this reducer.
+        """
 
     def update(
         self,
@@ -112,9 +124,29 @@ class Reducer(ABC):
         *,
         pixels: np.ndarray | None = None,
     ) -> int:
-        """Fold observations in: cell ``cells[k]`` (int64, -1 skips) receives the observation
-        of flat pixel ``pixels[k]`` (default: pixel k), so one pixel may reach several cells.
-        Returns the (cell, pixel) pairs used."""
+        """Fold observations into ``state``; one pixel may reach several cells.
+
+        Parameters
+        ----------
+        state
+            The band's state, updated in place.
+        cells
+            Flat cell index per pair, int64; -1 skips the pair.
+        obs
+            The block's observations, as the reducer reads them.
+        pixels
+            Flat pixel index per pair (default: pair k is pixel k).
+
+        Returns
+        -------
+        int
+            The (cell, pixel) pairs used.
+
+        Raises
+        ------
+        ValueError
+            ``pixels`` and ``cells`` do not pair up.
+        """
         flat = np.asarray(cells).reshape(-1)
         if pixels is None:
             pixels = np.arange(flat.size, dtype=np.int64)
@@ -126,22 +158,75 @@ class Reducer(ABC):
     def fold(
         self, state: dict[str, np.ndarray], cells: np.ndarray, pixels: np.ndarray, obs: Any
     ) -> int:
-        """``update``'s work: flat int64 ``cells`` and ``pixels`` of equal length."""
+        """``update``'s work, order-independent: what an implementation writes.
+
+        Parameters
+        ----------
+        state
+            The band's state, updated in place.
+        cells, pixels
+            Flat int64 arrays of equal length; a cell of -1 skips the pair.
+        obs
+            The block's observations.
+
+        Returns
+        -------
+        int
+            The (cell, pixel) pairs used.
+        """
 
     @abstractmethod
     def finish(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Packed output arrays, keyed by variable name."""
+        """Packed output arrays, in the order and dtypes of ``variables()``.
+
+        Parameters
+        ----------
+        state
+            The band's state.
+
+        Returns
+        -------
+        dict[str, numpy.ndarray]
+            Keyed by variable name.
+        """
 
     @abstractmethod
     def merge(self, state: dict[str, np.ndarray], other: dict[str, np.ndarray]) -> None:
-        """Fold ``other``, a state of the same cells, into ``state``."""
+        """Fold another state of the same cells in, order-independently.
+
+        Parameters
+        ----------
+        state
+            Updated in place.
+        other
+            A state of the same cells (another rank's, or another day's).
+        """
 
     @abstractmethod
     def restore(self, outputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The state whose ``finish`` gave ``outputs`` (packed arrays read from a file)."""
+        """The state whose ``finish`` gave ``outputs``: how daily files combine into 10-day
+        and monthly composites.
+
+        Parameters
+        ----------
+        outputs
+            Packed arrays read from a file, keyed by variable name.
+
+        Returns
+        -------
+        dict[str, numpy.ndarray]
+            The state (exact for max-ndvi, min, max and count; a mean is rebuilt from its
+            rounded value times its count).
+        """
 
     def new_state(self, n_cells: int) -> dict[str, np.ndarray]:
-        """A fresh state for ``n_cells`` cells, every page touched once (by ``reset``)."""
+        """A fresh state, every page touched once (by ``reset``).
+
+        Parameters
+        ----------
+        n_cells
+            Cells of the band.
+        """
         state = {name: np.empty(n_cells, dtype) for name, dtype in self.state_dtypes().items()}
         self.reset(state)
         return state

@@ -23,8 +23,8 @@ import numba
 import numpy as np
 
 from nearline.composite.ancillary import Ancillary, height_at, land_at
-from nearline.composite.calibration import LineCalibration, calibrate
-from nearline.composite.cloudmask import DAY_SUN_ZENITH, cloud_tests
+from nearline.composite.calibration import LineCalibration, calibrate, channel3a
+from nearline.composite.cloudmask import DAY_SUN_ZENITH, cloud_tests, near_infrared_tests
 from nearline.composite.terrain import NADIR_COLUMN, shift_toward_nadir
 from nearline.swath import N_PIXELS, SwathBlock, interpolate_tiepoints, lonlat
 from nearline.swath.orbit import gac_scan_angles, sun_distance_squared
@@ -50,7 +50,8 @@ class Observations:
     rel_azimuth: np.ndarray
     refl1: np.ndarray  # percent
     refl2: np.ndarray
-    bt3: np.ndarray  # K
+    refl3a: np.ndarray  # percent, on channel-3a lines by day; NaN elsewhere
+    bt3: np.ndarray  # K, NaN on channel-3a lines
     bt4: np.ndarray
     bt5: np.ndarray
     day: np.ndarray  # int16 day of year
@@ -100,10 +101,23 @@ def _chain(
             qc[i, j] = flags_q
 
 
+def sunlit_reflectance(
+    radiance: np.ndarray, sun_zenith: np.ndarray, sun_distance2: float
+) -> np.ndarray:
+    """Reflectance (percent) of a solar channel's scaled radiance: divided by the cosine of
+    the solar zenith angle and corrected to the mean Earth-Sun distance, as channels 1 and 2
+    are; NaN by night (solar zenith >= 85 degrees)."""
+    cosine = np.cos(np.radians(sun_zenith, dtype=np.float32))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lit = radiance * np.float32(sun_distance2) / cosine
+    return np.where(sun_zenith < DAY_SUN_ZENITH, lit, np.float32(np.nan)).astype(np.float32)
+
+
 def observe(block: SwathBlock, cal: LineCalibration, ancillary: Ancillary) -> Observations:
     """Every pixel of ``block`` as an observation (``cal`` covers exactly its lines)."""
     n = block.n_lines
     radiance = calibrate(block.counts, cal)
+    radiance3a = channel3a(block.counts, cal, radiance)
     lon, lat = lonlat(block)
     sat_zenith = interpolate_tiepoints(block.tie_sat_zenith)
     sun_zenith = interpolate_tiepoints(block.tie_sun_zenith)
@@ -118,11 +132,15 @@ def observe(block: SwathBlock, cal: LineCalibration, ancillary: Ancillary) -> Ob
         ancillary.height_codes, SCAN_ANGLES, ancillary.ozone_depth,
         sun_distance_squared(int(day_of_year[0])), ndvi, land, qc, refl1, refl2,
     )  # fmt: skip
+    refl3a = sunlit_reflectance(radiance3a, sun_zenith, sun_distance_squared(int(day_of_year[0])))
     channels = (refl1, refl2, radiance[2], radiance[3], radiance[4])
     cloud = cloud_tests(
         channels, sun_zenith, land, sat_zenith=sat_zenith, rel_azimuth=rel_azimuth,
         first_line=block.first_line,
     )  # fmt: skip
+    near_infrared_tests(
+        cloud, refl1, refl3a, radiance[3], sun_zenith, land, sat_zenith, rel_azimuth
+    )
     return Observations(
         lon=lon,
         lat=lat,
@@ -134,6 +152,7 @@ def observe(block: SwathBlock, cal: LineCalibration, ancillary: Ancillary) -> Ob
         rel_azimuth=rel_azimuth,
         refl1=refl1,
         refl2=refl2,
+        refl3a=refl3a,
         bt3=radiance[2],
         bt4=radiance[3],
         bt5=radiance[4],

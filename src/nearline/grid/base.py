@@ -40,8 +40,26 @@ def _degrees(values: Any) -> np.ndarray:
 class Grid:
     """A regular grid of ``width`` x ``height`` cells covering ``extent`` in ``crs`` units.
 
-    ``crs`` is a PROJ string pyproj understands; ``kind`` says which of nearline's own
-    kernels projects onto it.
+    Row 0 is the northern edge. Get the built-in ones by name with ``nearline.grid.get_grid``
+    (``"igh-8km"``, ``"igh-1km"``, lat-lon and GEOS-5 grids).
+
+    Parameters
+    ----------
+    name
+        The grid's name, recorded in outputs.
+    kind
+        Which of nearline's own kernels projects onto it.
+    crs
+        A PROJ string pyproj understands, for the outputs' CF grid mapping.
+    width, height
+        Columns and rows, at least 1.
+    extent
+        (xmin, ymin, xmax, ymax) in ``crs`` units.
+
+    Raises
+    ------
+    GridError
+        No cells, or an empty extent.
     """
 
     name: str
@@ -67,10 +85,12 @@ class Grid:
 
     @property
     def cells(self) -> int:
+        """``width * height``."""
         return self.width * self.height
 
     @property
     def crs_is_projected(self) -> bool:
+        """Whether x and y are metres (else degrees)."""
         return self.kind is not Kind.LATLON
 
     @property
@@ -86,9 +106,25 @@ class Grid:
         return first, stop
 
     def forward(self, lon: Any, lat: Any) -> tuple[np.ndarray, np.ndarray]:
-        """x, y (float64, the shape of ``lon``) of points in degrees; NaN outside the
-        projection's domain (latitude beyond +-90, NaN or infinite input). Longitudes beyond
-        +-180 wrap, as PROJ does; on a lat-lon grid x is wrapped into [xmin, xmin + 360)."""
+        """Project points onto the grid's plane.
+
+        Parameters
+        ----------
+        lon, lat
+            Degrees, any shape (the same); longitudes beyond ±180 wrap, as PROJ does.
+
+        Returns
+        -------
+        x, y : numpy.ndarray
+            float64, the shape of ``lon``; NaN outside the projection's domain (latitude
+            beyond ±90, NaN or infinite input). On a lat-lon grid x is wrapped into
+            [xmin, xmin + 360).
+
+        Raises
+        ------
+        GridError
+            ``lon`` and ``lat`` differ in size.
+        """
         flat_lon, flat_lat = _degrees(lon), _degrees(lat)
         if flat_lon.size != flat_lat.size:
             raise GridError(f"lon and lat differ in size: {np.shape(lon)} and {np.shape(lat)}")
@@ -107,13 +143,30 @@ class Grid:
         rows: tuple[int, int] | None = None,
         out: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Flat index ``(row - rows[0]) * width + col`` of each point's cell, int64.
+        """Flat index ``(row - rows[0]) * width + col`` of each point's cell: registration's
+        hot path.
 
-        ``lon``/``lat`` in degrees, float32 or float64, any shape (contiguous arrays are not
-        copied); the result has their shape. -1 where a point is outside the grid, outside
-        ``rows`` (``[first, stop)``, default all) or not on the sphere (NaN, |lat| > 90).
-        ``out``: a flat, contiguous int64 buffer of at least as many elements to reuse; the
-        result is then a view of its start.
+        Parameters
+        ----------
+        lon, lat
+            Degrees, float32 or float64, any shape (contiguous arrays are not copied).
+        rows
+            Only rows ``[first, stop)`` (a latitude band; default all).
+        out
+            A flat, contiguous int64 buffer of at least as many elements to reuse; the
+            result is then a view of its start.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64, the shape of ``lon``; -1 where a point is outside the grid, outside
+            ``rows`` or not on the sphere (NaN, |lat| > 90).
+
+        Raises
+        ------
+        GridError
+            ``lon`` and ``lat`` differ in size, ``rows`` is not within the grid, or ``out``
+            does not fit.
         """
         first, stop = self._rows(rows)
         flat_lon, flat_lat = _degrees(lon), _degrees(lat)
@@ -146,8 +199,20 @@ class Grid:
         return result.reshape(np.shape(lon))
 
     def northing(self, lat: Any) -> np.ndarray:
-        """y of each latitude (degrees) in CRS units: in every grid here y depends on latitude
-        alone (IGH: sinusoidal y = R phi, Mollweide y -+ 0.0528 R beyond 40°44'11.8")."""
+        """y of each latitude: in every grid here y depends on latitude alone.
+
+        IGH: sinusoidal y = R phi, Mollweide y -+ 0.0528 R beyond 40°44'11.8".
+
+        Parameters
+        ----------
+        lat
+            Degrees, any shape.
+
+        Returns
+        -------
+        numpy.ndarray
+            y in CRS units (float64), the shape of ``lat``; NaN beyond ±90.
+        """
         flat = _degrees(lat)
         if self.kind is Kind.LATLON:
             y = np.where(np.abs(flat) <= 90.0, flat, np.nan).astype(np.float64)
@@ -157,8 +222,18 @@ class Grid:
         return y.reshape(np.shape(lat))
 
     def row_latitudes(self, *, edges: bool = False) -> np.ndarray:
-        """Latitude (degrees) of each row's centre (height,), north to south, or of the row
-        edges (height + 1,) with ``edges=True``; clipped to the poles."""
+        """Latitude of each row's centre, or of the row edges, north to south.
+
+        Parameters
+        ----------
+        edges
+            Give the ``height + 1`` edges rather than the ``height`` centres.
+
+        Returns
+        -------
+        numpy.ndarray
+            Degrees, clipped to the poles.
+        """
         dy = self.cell_size[1]
         steps = np.arange(self.height + 1) if edges else np.arange(self.height) + 0.5
         y = self.extent[3] - dy * steps
@@ -167,14 +242,41 @@ class Grid:
         return igh.latitude_of_northing(y)
 
     def latitude_range(self, rows: tuple[int, int]) -> tuple[float, float]:
-        """(south, north) latitude in degrees spanned by rows ``[first, stop)``."""
+        """The latitudes a band of rows spans.
+
+        Parameters
+        ----------
+        rows
+            Rows ``[first, stop)``.
+
+        Returns
+        -------
+        south, north : float
+            Degrees.
+
+        Raises
+        ------
+        GridError
+            ``rows`` is not within the grid.
+        """
         first, stop = self._rows(rows)
         edges = self.row_latitudes(edges=True)
         return float(edges[stop]), float(edges[first])
 
     def domain_mask(self, rows: tuple[int, int] | None = None) -> np.ndarray:
-        """(stop - first, width) booleans: True where a cell's centre is on the Earth, False
-        in the interruptions of IGH and beyond its poles (all True on a lat-lon grid)."""
+        """Which cells lie on the Earth: False in IGH's interruptions and beyond its poles.
+
+        Parameters
+        ----------
+        rows
+            Only rows ``[first, stop)`` (default all).
+
+        Returns
+        -------
+        numpy.ndarray
+            (stop - first, width) booleans, True where a cell's centre is on the Earth (all
+            True on a lat-lon grid).
+        """
         first, stop = self._rows(rows)
         x, y, _ = self.coordinates()
         if self.kind is Kind.LATLON:
@@ -182,9 +284,19 @@ class Grid:
         return igh.domain_mask(x, y[first:stop])
 
     def centre_lonlat(self, *, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """Longitude and latitude (degrees) of the centre of every ``step``-th cell along
-        rows and columns, each (ceil(height / step), ceil(width / step)); NaN where the
-        centre is off the Earth (IGH's interruptions, beyond its poles)."""
+        """Longitude and latitude of the centre of every ``step``-th cell.
+
+        Parameters
+        ----------
+        step
+            Cells between samples, along rows and columns.
+
+        Returns
+        -------
+        lon, lat : numpy.ndarray
+            Degrees, each (ceil(height / step), ceil(width / step)); NaN where the centre is
+            off the Earth (IGH's interruptions, beyond its poles).
+        """
         xmin, _, _, ymax = self.extent
         dx, dy = self.cell_size
         x = xmin + dx * (np.arange(0, self.width, step) + 0.5)
@@ -196,12 +308,21 @@ class Grid:
         return np.broadcast_to(lon, (y.size, x.size)).copy(), np.repeat(lat[:, None], x.size, 1)
 
     def coordinates(self) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-        """Cell-centre x (width,) and y (height,, north first) and the attributes of a CF
-        grid-mapping (``crs``) variable.
+        """Cell-centre coordinates and the CF grid mapping, for writing the grid to a file.
 
         CF has no grid_mapping_name for Goode Homolosine, so for IGH the attributes name it
         through ``crs_wkt`` (CF 1.7), ``spatial_ref`` and ``GeoTransform`` (GDAL) and
-        ``proj4``; GDAL, pyproj and rioxarray read them. See :meth:`axis_attributes` for x/y.
+        ``proj4``; GDAL, pyproj and rioxarray read them.
+
+        Returns
+        -------
+        x : numpy.ndarray
+            (width,) cell-centre x.
+        y : numpy.ndarray
+            (height,) cell-centre y, north first.
+        attrs : dict
+            The attributes of a CF grid-mapping (``crs``) variable; ``axis_attributes``
+            gives those of x and y.
         """
         import pyproj
 
@@ -239,6 +360,7 @@ class Grid:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The grid as JSON values; ``from_dict`` reads it back."""
         data = asdict(self)
         data["kind"] = self.kind.value
         data["extent"] = list(self.extent)
@@ -246,6 +368,18 @@ class Grid:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Grid:
+        """A grid from its ``to_dict``.
+
+        Parameters
+        ----------
+        data
+            ``name``, ``kind``, ``crs``, ``width``, ``height`` and ``extent``.
+
+        Raises
+        ------
+        GridError
+            A field is missing or of the wrong kind; the message lists what is expected.
+        """
         try:
             return cls(
                 name=str(data["name"]),

@@ -1,9 +1,11 @@
-"""The named grids a user can ask for by ``--grid NAME``, and builders for others."""
+"""The named grids a user can ask for by ``--grid NAME``, and builders for others. Grids of
+other packages plug in through the ``nearline.grids`` entry points, each naming a Grid."""
 
 from __future__ import annotations
 
 from nearline.errors import GridError
 from nearline.grid.base import Grid, Kind
+from nearline.plugins import Registry
 
 IGH_CRS = "+proj=igh +R=6370997 +units=m +no_defs"
 LATLON_CRS = "EPSG:4326"
@@ -46,17 +48,17 @@ GRIDS: dict[str, Grid] = {
     "geos5-0.5x0.625": latlon_grid("geos5-0.5x0.625", 0.5, 0.625, pole_centred=True),
     "geos5-1x1.25": latlon_grid("geos5-1x1.25", 1.0, 1.25, pole_centred=True),
 }
+GRID_REGISTRY: Registry[Grid] = Registry(
+    "grid", group="nearline.grids", builtins=GRIDS, error=GridError
+)
 
 
 def get_grid(name: str | Grid) -> Grid:
     """The grid called ``name`` (a Grid passes through); unknown names raise GridError."""
     if isinstance(name, Grid):
         return name
-    try:
-        return GRIDS[name]
-    except KeyError:
-        raise GridError(f"unknown grid {name!r}; choose one of {', '.join(GRIDS)}") from None
+    return GRID_REGISTRY.get(name)
 
 
 def available_grids() -> list[str]:
-    return list(GRIDS)
+    return GRID_REGISTRY.names()

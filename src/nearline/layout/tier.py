@@ -29,41 +29,112 @@ class ArchiveTier(ABC):
 
     @abstractmethod
     def open_write(self, name: str) -> BinaryIO:
-        """A new (or truncated) object ``name``, open for writing."""
+        """A new (or truncated) object, open for writing; parent folders are created.
+
+        Parameters
+        ----------
+        name
+            A temporary name: what it holds is trusted only once published.
+        """
 
     @abstractmethod
     def open_read(self, name: str) -> BinaryIO:
-        """Object ``name``, open for reading and seekable."""
+        """An object, open for reading and seekable.
+
+        Parameters
+        ----------
+        name
+            The object's name.
+
+        Raises
+        ------
+        FileNotFoundError
+            There is no such object.
+        """
 
     @abstractmethod
     def publish(self, temporary: str, final: str) -> None:
-        """Make ``temporary`` durable and rename it ``final``, replacing any old ``final``."""
+        """Make an object durable under its final name, replacing any old one whole.
+
+        Parameters
+        ----------
+        temporary
+            The name it was written under.
+        final
+            The name it takes; returns only once it is durable there.
+        """
 
     @abstractmethod
     def remove(self, name: str) -> None:
-        """Delete object ``name``, if it exists."""
+        """Delete an object; a missing one is not an error.
+
+        Parameters
+        ----------
+        name
+            The object's name.
+        """
 
     @abstractmethod
     def list(self, folder: str) -> list[str]:
-        """The names of the entries directly in ``folder`` ("" is the root), sorted."""
+        """The names of the entries directly in a folder, sorted.
+
+        Parameters
+        ----------
+        folder
+            "" is the root; a missing folder lists as empty.
+        """
 
     @abstractmethod
     def size(self, name: str) -> int | None:
-        """Bytes in object ``name``, or None if there is none."""
+        """Bytes in an object, or None if there is none.
+
+        Parameters
+        ----------
+        name
+            The object's name.
+        """
 
     def exists(self, name: str) -> bool:
+        """Whether an object exists.
+
+        Parameters
+        ----------
+        name
+            The object's name.
+        """
         return self.size(name) is not None
 
     def describe(self, name: str = "") -> str:
-        """A name as a user should read it in a message."""
+        """A name as a user should read it in a message: the tier's URL and the name.
+
+        Parameters
+        ----------
+        name
+            The object's name ("": the tier itself).
+        """
         return f"{self.url.rstrip('/')}/{name}" if name else self.url
 
     def read_bytes(self, name: str) -> bytes:
+        """The whole of a small object.
+
+        Parameters
+        ----------
+        name
+            The object's name.
+        """
         with self.open_read(name) as handle:
             return handle.read()
 
     def write_bytes(self, name: str, data: bytes) -> None:
-        """Write a small object whole: under a temporary name, then published."""
+        """Write a small object whole: under a temporary name, then published.
+
+        Parameters
+        ----------
+        name
+            The final name.
+        data
+            Its bytes.
+        """
         temporary = temporary_name(name)
         with self.open_write(temporary) as handle:
             handle.write(data)

@@ -1,7 +1,10 @@
 """Which archive tier an ``archive`` argument names.
 
 The one place that knows every implementation, so ``tier.py`` (the contract) imports none of
-them and each implementation imports only the contract: imports point one way.
+them and each implementation imports only the contract: imports point one way. A local folder
+is a :class:`LocalTier`; a URL is an :class:`FsspecTier`, unless a tier plugged in through the
+``nearline.tiers`` entry points is named by its scheme (``hpss = "mypackage:HPSSTier"`` takes
+``hpss://...``), made as FsspecTier is, by ``from_url(url, storage_options=...)``.
 """
 
 from __future__ import annotations
@@ -13,6 +16,13 @@ from typing import Any
 from nearline.layout.tier import ArchiveTier
 from nearline.layout.tier_fsspec import FsspecTier
 from nearline.layout.tier_local import LocalTier
+from nearline.plugins import Registry
+
+TIERS: Registry[type[ArchiveTier]] = Registry(
+    "archive tier",
+    group="nearline.tiers",
+    builtins={"local": LocalTier, "fsspec": FsspecTier},
+)
 
 
 def is_url(archive: str | Path) -> bool:
@@ -27,6 +37,9 @@ def open_tier(
     """The tier an ``archive`` argument names: a tier, a local folder, or an fsspec URL."""
     if isinstance(archive, ArchiveTier):
         return archive
-    if is_url(archive):
-        return FsspecTier.from_url(str(archive), storage_options=storage_options)
-    return LocalTier(Path(archive))
+    if not is_url(archive):
+        return TIERS.get("local")(Path(archive))
+    url = str(archive)
+    scheme = url.split("::")[0].split("://")[0]
+    tier = TIERS.get(scheme if scheme in TIERS.plugins() else "fsspec")
+    return tier.from_url(url, storage_options=storage_options)

@@ -174,13 +174,16 @@ class SystemSampler(Closing):
         self._write(mark)
         return mark
 
-    def close(self) -> None:
+    def close(self, *, tail: bool = True) -> None:
+        """Stop sampling; with ``tail``, first take a last, shorter sample of the time since
+        the one before (a recording ended by Ctrl-C keeps its end; one of a set number of
+        samples wants none)."""
         if self._stop.is_set():
             return
         self._stop.set()
         self._thread.join()
         try:
-            if self._error is None and time.monotonic() - self._before.monotonic > 0.1:
+            if tail and self._error is None and time.monotonic() - self._before.monotonic > 0.1:
                 self._sample()
         finally:
             self._record.close()

@@ -130,9 +130,30 @@ class Job:
 
 @dataclass(frozen=True)
 class RunTask:
-    """One sandboxed run of an algorithm, as an executor receives it: everything picklable,
-    every path on storage the executor's machines share with the service (S4PM-DM: "the data
-    be accessible to all of the S4PM-DM stations")."""
+    """One sandboxed run of an algorithm, as an executor receives it.
+
+    Everything is picklable, and every path is on storage the executor's machines share with
+    the service (S4PM-DM: "the data be accessible to all of the S4PM-DM stations").
+
+    Parameters
+    ----------
+    run
+        The run's id.
+    algorithm
+        The deployed version to run.
+    job
+        The job's id.
+    inputs
+        ``job.json``'s inputs: the staged files.
+    parameters
+        The parameters object, defaults applied.
+    folder
+        The run's working folder.
+    limits
+        What the run is held to.
+    log
+        Where its output and error streams go.
+    """
 
     run: str  # the run's id
     algorithm: Algorithm
@@ -161,10 +182,39 @@ class Executor(ABC):
 
     @abstractmethod
     def run(self, task: RunTask, *, cancel: threading.Event) -> RunResult:
-        """Run ``task`` to its end."""
+        """Run ``task`` to its end, in the sandbox, wherever this executor runs things.
+
+        Parameters
+        ----------
+        task
+            The run.
+        cancel
+            Set by the service to stop the run; ``run`` returns soon after.
+
+        Returns
+        -------
+        RunResult
+            How it ended; a failed run is a result, not an exception.
+
+        Raises
+        ------
+        SandboxError
+            The run could not start.
+        """
 
     def retries(self, run: str) -> int:
-        """How many times run ``run`` was restarted on another machine (0 by default)."""
+        """How many times a run was restarted on another machine (a worker lost).
+
+        Parameters
+        ----------
+        run
+            The run's id.
+
+        Returns
+        -------
+        int
+            0 by default.
+        """
         return 0
 
     def describe(self) -> str:

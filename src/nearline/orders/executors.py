@@ -1,18 +1,17 @@
 """Choosing where runs execute, by name: ``local`` (sandboxed processes on this machine, the
-default) or a URL such as ``dask://HOST:PORT``, whose scheme names an executor plugged in
-through the ``nearline.executors`` entry points (loaded only when asked for)."""
+default) or a URL such as ``dask://HOST:PORT``, whose scheme names the executor: nearline's
+own Dask one, or one plugged in through the ``nearline.executors`` entry points (loaded only
+when asked for)."""
 
 from __future__ import annotations
 
 import threading
-from importlib.metadata import entry_points
+from collections.abc import Callable
 from urllib.parse import urlparse
 
 from nearline.algorithms import RunResult, run_algorithm
-from nearline.errors import ConfigError
 from nearline.orders.base import Executor, RunTask
-
-GROUP = "nearline.executors"
+from nearline.plugins import Registry
 
 
 class LocalExecutor(Executor):
@@ -38,8 +37,16 @@ def run_task(task: RunTask, *, cancel: threading.Event | None = None) -> RunResu
     )
 
 
+# executors named by a URL's scheme, each made from the whole URL (dask://127.0.0.1:8786)
+EXECUTORS: Registry[Callable[[str], Executor]] = Registry(
+    "executor",
+    group="nearline.executors",
+    builtins={"dask": "nearline.orders.dask_executor:DaskExecutor"},
+)
+
+
 def available_executors() -> list[str]:
-    return sorted({"local", *(point.name for point in entry_points(group=GROUP))})
+    return sorted({"local", *EXECUTORS.names()})
 
 
 def open_executor(spec: str | None) -> Executor:
@@ -47,11 +54,6 @@ def open_executor(spec: str | None) -> Executor:
     executor, given the whole spec (``dask://127.0.0.1:8786``)."""
     if spec in (None, "", "local"):
         return LocalExecutor()
-    scheme = urlparse(spec).scheme
-    for point in entry_points(group=GROUP):
-        if point.name == scheme:
-            return point.load()(spec)
-    raise ConfigError(
-        f"executor {spec!r}: expected local or one of "
-        f"{', '.join(f'{name}://...' for name in available_executors() if name != 'local')}"
-    )
+    scheme = urlparse(spec).scheme or spec
+    hint = f"give local, or SCHEME://... naming one of these (got {spec!r})"
+    return EXECUTORS.get(scheme, hint=hint)(spec)

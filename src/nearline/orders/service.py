@@ -48,11 +48,14 @@ from nearline.orders.planning import plan_order
 from nearline.orders.secrets import ServiceKeys
 from nearline.orders.stations import OUTPUTS_OF, Places, output_item_id
 from nearline.orders.store import JobStore
-from nearline.orders.subscribing import Subscriptions
-from nearline.orders.subscription_store import SubscriptionStore
-from nearline.orders.subscriptions import Subscription, SubscriptionRun
+from nearline.orders.subscriptions import (
+    Subscription,
+    SubscriptionRun,
+    Subscriptions,
+    SubscriptionStore,
+    SubscriptionWatch,
+)
 from nearline.orders.users import UserStore
-from nearline.orders.watch import SubscriptionWatch
 from nearline.units import format_size, parse_size
 
 log = logging.getLogger(__name__)

@@ -10,11 +10,23 @@ ingest needs neither). ``from nearline.swath import describe_granule`` works as 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nearline.swath.base import Granule, Reader
 from nearline.swath.block import CHANNELS, N_PIXELS, TIE_COLUMNS, SwathBlock, Telemetry
 from nearline.swath.registry import available_readers, get_reader, granule_paths, open_granule
+
+if TYPE_CHECKING:  # what __getattr__ imports on first use, visible to type checkers and griffe
+    from nearline.swath.footprint import (
+        GranuleSummary,
+        describe_granule,
+        granule_footprint,
+        swath_footprint,
+        union_footprints,
+    )
+    from nearline.swath.geolocation import interpolate_tiepoints, lonlat
+    from nearline.swath.modis_synth import synthesize_modis_day
+    from nearline.swath.synth import synthesize_day
 
 _LAZY = {
     "GranuleSummary": "footprint",

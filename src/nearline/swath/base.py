@@ -68,19 +68,45 @@ class Granule(ABC):
 
     @abstractmethod
     def read_tie_latitudes(self) -> np.ndarray:
-        """Tie-point latitudes of every line, (n_lines, 51) float32."""
+        """Tie-point latitudes of every line: what maps lines to latitude bands.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n_lines, 51) float32 degrees.
+
+        Raises
+        ------
+        GranuleError
+            The bytes are not there, or the format has no AVHRR tie points.
+        """
 
     @abstractmethod
     def read_telemetry(self) -> Telemetry:
-        """Calibration telemetry of every line."""
+        """Calibration telemetry of every line.
+
+        Raises
+        ------
+        GranuleError
+            The bytes are not there, or the format holds no AVHRR counts.
+        """
 
     def read_tie_lonlat(self, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """Tie-point longitudes and latitudes of every ``step``-th line and of the last line.
 
+        The catalogue's footprint is made of them. The default reads whole blocks; a format
+        that can read the two variables alone overrides it.
+
+        Parameters
+        ----------
+        step
+            Lines between samples, at least 1.
+
         Returns
         -------
-        lon, lat : (len(tie_rows(n_lines, step)), 51) float32 degrees, in the order of
-            :func:`tie_rows`.
+        lon, lat : numpy.ndarray
+            (number of sampled lines, 51) float32 degrees, lines ``0, step, 2 step, ...``
+            and the last.
         """
         rows = tie_rows(self.n_lines, step)
         lon = np.empty((rows.size, TIE_COLUMNS.size), np.float32)
@@ -95,17 +121,52 @@ class Granule(ABC):
 
     @abstractmethod
     def read(self, start: int, stop: int) -> SwathBlock:
-        """Lines ``[start, stop)``."""
+        """Lines ``[start, stop)``, each variable read in one request.
+
+        Parameters
+        ----------
+        start, stop
+            The lines, ``0 <= start < stop <= n_lines``.
+
+        Returns
+        -------
+        SwathBlock
+            Exactly those lines: counts, tie points and times.
+
+        Raises
+        ------
+        GranuleError
+            The bytes are not there (a truncated file); the message names the file.
+        """
 
     def read_into(self, start: int, stop: int, buffer: np.ndarray) -> int:
-        """Lines ``[start, stop)`` packed into ``buffer`` in the wire layout; bytes used.
+        """Lines ``[start, stop)`` packed into ``buffer`` in the wire layout.
 
-        Formats stored contiguously override this to read straight into the buffer.
+        What an input data server sends; formats stored contiguously override this to read
+        straight into the buffer.
+
+        Parameters
+        ----------
+        start, stop
+            The lines.
+        buffer
+            A uint8 buffer large enough for them.
+
+        Returns
+        -------
+        int
+            Bytes of ``buffer`` used.
         """
         return pack_block(self.read(start, stop), buffer)
 
     def prefetch(self, start: int, stop: int) -> None:  # noqa: B027 - a hint; may do nothing
-        """Hint that lines ``[start, stop)`` will be read soon (read-ahead)."""
+        """Hint that lines ``[start, stop)`` will be read soon (read-ahead); may do nothing.
+
+        Parameters
+        ----------
+        start, stop
+            The lines.
+        """
 
     def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release the file."""
@@ -125,8 +186,32 @@ class Reader(ABC):
     @classmethod
     @abstractmethod
     def can_open(cls, path: Path) -> bool:
-        """True if ``path`` looks like this format (by its bytes, not its name)."""
+        """Whether ``path`` looks like this format, by its bytes, not its name.
+
+        Must be cheap (a few bytes read) and never raise for a file of another format.
+
+        Parameters
+        ----------
+        path
+            Any file.
+        """
 
     @abstractmethod
     def open(self, path: Path) -> Granule:
-        """Open ``path``; raise GranuleError naming it if it is truncated or corrupt."""
+        """Open a granule of this format.
+
+        Parameters
+        ----------
+        path
+            A file ``can_open`` accepted.
+
+        Returns
+        -------
+        Granule
+            Open; close it, or use it in a ``with`` block.
+
+        Raises
+        ------
+        GranuleError
+            The file is truncated or corrupt; the message names it.
+        """

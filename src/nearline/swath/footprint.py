@@ -167,10 +167,22 @@ def swath_footprint(
 def union_footprints(
     geometries: list[dict[str, Any]],
 ) -> tuple[dict[str, Any], BBox] | None:
-    """The union of GeoJSON footprints (in -180..180, cut at the antimeridian), as one
-    footprint and its STAC bbox (west > east when its parts lie on both sides of ±180);
-    None for no footprint. Snap-rounded to the 1e-6 grid as granule footprints are, since a
-    floating-point union can drop a whole piece (libgeos/geos#965)."""
+    """The union of GeoJSON footprints, as one footprint and its STAC bbox.
+
+    Snap-rounded to the 1e-6 degree grid as granule footprints are, since a floating-point
+    union can drop a whole piece (libgeos/geos#965).
+
+    Parameters
+    ----------
+    geometries
+        GeoJSON footprints in -180..180, cut at the antimeridian.
+
+    Returns
+    -------
+    tuple[dict, BBox] or None
+        The union and its bbox (west > east when its parts lie on both sides of ±180);
+        None for no footprint.
+    """
     shapes = [shape(geometry) for geometry in geometries]
     polygons = _polygons(shapely.union_all(shapes, grid_size=GRID)) if shapes else []
     if not polygons:

@@ -1,36 +1,35 @@
-"""Finding the reader for a granule by sniffing it; readers come from entry points."""
+"""Finding the reader for a granule by sniffing it; readers are nearline's own, or plugged in
+through the ``nearline.readers`` entry points (read once a process, loaded only when used)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from nearline.errors import GranuleError
+from nearline.plugins import Registry
 from nearline.swath.base import Granule, Reader
 
-GROUP = "nearline.readers"
-
-
-@functools.lru_cache(maxsize=1)
-def _reader_points() -> tuple[EntryPoint, ...]:
-    """The ``nearline.readers`` entry points, scanned once a process (a scan costs ~12 ms,
-    more than opening a small granule), as xarray lists its engines; loaded only when used."""
-    return tuple(sorted(entry_points(group=GROUP), key=lambda point: point.name))
+READERS: Registry[type[Reader]] = Registry(
+    "granule reader",
+    group="nearline.readers",
+    builtins={
+        "nearline-avhrr": "nearline.swath.netcdf_granule:NetCDFGranuleReader",
+        "avhrr-gac": "nearline.swath.gac:GACReader",
+        "modis-l2": "nearline.swath.modis:ModisL2Reader",
+    },
+    error=GranuleError,
+)
 
 
 def available_readers() -> list[str]:
-    """Names of the installed readers (entry points of the ``nearline.readers`` group)."""
-    return [point.name for point in _reader_points()]
+    """Names of the installed readers: nearline's own and the plug-ins, sorted."""
+    return sorted(READERS.names())
 
 
 def get_reader(name: str) -> type[Reader]:
     """The reader class called ``name``, imported only now."""
-    for point in _reader_points():
-        if point.name == name:
-            return point.load()
-    raise GranuleError(f"no granule reader called {name!r}; installed: {available_readers()}")
+    return READERS.get(name)
 
 
 def open_granule(path: str | Path) -> Granule:

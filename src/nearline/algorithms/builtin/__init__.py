@@ -10,5 +10,11 @@ HERE = Path(__file__).resolve().parent
 
 
 def builtin_algorithms() -> list[Path]:
-    """The built-in packages' folders, each holding its ``algorithm.yaml``."""
+    """The packages nearline ships, which the service deploys at its start.
+
+    Returns
+    -------
+    list[pathlib.Path]
+        The packages' folders, each holding its ``algorithm.yaml``, sorted.
+    """
     return sorted(path.parent for path in HERE.glob("*/algorithm.yaml"))

@@ -3,46 +3,62 @@ point group (loaded only when asked for), and any callable ``sink(path, variable
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from importlib.metadata import entry_points
 
 from nearline.burst.base import Sink
 from nearline.errors import ConfigError
+from nearline.plugins import Registry
 
-_BUILTIN = {
-    "netcdf": "nearline.burst.sinks.netcdf:NetCDFSink",
-    "hdf5": "nearline.burst.sinks.hdf5:HDF5Sink",
-    "zarr": "nearline.burst.sinks.zarr:ZarrSink",
-    "raw": "nearline.burst.sinks.raw:RawSink",
-}
-
-
-def _load(target: str) -> type[Sink]:
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+SINKS: Registry[type[Sink]] = Registry(
+    "sink",
+    group="nearline.sinks",
+    builtins={
+        "netcdf": "nearline.burst.sinks.netcdf:NetCDFSink",
+        "hdf5": "nearline.burst.sinks.hdf5:HDF5Sink",
+        "zarr": "nearline.burst.sinks.zarr:ZarrSink",
+        "raw": "nearline.burst.sinks.raw:RawSink",
+    },
+)
 
 
 def available_sinks() -> list[str]:
-    """Names accepted by :func:`get_sink`: built-ins and installed plug-ins."""
-    names = set(_BUILTIN)
-    names.update(ep.name for ep in entry_points(group="nearline.sinks"))
-    return sorted(names)
+    """Names accepted by [`get_sink`][nearline.burst.get_sink]: built-ins and plug-ins.
+
+    Plug-ins are the ``nearline.sinks`` entry points of installed packages; listing them
+    imports none.
+
+    Returns
+    -------
+    list[str]
+        Sorted names.
+    """
+    return sorted(SINKS.names())
 
 
 def get_sink(sink: str | Sink | Callable) -> Sink:
-    """Return a :class:`Sink` for a name, an instance, or a user callable ``(path, variables)``."""
+    """The [`Sink`][nearline.burst.Sink] for a name, an instance, or a callable.
+
+    Parameters
+    ----------
+    sink
+        A name from [`available_sinks`][nearline.burst.available_sinks] (a plug-in's module
+        is imported only now), a ``Sink`` (returned as it is), or a callable
+        ``sink(path, variables)`` that writes a whole file at flush.
+
+    Returns
+    -------
+    Sink
+        Ready for the I/O servers.
+
+    Raises
+    ------
+    ConfigError
+        An unknown name (the message lists the known ones) or an unusable object.
+    """
     if isinstance(sink, Sink):
         return sink
     if isinstance(sink, str):
-        if sink in _BUILTIN:
-            return _load(_BUILTIN[sink])()
-        for ep in entry_points(group="nearline.sinks", name=sink):
-            return ep.load()()
-        raise ConfigError(
-            f"unknown sink {sink!r}: choose one of {', '.join(available_sinks())}, "
-            "or pass a callable sink(path, variables)"
-        )
+        return SINKS.get(sink, hint="or pass a callable sink(path, variables)")()
     if callable(sink):
         from nearline.burst.sinks.function import CallableSink
 
@@ -50,4 +66,4 @@ def get_sink(sink: str | Sink | Callable) -> Sink:
     raise ConfigError(f"sink must be a name, a Sink or a callable, got {type(sink).__name__}")
 
 
-__all__ = ["available_sinks", "get_sink"]
+__all__ = ["SINKS", "available_sinks", "get_sink"]

@@ -15,7 +15,7 @@ from nearline.archive import open_catalogue
 from nearline.db import database_url, open_database
 from nearline.orders.servers import Servers
 from nearline.orders.store import JobStore
-from nearline.orders.subscription_store import SubscriptionStore
+from nearline.orders.subscriptions.store import SubscriptionStore
 from nearline.orders.users import UserStore
 
 
