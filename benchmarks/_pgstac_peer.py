@@ -35,7 +35,7 @@ import orjson
 
 from _peer_env import PeerEnvError, peer_python, run_peer
 from _stac_searches import COLLECTION, START, days_of, percentiles, queries, timed
-from nearline.pgcluster import (
+from nearline.testing.pgcluster import (
     SUPERUSER,
     Cluster,
     ClusterError,
@@ -76,7 +76,7 @@ class PeerError(RuntimeError):
     """The peer stack cannot run here; the message says what to do."""
 
 
-# -- finding PostgreSQL and PostGIS (the cluster itself: nearline.pgcluster) -------------------
+# -- finding PostgreSQL and PostGIS (the cluster itself: nearline.testing.pgcluster) -----------
 def ensure_postgis(bindir: Path) -> None:
     """Install Debian's PostGIS for this PostgreSQL when it is missing and we are root."""
     if postgis_present(bindir):

@@ -550,7 +550,7 @@ def _launch_native(
     launcher, the same burst, the same queue memory."""
     program = scratch / "burst_native"
     if not program.exists():
-        config = [sys.executable, "-m", "nearline.cli", "burst-config"]
+        config = [sys.executable, "-m", "nearline", "burst-config"]
         cc = subprocess.run([*config, "--cc"], capture_output=True, text=True, check=True)
         flags = subprocess.run(
             [*config, "--cflags", "--libs"], capture_output=True, text=True, check=True

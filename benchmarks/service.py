@@ -70,7 +70,7 @@ from nearline.archive import (  # noqa: E402
     modis_like_items,
 )
 from nearline.archive.base import Collection  # noqa: E402
-from nearline.archive.postgres import PostgresCatalogue  # noqa: E402
+from nearline.archive.postgres_catalogue import PostgresCatalogue  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- service:begin -->", "<!-- service:end -->"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from nearline.doctor import capabilities
-from nearline.pgcluster import FAST, Cluster, missing
+from nearline.testing.pgcluster import FAST, Cluster, missing
 
 TEMPLATE = "nearline_template"
 

@@ -10,9 +10,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from nearline.database import database_url
+from nearline.db import PostgresDatabase, database_url
 from nearline.errors import ConfigError
-from nearline.postgres import PostgresDatabase
 
 from .postgres_server import PostgresServer
 

@@ -25,21 +25,25 @@ ALLOWED = {
     "algorithms": {"archive", "monitor"},
     "orders": {"algorithms", "archive", "monitor"},
     "api": {"orders", "archive", "algorithms"},
-    # checks what the other rooms need from the machine, with their own tools
-    "doctor": {"algorithms", "burst"},
+    # checks what the other rooms need from the machine, with their own tools (and the test
+    # support's throwaway PostgreSQL cluster, to prove PostGIS works)
+    "doctor": {"algorithms", "burst", "testing"},
 }
+ROOMS = set(ALLOWED)
+# the command line (one module per command family) is where every room meets the shell
+ALLOWED["cli"] = ROOMS
+# the test support (conformance suites, strategies, reference implementations, throwaway
+# clusters) may use every room; no room uses it but the doctor
+ALLOWED["testing"] = ROOMS
+USE_TESTING = {"testing", "doctor"}
 SHARED = {
     "errors",
     "durable",
     "units",
     "closing",
     "mpirun",
-    "sqlite",
-    "database",
-    "backends",
-    "postgres",
-    "pgcluster",
     "plugins",
+    "db",  # the state database: its contract, SQLite, PostgreSQL
 }
 
 
@@ -153,6 +157,18 @@ def test_rooms_import_only_what_the_house_plan_allows(room: str) -> None:
 
 def test_only_the_cli_reaches_every_room() -> None:
     graph = import_graph()
-    shared = {f"nearline.{name}" for name in SHARED}
-    for helper in shared & set(graph):
-        assert {room_of(t) for t in graph[helper]} <= SHARED | {""}, helper
+    for helper in graph:
+        if room_of(helper) in SHARED:
+            assert {room_of(t) for t in graph[helper]} <= SHARED | {""}, helper
+
+
+def test_nothing_but_the_doctor_uses_the_test_support() -> None:
+    graph = import_graph()
+    users = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if room_of(module) not in USE_TESTING
+        for target in targets
+        if room_of(target) == "testing"
+    )
+    assert users == []

@@ -9,7 +9,8 @@ from datetime import timedelta
 import numpy as np
 
 from nearline.archive import Catalogue, Collection, Search
-from nearline.archive.testing import DAY, T0, Reference, make_item
+from nearline.testing.items import DAY, T0, make_item
+from nearline.testing.reference import Reference
 
 PER_COLLECTION = 20_000
 COLLECTIONS = 5

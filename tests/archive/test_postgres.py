@@ -14,13 +14,11 @@ from typing import Any
 import pytest
 
 from nearline.archive import Collection, Search
-from nearline.archive.postgres import PostgresCatalogue
-from nearline.archive.testing import (
-    CatalogueTests,
-    Reference,
-    found,
-    keys,
-)
+from nearline.archive.postgres_catalogue import PostgresCatalogue
+from nearline.db import PostgresDatabase
+from nearline.testing.catalogue import CatalogueTests
+from nearline.testing.items import found, keys, make_item
+from nearline.testing.reference import Reference
 
 from ..postgres_server import PostgresServer
 from .crowded import NARROW, PAGED, fill_crowded
@@ -40,6 +38,24 @@ class TestPostgresCatalogue(CatalogueTests):
 
 
 # -- what only PostgreSQL shows ---------------------------------------------------------------
+
+
+def test_on_the_state_database_it_shares_its_pool(postgres_server: PostgresServer) -> None:
+    """One pool per database: the catalogue opened on the service's state database borrows
+    its connections (one here), hands them back as the stores read them, and leaves the pool
+    open when it closes."""
+    with PostgresDatabase(postgres_server.new_database("shared_pool"), pool_size=1) as database:
+        with PostgresCatalogue(database) as catalogue:
+            catalogue.put_collection(Collection("c"))
+            catalogue.add_items([make_item("a"), make_item("b")])
+            assert found(catalogue) == ["a", "b"]
+            connected = database.query(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            )
+            assert connected[0][0] == 1
+        assert [tuple(row) for row in database.query("SELECT id, count FROM collections")] == [
+            ("c", 2)
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +107,7 @@ def pages(plan: dict[str, Any]) -> int:
 
 
 def table_pages(catalogue: PostgresCatalogue) -> int:
-    with catalogue.pool.connection() as connection:
+    with catalogue.connection() as connection:
         found = connection.execute(
             "SELECT pg_relation_size('items') / current_setting('block_size')::int AS n"
         ).fetchone()
@@ -99,7 +115,7 @@ def table_pages(catalogue: PostgresCatalogue) -> int:
 
 
 def seq_scans(catalogue: PostgresCatalogue) -> int:
-    with catalogue.pool.connection() as connection:
+    with catalogue.connection() as connection:
         connection.execute("SELECT pg_stat_force_next_flush()")
         found = connection.execute(
             "SELECT seq_scan FROM pg_stat_user_tables WHERE relname = 'items'"
@@ -148,8 +164,8 @@ def test_page_50_costs_what_page_1_costs(
 WRITER = """
 import sys
 from datetime import UTC, datetime, timedelta
-from nearline.archive.postgres import PostgresCatalogue
-from nearline.archive.testing import make_item
+from nearline.archive.postgres_catalogue import PostgresCatalogue
+from nearline.testing.items import make_item
 url, name, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
 start = datetime(2021, 3, 1, tzinfo=UTC)
 with PostgresCatalogue(url) as catalogue:

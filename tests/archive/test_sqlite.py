@@ -15,16 +15,9 @@ from pathlib import Path
 import pytest
 
 from nearline.archive import Collection, Item, Search, SQLiteCatalogue, modis_like_items
-from nearline.archive.testing import (
-    DAY,
-    T0,
-    VIEWERS,
-    CatalogueTests,
-    Reference,
-    follow,
-    keys,
-    make_item,
-)
+from nearline.testing.catalogue import CatalogueTests
+from nearline.testing.items import DAY, T0, VIEWERS, follow, keys, make_item
+from nearline.testing.reference import Reference
 
 from .crowded import COLLECTIONS, GRANULE, NARROW, PAGED, PER_COLLECTION, fill_crowded
 

@@ -22,8 +22,8 @@ from nearline.burst.sinks.hdf5 import HDF5Sink
 from nearline.burst.sinks.netcdf import NetCDFSink
 from nearline.burst.sinks.raw import RawSink, read_record_arrays, read_records
 from nearline.burst.sinks.zarr import ZarrSink, chunk_shape
-from nearline.burst.testing import SinkTests, spec
 from nearline.errors import BurstError, ConfigError
+from nearline.testing.sink import SinkTests, spec
 
 
 def open_xarray(path: Path, **kwargs: Any) -> xr.Dataset:

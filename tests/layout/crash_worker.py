@@ -70,7 +70,7 @@ def once(source: str, archive: str, bundle: str, chunk: str) -> int:
 
 def cli(argv: list[str]) -> int:
     """The migrate sub-command, parsed and run as ``nearline.cli.main`` runs sub-commands."""
-    from nearline.cli_migrate import add_migrate_parser, add_restore_parser
+    from nearline.cli.migrate import add_migrate_parser, add_restore_parser
     from nearline.errors import NearlineError
 
     parser = argparse.ArgumentParser(prog="nearline")

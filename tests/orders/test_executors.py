@@ -18,7 +18,7 @@ from nearline.algorithms import Algorithm
 from nearline.errors import ConfigError, NearlineError
 from nearline.orders import LocalExecutor, open_executor
 from nearline.orders.dask_executor import LOST_TWICE, DaskExecutor, scheduler_address
-from nearline.orders.testing import ExecutorTests, deploy_probe, run_processes, wait_for
+from nearline.testing.executor import ExecutorTests, deploy_probe, run_processes, wait_for
 
 from ..dask_cluster import local_cluster
 

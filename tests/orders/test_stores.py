@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nearline.database import Database
-from nearline.orders.store_testing import StoreTests
-from nearline.postgres import PostgresDatabase
-from nearline.sqlite import Database as SQLiteDatabase
+from nearline.db import Database, PostgresDatabase, SQLiteDatabase
+from nearline.testing.stores import StoreTests
 
 from ..postgres_server import PostgresServer
 

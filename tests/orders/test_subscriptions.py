@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from nearline.archive import Asset, Collection, Item, SQLiteCatalogue
+from nearline.db import SQLiteDatabase
 from nearline.errors import InvalidRequest, OrderError
 from nearline.orders import InputRef, Job, JobStatus, Run, Station
 from nearline.orders.store import JobStore
@@ -34,7 +35,6 @@ from nearline.orders.subscriptions import (
     parse_duration,
     parse_policy,
 )
-from nearline.sqlite import Database
 
 T0 = datetime(2026, 3, 10, tzinfo=UTC)
 COLLECTION = "granules"
@@ -175,7 +175,7 @@ class World:
             catalogue.put_collection(Collection(id=COLLECTION))
 
     def open(self) -> None:
-        self.database = Database(self.folder / "service.db")
+        self.database = SQLiteDatabase(self.folder / "service.db")
         self.catalogue = SQLiteCatalogue(self.folder / "catalogue.db")
         self.jobs = JobStore(self.database)
         self.store = SubscriptionStore(self.database)

@@ -10,7 +10,7 @@ from nearline.swath import open_granule
 from nearline.swath.gac import GACReader, klm_name, write_klm
 from nearline.swath.netcdf_granule import NetCDFGranuleReader
 from nearline.swath.synth import synthesize_day
-from nearline.swath.testing import ReaderTests
+from nearline.testing.reader import ReaderTests
 
 LINES = 300
 

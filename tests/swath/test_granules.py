@@ -16,7 +16,7 @@ from nearline.swath import N_PIXELS, TIE_COLUMNS, available_readers, lonlat, ope
 from nearline.swath.gac import GACReader
 from nearline.swath.netcdf_granule import NetCDFGranuleReader
 from nearline.swath.synth import synthesize_day
-from nearline.swath.testing import ReaderTests
+from nearline.testing.reader import ReaderTests
 
 LINES = 400
 

@@ -34,7 +34,7 @@ from nearline.algorithms.manifest import parse_manifest
 from nearline.algorithms.packages import package_root, unpack
 from nearline.algorithms.store import VersionStore, pid_alive
 from nearline.closing import Closing
-from nearline.database import Database
+from nearline.db import Database, SQLiteDatabase
 from nearline.errors import (
     AlgorithmNotFound,
     Conflict,
@@ -42,7 +42,6 @@ from nearline.errors import (
     ImmutableProcess,
     ManifestError,
 )
-from nearline.sqlite import Database as SQLiteDatabase
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from nearline.archive.base import (
 )
 from nearline.archive.catalogues import open_catalogue
 from nearline.archive.search import parse_bbox, parse_datetime, parse_search, query_values
-from nearline.archive.sqlite import SQLiteCatalogue
+from nearline.archive.sqlite_catalogue import SQLiteCatalogue
 from nearline.archive.stac import collection_to_stac, item_to_stac, rfc3339
 from nearline.archive.synthetic import modis_like_items
 from nearline.swath import union_footprints  # output footprints: the swath's own union

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from nearline.archive.base import Catalogue
+from nearline.db import Database
 
 
-def open_catalogue(url: str | None, path: Path) -> Catalogue:
+def open_catalogue(url: str | None, path: Path, *, database: Database | None = None) -> Catalogue:
     """The service's catalogue: PostgreSQL to share one between servers, else SQLite.
 
     Parameters
@@ -17,6 +18,9 @@ def open_catalogue(url: str | None, path: Path) -> Catalogue:
         A ``postgresql://`` URL (the tables are created if missing), or None for SQLite.
     path
         The SQLite file, created if missing; unused with ``url``.
+    database
+        The state database opened on the same ``url``, whose connection pool the PostgreSQL
+        catalogue then shares (one pool per database); unused with SQLite.
 
     Returns
     -------
@@ -24,9 +28,10 @@ def open_catalogue(url: str | None, path: Path) -> Catalogue:
         Open; ``close`` it, or use it in a ``with`` block.
     """
     if url is None:
-        from nearline.archive.sqlite import SQLiteCatalogue
+        from nearline.archive.sqlite_catalogue import SQLiteCatalogue
 
         return SQLiteCatalogue(path)
-    from nearline.archive.postgres import PostgresCatalogue
+    from nearline.archive.postgres_catalogue import PostgresCatalogue
+    from nearline.db import PostgresDatabase
 
-    return PostgresCatalogue(url)
+    return PostgresCatalogue(database if isinstance(database, PostgresDatabase) else url)

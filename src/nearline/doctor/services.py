@@ -127,7 +127,7 @@ def postgis(folder: Path) -> str:
     """``CREATE EXTENSION postgis`` in a throwaway cluster, and a spatial query answered."""
     import psycopg
 
-    from nearline.pgcluster import FAST, Cluster, missing, postgres_major
+    from nearline.testing.pgcluster import FAST, Cluster, missing, postgres_major
 
     if (absent := missing()) is not None:
         raise CapabilityMissing(absent)

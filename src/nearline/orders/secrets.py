@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 
-from nearline.database import Database
+from nearline.db import Database
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS service_keys (

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from nearline.database import Database
+from nearline.db import Database
 
 log = logging.getLogger(__name__)
 SCHEMA = """

@@ -29,9 +29,8 @@ from nearline.algorithms import (
     cleanup_stale,
 )
 from nearline.archive import Item, open_catalogue
-from nearline.backends import open_database
 from nearline.closing import Closing
-from nearline.database import database_url
+from nearline.db import database_url, open_database
 from nearline.errors import (
     AlgorithmNotFound,
     CollectionNotFound,
@@ -149,7 +148,9 @@ class Service(Closing):
         self.users = UserStore(self.database)
         self.keys = ServiceKeys(self.database)  # e.g. the one paging tokens are signed with
         self.jobs = JobStore(self.database)
-        self.catalogue = open_catalogue(self.settings.db, data / "catalogue.db")
+        self.catalogue = open_catalogue(
+            self.settings.db, data / "catalogue.db", database=self.database
+        )
         self.algorithms = AlgorithmRegistry(
             data,
             settings=DeploySettings.resolve(max_upload=self.settings.max_upload),

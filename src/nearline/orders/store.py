@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from nearline.database import Database
+from nearline.db import Database
 from nearline.errors import DiskQuotaExceeded, JobNotFound
 from nearline.monitor.base import Usage
 from nearline.orders.base import InputRef, Job, JobStatus, OutputFile, Run, Station

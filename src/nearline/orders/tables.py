@@ -12,8 +12,7 @@ from pathlib import Path
 
 from nearline.algorithms.store import VersionStore
 from nearline.archive import open_catalogue
-from nearline.backends import open_database
-from nearline.database import database_url
+from nearline.db import database_url, open_database
 from nearline.orders.servers import Servers
 from nearline.orders.store import JobStore
 from nearline.orders.subscriptions.store import SubscriptionStore
@@ -45,6 +44,6 @@ def migrate(db: str | None, data: Path) -> list[str]:
 
 
 def _shown(url: str) -> str:
-    from nearline.postgres import redacted
+    from nearline.db import redacted
 
     return redacted(url)

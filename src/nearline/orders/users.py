@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from nearline.database import Database
+from nearline.db import Database
 from nearline.errors import Conflict, InvalidRequest, NotFound, Unauthorized
 from nearline.orders.admission import Allotment
 

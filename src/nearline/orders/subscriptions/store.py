@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from nearline.db import Database
 from nearline.orders.subscriptions.model import (
     RunKind,
     RunState,
@@ -31,7 +32,6 @@ from nearline.orders.subscriptions.model import (
     SubscriptionRun,
 )
 from nearline.orders.subscriptions.policies import Group, Pending, parse_policy
-from nearline.sqlite import Database
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS subscriptions (

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from nearline.database import Database as StateDatabase
+from nearline.db.base import Database
 
 
-class Database(StateDatabase):
+class SQLiteDatabase(Database):
     """A SQLite file opened per thread; each store applies its own schema."""
 
     integrity_error = sqlite3.IntegrityError

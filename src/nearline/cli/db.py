@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearline.cli_serve import DATA_OPTIONS, data_folder
+from nearline.cli._options import DATA_OPTIONS, data_folder
 
 
 def add_db_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -29,11 +29,11 @@ def add_db_parser(subparsers: Any) -> argparse.ArgumentParser:
         "and the subscriptions' tables; with PostgreSQL, also the PostGIS extension (which "
         "needs a role allowed to create it the first time).",
     )
-    migrate.set_defaults(func=run_migrate)
+    migrate.set_defaults(func=run_migrate_tables)
     return parser
 
 
-def run_migrate(args: argparse.Namespace) -> int:
+def run_migrate_tables(args: argparse.Namespace) -> int:
     from nearline.orders.tables import migrate
 
     data = data_folder(args)

@@ -57,7 +57,7 @@ def add_migrate_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--chunk-size", default="8MiB", help="copy buffer size (default: %(default)s)"
     )
     _add_storage_option(parser)
-    parser.set_defaults(func=run_migrate)
+    parser.set_defaults(func=run_migrate_to_archive)
     return parser
 
 
@@ -81,7 +81,7 @@ def add_restore_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def run_migrate(args: argparse.Namespace) -> int:
+def run_migrate_to_archive(args: argparse.Namespace) -> int:
     from nearline.layout.migrate import Migrator
 
     with _ProgressBars() as bars:

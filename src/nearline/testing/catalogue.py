@@ -2,33 +2,27 @@
 
 Subclass :class:`CatalogueTests` in a pytest module as ``class TestMyCatalogue(CatalogueTests)``
 and supply :meth:`~CatalogueTests.make_catalogue`. Searches are checked against
-:class:`Reference`, a brute-force filter of every item: shapely ``intersects`` on the GeoJSON
-footprint, inclusive time ranges (``item.end >= start`` and ``item.start <= end``), and
-visibility (the item's and its collection's owner is None or the viewer). Answers come in
-start-time order, then insertion order, where an item added again counts from its last
-addition. Needs pytest and hypothesis (the ``dev`` extra); nothing in nearline imports this
-module.
+:class:`~nearline.testing.reference.Reference`, a brute-force filter of every item: shapely
+``intersects`` on the GeoJSON footprint, inclusive time ranges (``item.end >= start`` and
+``item.start <= end``), and visibility (the item's and its collection's owner is None or the
+viewer). Answers come in start-time order, then insertion order, where an item added again
+counts from its last addition. Needs pytest and hypothesis (the ``dev`` extra); nothing in
+nearline imports this module.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta, timezone
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-import orjson
 import pytest
-import shapely
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shapely.geometry import shape
 
-from nearline.archive.base import Asset, BBox, Catalogue, Collection, Item, Page, Search
-from nearline.archive.synthetic import modis_like_items
+from nearline.archive.base import Asset, BBox, Catalogue, Collection, Item, Search
 from nearline.errors import (
     CollectionNotFound,
     Conflict,
@@ -36,317 +30,26 @@ from nearline.errors import (
     ItemNotFound,
     SearchError,
 )
-
-T0 = datetime(2021, 3, 1, tzinfo=UTC)
-DAY = timedelta(days=1)
-VIEWERS = (None, "alice", "bob", "carol")
-EVERYTHING = 10**9  # a count_to no catalogue here reaches: the count is always exact
-Key = tuple[str, str]  # (collection, item id)
-
-
-def square(west: float, south: float, east: float, north: float) -> dict[str, Any]:
-    """A GeoJSON Polygon (counter-clockwise, lists as JSON gives them back)."""
-    ring = [[west, south], [east, south], [east, north], [west, north], [west, south]]
-    return {"type": "Polygon", "coordinates": [ring]}
-
-
-def make_item(
-    id: str,
-    collection: str = "c",
-    *,
-    start: datetime = T0,
-    minutes: float = 5,
-    box: BBox | None = (0.0, 0.0, 10.0, 10.0),
-    owner: str | None = None,
-) -> Item:
-    """An item over ``box`` (None: no place) for ``minutes`` from ``start``."""
-    return Item(
-        id=id,
-        collection=collection,
-        start=start,
-        end=start + timedelta(minutes=minutes),
-        geometry=square(*box) if box is not None else None,
-        bbox=box,
-        properties={"platform": "test"},
-        assets={"data": Asset(location=f"/archive/{collection}/{id}.nc", size=1)},
-        owner=owner,
-    )
-
-
-def as_stored(item: Item) -> Item:
-    """``item`` as a catalogue gives it back: its geometry through JSON (tuples as lists)."""
-    geometry = orjson.loads(orjson.dumps(item.geometry)) if item.geometry is not None else None
-    return replace(item, geometry=geometry)
-
-
-def follow(catalogue: Catalogue, search: Search, *, most: int = 100_000) -> list[Page]:
-    """Every page of ``search``, through the tokens."""
-    pages = [catalogue.search(search)]
-    while pages[-1].next_token is not None:
-        assert len(pages) < most, f"more than {most} pages: the tokens go round in circles"
-        pages.append(catalogue.search(replace(search, token=pages[-1].next_token)))
-    return pages
-
-
-def keys(items: Iterable[Item]) -> list[Key]:
-    return [(item.collection, item.id) for item in items]
-
-
-def found(catalogue: Catalogue, **search: Any) -> list[str]:
-    """The ids of every item ``Search(**search)`` finds, all pages."""
-    return [item.id for page in follow(catalogue, Search(**search)) for item in page.items]
-
-
-@dataclass
-class Reference:
-    """What a catalogue holds, searched by brute force (every item tested)."""
-
-    owners: dict[str, str | None] = field(default_factory=dict)  # collection -> owner
-    items: dict[Key, Item] = field(default_factory=dict)  # in insertion order
-    shapes: dict[Key, Any] = field(default_factory=dict)
-
-    def add(self, items: Iterable[Item]) -> None:
-        for item in items:
-            key = (item.collection, item.id)
-            self.items.pop(key, None)  # added again: now the latest
-            self.shapes.pop(key, None)
-            self.items[key] = item
-
-    def matches(self, search: Search) -> list[Item]:
-        """Every item ``search`` finds, each tested, in start time and insertion order."""
-        viewer = search.viewer
-        hits = [
-            (item.start, order, key, item)
-            for order, (key, item) in enumerate(self.items.items())
-            if self.owners[item.collection] in (None, viewer)
-            and item.owner in (None, viewer)
-            and (search.collections is None or item.collection in search.collections)
-            and (search.ids is None or item.id in search.ids)
-            and (search.start is None or item.end >= search.start)
-            and (search.end is None or item.start <= search.end)
-        ]
-        where = _where(search)
-        if where is not None:
-            shapes = self.footprints([key for _, _, key, _ in hits])
-            inside = np.zeros(len(hits), dtype=bool)
-            for part in where:
-                inside |= shapely.intersects(shapes, part)  # no footprint: never
-            hits = [hit for hit, hit_inside in zip(hits, inside, strict=True) if hit_inside]
-        return [item for *_, item in sorted(hits, key=lambda hit: hit[:2])]
-
-    def footprints(self, keys: list[Key]) -> np.ndarray:
-        """The shapely footprints (None: no place) of ``keys``, parsed once each."""
-        new = [key for key in keys if key not in self.shapes]
-        texts = [orjson.dumps(self.items[key].geometry) for key in new]
-        placed = [i for i, text in enumerate(texts) if text != b"null"]
-        parsed = shapely.from_geojson([texts[i] for i in placed]) if placed else []
-        self.shapes.update(dict.fromkeys(new))
-        self.shapes.update({new[i]: footprint for i, footprint in zip(placed, parsed, strict=True)})
-        shapes = np.empty(len(keys), dtype=object)
-        shapes[:] = [self.shapes[key] for key in keys]
-        return shapes
-
-
-def _where(search: Search) -> list[Any] | None:
-    if search.intersects is not None:
-        return [shape(search.intersects)]
-    if search.bbox is None:
-        return None
-    west, south, east, north = search.bbox
-    if west <= east:
-        return [shapely.box(west, south, east, north)]
-    return [shapely.box(west, south, 180, north), shapely.box(-180, south, east, north)]
-
-
-@dataclass
-class Filled:
-    """A catalogue filled once per test class, and its reference."""
-
-    catalogue: Catalogue
-    reference: Reference
-    moments: list[datetime]  # every item's start and end, sorted
-
-
-def filled_items() -> tuple[list[Collection], list[Item]]:
-    """About 2,600 items: MODIS-like granules of three collections (one alice's own, one
-    starting at the same moments as another), bob's own granules in a public collection,
-    items with no place, multi-day items and one from 1999; shuffled."""
-    terra = list(modis_like_items(1200, collection="terra", start=T0, seed=1))
-    aqua = list(modis_like_items(900, collection="aqua", start=T0, seed=2))
-    mine = modis_like_items(300, collection="alice-runs", start=T0 + DAY, seed=3, owner="alice")
-    bobs = modis_like_items(150, collection="terra", start=T0 + timedelta(seconds=150), seed=4)
-    placeless = [
-        make_item(f"log-{n}", "terra", start=T0 + n * DAY / 8, box=None) for n in range(30)
-    ]
-    long = [
-        make_item(f"composite-{n}", "aqua", start=T0 + (n - 2) * DAY, minutes=3 * 1440, box=box)
-        for n, box in enumerate(
-            [(-180, -90, 180, 90), (100, -10, 140, 30), (-60, 40, -20, 70), (0, -80, 90, -60)]
-        )
-    ]
-    old = make_item("old", "aqua", start=datetime(1999, 12, 31, 23, 59, tzinfo=UTC))
-    items = [
-        *terra,
-        *aqua,
-        *mine,
-        *(replace(item, id=f"{item.id}.bob", owner="bob") for item in bobs),
-        *placeless,
-        *long,
-        old,
-    ]
-    random.Random(7).shuffle(items)
-    collections = [
-        Collection("terra", title="Terra MODIS"),
-        Collection("aqua"),
-        Collection("alice-runs", owner="alice"),
-        Collection("empty"),
-    ]
-    return collections, items
-
-
-@st.composite
-def searches(draw: st.DrawFn, filled: Filled) -> Search:
-    """Random searches over ``filled``: any mix of collections, ids, a bbox (crossing the
-    antimeridian or not) or an intersects geometry, an instant or interval, a limit and a
-    viewer."""
-    moment = st.one_of(
-        st.builds(
-            lambda t, nudge: t + timedelta(microseconds=nudge),
-            st.sampled_from(filled.moments),
-            st.sampled_from([-1, 0, 1]),
-        ),
-        st.datetimes(
-            min_value=(T0 - 3 * DAY).replace(tzinfo=None),
-            max_value=(T0 + 6 * DAY).replace(tzinfo=None),
-            timezones=st.just(UTC),
-        ),
-    )
-    when = draw(st.sampled_from(["any", "instant", "closed", "from", "until"]))
-    start = end = None
-    if when == "instant":
-        start = end = draw(moment)
-    elif when == "closed":
-        start, end = sorted([draw(moment), draw(moment)])
-    elif when == "from":
-        start = draw(moment)
-    elif when == "until":
-        end = draw(moment)
-    bbox = intersects = None
-    where = draw(st.sampled_from(["anywhere", "bbox", "small bbox", "intersects"]))
-    if where == "bbox":
-        south, north = sorted(draw(st.lists(st.floats(-90, 90), min_size=2, max_size=2)))
-        bbox = (draw(st.floats(-180, 180)), south, draw(st.floats(-180, 180)), north)
-    elif where == "small bbox":
-        west, south = draw(st.floats(-180, 179)), draw(st.floats(-90, 89))
-        bbox = (west, south, west + draw(st.floats(0, 1)), south + draw(st.floats(0, 1)))
-    elif where == "intersects":
-        intersects = draw(geometries())
-    collections = draw(
-        st.none()
-        | st.lists(
-            st.sampled_from(["terra", "aqua", "alice-runs", "empty", "nosuch"]),
-            min_size=1,
-            unique=True,
-        ).map(tuple)
-    )
-    named = [item.id for item in filled.reference.items.values()]
-    ids = draw(
-        st.none()
-        | st.lists(st.sampled_from([*named[:200], "nosuch"]), min_size=1, max_size=5).map(tuple)
-    )
-    return Search(
-        collections=collections,
-        ids=ids,
-        bbox=bbox,
-        intersects=intersects,
-        start=start,
-        end=end,
-        limit=draw(st.integers(1, 20)),
-        viewer=draw(st.sampled_from(VIEWERS)),
-    )
-
-
-@st.composite
-def geometries(draw: st.DrawFn) -> dict[str, Any]:
-    """A point, a line, a convex polygon or two squares either side of the antimeridian."""
-    lon, lat = draw(st.floats(-170, 170)), draw(st.floats(-80, 80))
-    kind = draw(st.sampled_from(["Point", "LineString", "Polygon", "MultiPolygon"]))
-    if kind == "Point":
-        return {"type": "Point", "coordinates": [lon, lat]}
-    if kind == "LineString":
-        return {"type": "LineString", "coordinates": [[lon, lat], [lon + 10, lat + 10]]}
-    if kind == "Polygon":
-        radius, corners = draw(st.floats(0.01, 10)), draw(st.integers(3, 8))
-        ring = shapely.Point(lon, lat).buffer(radius, quad_segs=corners).exterior.coords
-        return {"type": "Polygon", "coordinates": [[list(point) for point in ring]]}
-    width = draw(st.floats(0.1, 10))
-    return {
-        "type": "MultiPolygon",
-        "coordinates": [
-            square(180 - width, lat - 5, 180, lat + 5)["coordinates"],
-            square(-180, lat - 5, -180 + width, lat + 5)["coordinates"],
-        ],
-    }
-
-
-def split_items(filled: Filled) -> list[Item]:
-    """The filled catalogue's granules split at the antimeridian."""
-    return [
-        item
-        for item in filled.reference.items.values()
-        if item.geometry is not None and item.geometry["type"] == "MultiPolygon"
-    ]
-
-
-def inside(part: Any) -> BBox:
-    """A tiny bbox inside polygon ``part``."""
-    point = part.representative_point()
-    return (
-        max(point.x - 1e-4, -180),
-        max(point.y - 1e-4, -90),
-        min(point.x + 1e-4, 180),
-        min(point.y + 1e-4, 90),
-    )
-
-
-def visibility_catalogue(catalogue: Catalogue) -> None:
-    """Public ``c`` with a public item and one of alice's; alice's own ``mine``."""
-    catalogue.put_collection(Collection("c"))
-    catalogue.put_collection(Collection("mine", owner="alice"))
-    catalogue.add_items(
-        [
-            make_item("public"),
-            make_item("alices", owner="alice"),
-            make_item("in-mine", "mine", owner="alice"),
-        ]
-    )
-
-
-def refusal(call: Any) -> tuple[type, int | None, str]:
-    """The kind, status and message of the error ``call()`` raises."""
-    with pytest.raises(Exception) as raised:  # noqa: PT011 - any kind: compared by the caller
-        call()
-    return type(raised.value), getattr(raised.value, "status", None), str(raised.value)
-
-
-def bad_items() -> list[tuple[str, Item, str]]:
-    """(name, item, what its refusal must name) for items a catalogue must refuse."""
-    item = make_item("bad")
-    return [
-        ("ends before it starts", replace(item, end=T0 - DAY), "bad"),
-        ("longitude 200", make_item("bad", box=(190, 0, 200, 10)), "geometry"),
-        ("latitude 95", make_item("bad", box=(0, 80, 10, 95)), "geometry"),
-        ("slash in id", make_item("a/b"), "a/b"),
-        ("empty id", make_item(""), "id"),
-        ("geometry without bbox", replace(item, bbox=None), "bad"),
-        ("not GeoJSON", replace(item, geometry={"type": "Polygon", "coordinates": 1}), "geometry"),
-        (
-            "naive times",
-            replace(item, start=T0.replace(tzinfo=None), end=T0.replace(tzinfo=None)),
-            "time zone",
-        ),
-        ("naive start", replace(item, start=T0.replace(tzinfo=None)), "time zone"),
-    ]
+from nearline.testing.items import (
+    DAY,
+    EVERYTHING,
+    T0,
+    Filled,
+    as_stored,
+    bad_items,
+    filled_items,
+    follow,
+    found,
+    inside,
+    keys,
+    make_item,
+    refusal,
+    split_items,
+    square,
+    visibility_catalogue,
+)
+from nearline.testing.reference import Reference
+from nearline.testing.strategies import searches
 
 
 class CatalogueTests:

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from nearline.database import Database, Parameters
+from nearline.db.base import Database, Parameters
 from nearline.errors import ConfigError
 
 WRITE_LOCK = 0x6E6C_7374_6174  # the state's write lock: pg_advisory_xact_lock(WRITE_LOCK)
@@ -112,11 +112,12 @@ class Connection:
 
 
 class PostgresDatabase(Database):
-    """The PostgreSQL database at ``url``; ``pool_size`` connections at most."""
+    """The PostgreSQL database at ``url``; ``pool_size`` connections at most, shared by the
+    stores and by the catalogue kept in the same database (:meth:`connection`)."""
 
     integrity_error = psycopg.IntegrityError
 
-    def __init__(self, url: str, *, pool_size: int = 16, timeout: float = 30) -> None:
+    def __init__(self, url: str, *, pool_size: int = 24, timeout: float = 30) -> None:
         self.url = url
         self._local = threading.local()
         self.pool = ConnectionPool(
@@ -173,6 +174,20 @@ class PostgresDatabase(Database):
             return current.execute(sql, parameters).fetchall()
         with self.pool.connection() as connection:
             return Connection(connection).execute(sql, parameters).fetchall()
+
+    @contextmanager
+    def connection(self, *, row_factory: Any) -> Iterator[psycopg.Connection]:
+        """A connection of the pool in psycopg's own terms, for code that writes PostgreSQL's
+        SQL (the catalogue): ``%s`` placeholders bound by the server, rows made by
+        ``row_factory``; the stores' terms come back when it returns to the pool."""
+        with self.pool.connection() as connection:
+            connection.cursor_factory = psycopg.Cursor
+            connection.row_factory = row_factory
+            try:
+                yield connection
+            finally:
+                connection.cursor_factory = psycopg.ClientCursor
+                connection.row_factory = _row_factory
 
     def close(self) -> None:
         self.pool.close()

@@ -1,5 +1,5 @@
-"""``nearline serve`` and ``nearline jobs``: the service from the shell (``nearline users``
-is in cli_users.py).
+"""``nearline serve``: the service from the shell (``nearline jobs`` is in jobs.py,
+``nearline users`` in users.py), and how a caller knows where it serves.
 
 Embedded defaults: everything under ``./nearline-data`` (``--data`` or ``NEARLINE_DATA``), a
 SQLite catalogue and job store, runs as local sandboxed processes. Nothing to install.
@@ -9,91 +9,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import getpass
 import logging
-import os
 import re
 import socket
 import subprocess
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nearline.cli._options import add_data_option
 from nearline.errors import ConfigError, NearlineError
-
-DB_HELP = (
-    "the PostgreSQL database holding the catalogue and the jobs, shared by several servers: "
-    "postgresql://USER@HOST:PORT/DB (default: $NEARLINE_DB; none: SQLite files under --data)"
-)
-
-
-def data_folder(args: argparse.Namespace) -> Path:
-    """The service's data folder: --data, else $NEARLINE_DATA, else ./nearline-data (as
-    ServiceSettings.resolve says, without importing the service)."""
-    return Path(args.data or os.environ.get("NEARLINE_DATA") or "nearline-data").absolute()
-
-
-def add_data_option(parser: argparse.ArgumentParser) -> None:
-    """--data (the service's folder) and --db (its PostgreSQL state, if not SQLite).
-
-    No explicit defaults: argparse's own (None) here, and none at all where
-    :func:`shared_options` adds them after a verb."""
-    parser.add_argument(
-        "--data", help="the service's data folder (default: $NEARLINE_DATA or ./nearline-data)"
-    )
-    parser.add_argument("--db", help=DB_HELP)
-
-
-@dataclass(frozen=True)
-class SharedOptions:
-    """A command family's shared options, taken before its verb and after it alike:
-    ``nearline users --data D add erin`` and ``nearline users add erin --data D``.
-
-    The copy after the verb has no defaults (``SUPPRESS``), so when an option is not given
-    there it does not overwrite what was given before the verb; given in both places, the
-    one after the verb wins."""
-
-    before: argparse.ArgumentParser
-    after: argparse.ArgumentParser
-
-    def family(self, commands: Any, name: str, **settings: Any) -> argparse.ArgumentParser:
-        """The family's parser ``name`` in ``commands``, taking the options before its verb."""
-        return commands.add_parser(name, parents=[self.before], **settings)
-
-    def verb(self, actions: Any, name: str, **settings: Any) -> argparse.ArgumentParser:
-        """The verb ``name`` in the family's ``actions``, taking the options after it too."""
-        return actions.add_parser(name, parents=[self.after], **settings)
-
-
-def shared_options(add: Callable[[argparse.ArgumentParser], None]) -> SharedOptions:
-    """The options that ``add`` puts on a parser, shared by a family and each of its verbs."""
-    before = argparse.ArgumentParser(add_help=False)
-    after = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
-    add(before)
-    add(after)
-    return SharedOptions(before, after)
-
-
-DATA_OPTIONS = shared_options(add_data_option)
-
-
-def state_options(whose: str) -> SharedOptions:
-    """--data, --db and --user (help: ``whose`` things they are), for the command families
-    that work on the service's state directly, without a server."""
-
-    def add(parser: argparse.ArgumentParser) -> None:
-        add_data_option(parser)
-        parser.add_argument("--user", help=f"{whose} (default: $NEARLINE_USER or your login name)")
-
-    return shared_options(add)
-
-
-def user_of(args: argparse.Namespace) -> str:
-    """--user, else $NEARLINE_USER, else the login name."""
-    return args.user or os.environ.get("NEARLINE_USER") or getpass.getuser()
-
 
 SERVING = re.compile(r"nearline serving .* at \S+ \(port (\d+)\)")
 
@@ -202,12 +127,6 @@ def add_serve_parser(subparsers: Any) -> None:
     )
     serve.set_defaults(func=run_serve)
 
-    jobs = subparsers.add_parser("jobs", help="jobs and the stations' queues")
-    add_data_option(jobs)
-    jobs.add_argument("--user", default=None, help="only this user's jobs")
-    jobs.add_argument("--limit", type=int, default=20, help="how many jobs (default: 20)")
-    jobs.set_defaults(func=run_jobs)
-
 
 def _service(args: argparse.Namespace, **settings: Any):
     from nearline.orders import Service, ServiceSettings
@@ -253,45 +172,4 @@ def run_serve(args: argparse.Namespace) -> int:
     finally:
         listener.close()
         service.close()
-    return 0
-
-
-def run_jobs(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    from nearline.backends import open_database
-    from nearline.database import database_url
-    from nearline.orders import Station
-    from nearline.orders.store import JobStore
-
-    database = open_database(database_url(args.db), data_folder(args) / "service.db")
-    try:
-        store = JobStore(database)
-        active = [station for station in Station if not station.ended]
-        queues = {s: 0 for s in active}
-        for run in store.at(*active):
-            queues[run.station] += 1
-        console = Console()
-        console.print("stations: " + ", ".join(f"{s.value} {n}" for s, n in queues.items()))
-        table = Table("job", "user", "process", "status", "runs", "progress", "waiting")
-        rows = database.query(
-            "SELECT id FROM jobs WHERE (? IS NULL OR owner = ?) ORDER BY created DESC LIMIT ?",
-            (args.user, args.user, args.limit),
-        )
-        for row in rows:
-            job = store.get(row["id"], viewer=None)
-            waiting = next((run.waiting for run in job.runs if run.waiting), "")
-            table.add_row(
-                job.id[:12],
-                job.owner,
-                f"{job.process} {job.version}",
-                job.status.value,
-                str(len(job.runs)),
-                f"{job.progress}%",
-                waiting,
-            )
-        console.print(table)
-    finally:
-        database.close()
     return 0

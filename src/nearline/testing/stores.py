@@ -1,4 +1,4 @@
-"""Conformance tests of the service's stores on any :class:`~nearline.database.Database`.
+"""Conformance tests of the service's stores on any :class:`~nearline.db.Database`.
 
 Subclass :class:`StoreTests` in a pytest module as ``class TestMyBackend(StoreTests)`` and
 supply :meth:`~StoreTests.make_database`. The tests hold the stores (users, jobs and runs,
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from nearline.algorithms.store import VersionStore
-from nearline.database import Database
+from nearline.db import Database
 from nearline.errors import Conflict, JobNotFound, NotFound, Unauthorized
 from nearline.orders.admission import Allotment
 from nearline.orders.base import PIPELINE, InputRef, Job, JobStatus, OutputFile, Run, Station
@@ -77,7 +77,7 @@ def walk(store: JobStore, run: Run, *, server: str, output: int = 0) -> Run:
 
 
 class StoreTests:
-    """Generic tests of the stores on one :class:`~nearline.database.Database` backend."""
+    """Generic tests of the stores on one :class:`~nearline.db.Database` backend."""
 
     def make_database(self, tmp_path: Path) -> Database:
         """A new, empty database (its files, if any, in ``tmp_path``)."""

@@ -63,7 +63,7 @@ def run_demo(args: argparse.Namespace) -> int:
     if args.only in (None, "composite"):
         _composite_demo(args, out / "composite", console)
     if args.only in (None, "service"):
-        from nearline.cli_demo_service import service_demo
+        from nearline.cli.demo_service import service_demo
 
         service_demo(out / "service", granules=out / "composite" / "granules", args=args)
     return 0
@@ -113,7 +113,7 @@ def _burst_demo(args: argparse.Namespace, out: Path, console: Any) -> None:
 def _composite_demo(args: argparse.Namespace, out: Path, console: Any) -> None:
     from rich.progress import Progress
 
-    from nearline.cli_composite import phase_bars
+    from nearline.cli.composite import phase_bars
     from nearline.composite import run
     from nearline.swath import synthesize_day
 

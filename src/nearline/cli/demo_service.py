@@ -30,7 +30,7 @@ WHOLE_DAY = f"{DAY}T00:00:00Z/{DAY}T23:59:59Z"
 
 def _start_server(data: Path, log: Path) -> tuple[subprocess.Popen[bytes], int]:
     """`nearline serve` on a free port of its choosing, once it answers; and that port."""
-    from nearline.cli_serve import wait_until_serving
+    from nearline.cli.serve import wait_until_serving
     from nearline.mpirun import MPI_ENV
 
     env = {**os.environ, **MPI_ENV, "NEARLINE_DATA": str(data)}
@@ -66,15 +66,15 @@ def service_demo(out: Path, *, granules: Path, args: argparse.Namespace) -> None
 
     from nearline.archive import SQLiteCatalogue
     from nearline.archive.ingest import ingest
+    from nearline.db import SQLiteDatabase
     from nearline.orders.users import UserStore
-    from nearline.sqlite import Database
 
     console = Console()
     shutil.rmtree(out, ignore_errors=True)
     data = out / "data"
     data.mkdir(parents=True)
     paths = _granules(granules, args, console)
-    with Database(data / "service.db") as database:
+    with SQLiteDatabase(data / "service.db") as database:
         token = UserStore(database).add("demo")
     with SQLiteCatalogue(data / "catalogue.db") as catalogue:
         report = ingest(catalogue, paths, collection=COLLECTION, start_method="fork")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearline.cli_serve import add_data_option, data_folder
+from nearline.cli._options import add_data_option, data_folder
 
 
 def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -44,7 +44,7 @@ def run_ingest(args: argparse.Namespace) -> int:
 
     from nearline.archive import open_catalogue
     from nearline.archive.ingest import ingest, ingest_archive
-    from nearline.database import database_url
+    from nearline.db import database_url
     from nearline.errors import IngestError
     from nearline.units import format_size
 

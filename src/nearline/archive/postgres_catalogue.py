@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import orjson
+from psycopg.rows import dict_row
 
 from nearline.archive.base import Catalogue, Collection, Item, Page, Search
 from nearline.archive.pgsearch import count_rows, search_rows
@@ -32,6 +34,7 @@ from nearline.archive.rows import (
     widenings,
 )
 from nearline.archive.scan import encode_token
+from nearline.db import PostgresDatabase
 from nearline.errors import CollectionNotFound, Conflict
 
 SRID = 4326
@@ -104,28 +107,27 @@ def migrate(connection: Any) -> None:
 
 
 class PostgresCatalogue(Catalogue):
-    """The catalogue in the PostgreSQL database at ``url`` (``postgresql://...``), its tables
-    created if missing; ``pool_size`` connections at most."""
+    """The catalogue in a PostgreSQL database, its tables created if missing: ``database``, the
+    service's state database, whose connection pool it shares (one pool per database); or the
+    one at a URL (``postgresql://...``), with a pool of its own of ``pool_size`` connections at
+    most, closed with the catalogue."""
 
-    def __init__(self, url: str, *, pool_size: int = 8) -> None:
-        from psycopg.rows import dict_row
-        from psycopg_pool import ConnectionPool
-
-        self.url = url
-        self.pool = ConnectionPool(
-            url,
-            min_size=1,
-            max_size=pool_size,
-            kwargs={"autocommit": True, "row_factory": dict_row},
-            open=True,
-            name="nearline-catalogue",
-        )
-        with self.pool.connection() as connection:
+    def __init__(self, database: PostgresDatabase | str, *, pool_size: int = 8) -> None:
+        self._owns_database = isinstance(database, str)
+        if isinstance(database, str):
+            database = PostgresDatabase(database, pool_size=pool_size)
+        self.database = database
+        self.url = database.url
+        with self.connection() as connection:
             migrate(connection)
+
+    def connection(self) -> AbstractContextManager[Any]:
+        """A connection of the database's pool, reading rows as dicts."""
+        return self.database.connection(row_factory=dict_row)
 
     # -- collections ------------------------------------------------------------------------
     def put_collection(self, collection: Collection) -> None:
-        with self.pool.connection() as connection:
+        with self.connection() as connection:
             updated = connection.execute(
                 "INSERT INTO collections AS c (id, owner, title, description, license, properties) "
                 "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
@@ -164,7 +166,7 @@ class PostgresCatalogue(Catalogue):
         latest = list({(item.collection, item.id): item for item in items}.values())
         if not latest:
             return 0
-        with self.pool.connection() as connection, connection.transaction():
+        with self.connection() as connection, connection.transaction():
             keys = _keys(connection, {item.collection for item in latest})
             # the position row's lock orders additions: they are numbered as they commit
             numbered = connection.execute(
@@ -191,7 +193,7 @@ class PostgresCatalogue(Catalogue):
             total = _widen(connection, keys, rows)
         if len(rows) >= ANALYZE_AT and len(rows) * 10 > total:
             # a bulk load: the planner's statistics now, not at autovacuum's next round
-            with self.pool.connection() as connection:
+            with self.connection() as connection:
                 connection.execute("ANALYZE items, collections")
         return len(rows)
 
@@ -208,7 +210,7 @@ class PostgresCatalogue(Catalogue):
         transaction): pgsearch.py."""
         if search.impossible:
             return Page([], matched=0 if search.count_to else None)
-        with self.pool.connection() as connection, connection.transaction():
+        with self.connection() as connection, connection.transaction():
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
 
             def run(sql: str, parameters: Sequence[Any]) -> list[dict[str, Any]]:
@@ -224,7 +226,7 @@ class PostgresCatalogue(Catalogue):
 
     def delete_items(self, collection: str, ids: Iterable[str]) -> int:
         wanted = list(dict.fromkeys(ids))
-        with self.pool.connection() as connection, connection.transaction():
+        with self.connection() as connection, connection.transaction():
             row = connection.execute(
                 "SELECT key FROM collections WHERE id = %s", (collection,)
             ).fetchone()
@@ -254,7 +256,8 @@ class PostgresCatalogue(Catalogue):
         return int(rows[0]["n"])
 
     def close(self) -> None:
-        self.pool.close()
+        if self._owns_database:
+            self.database.close()
 
     @staticmethod
     def _run(connection: Any, sql: str, parameters: Sequence[Any]) -> list[dict[str, Any]]:
@@ -262,7 +265,7 @@ class PostgresCatalogue(Catalogue):
         return connection.execute(sql, parameters).fetchall()
 
     def _query(self, sql: str, parameters: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with self.pool.connection() as connection:
+        with self.connection() as connection:
             return connection.execute(sql, parameters).fetchall()
 
 

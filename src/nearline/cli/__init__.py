@@ -10,24 +10,25 @@ import argparse
 import sys
 from pathlib import Path
 
-from nearline.cli_burst import add_burst_config_parser
-from nearline.cli_composite import add_composite_parser
-from nearline.cli_db import add_db_parser
-from nearline.cli_demo import add_demo_parser
-from nearline.cli_doctor import add_doctor_parser
-from nearline.cli_ingest import add_ingest_parser
-from nearline.cli_migrate import add_migrate_parser, add_restore_parser
-from nearline.cli_monitor import add_monitor_parser
-from nearline.cli_serve import add_serve_parser
-from nearline.cli_synth import add_synth_parser
-from nearline.cli_users import add_users_parser
+from nearline.cli.burst import add_burst_config_parser
+from nearline.cli.composite import add_composite_parser
+from nearline.cli.db import add_db_parser
+from nearline.cli.demo import add_demo_parser
+from nearline.cli.doctor import add_doctor_parser
+from nearline.cli.ingest import add_ingest_parser
+from nearline.cli.jobs import add_jobs_parser
+from nearline.cli.migrate import add_migrate_parser, add_restore_parser
+from nearline.cli.monitor import add_monitor_parser
+from nearline.cli.serve import add_serve_parser
+from nearline.cli.synth import add_synth_parser
+from nearline.cli.users import add_users_parser
 from nearline.errors import NearlineError
 
 
 def _bench(args: argparse.Namespace) -> int:
     import importlib
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
     try:
         benchmark = importlib.import_module(args.name)  # benchmarks/<name>.py in a checkout
     except ImportError:
@@ -100,13 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_restore_parser(commands)
     add_synth_parser(commands)
     add_composite_parser(commands)
-    from nearline.cli_algorithms import add_algorithms_parser
+    from nearline.cli.algorithms import add_algorithms_parser
 
     add_algorithms_parser(commands)
-    from nearline.cli_subscriptions import add_subscriptions_parser
+    from nearline.cli.subscriptions import add_subscriptions_parser
 
     add_subscriptions_parser(commands)
     add_serve_parser(commands)
+    add_jobs_parser(commands)
     add_users_parser(commands)
     add_ingest_parser(commands)
     add_db_parser(commands)
@@ -131,7 +133,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("nearline: interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from nearline.cli_serve import data_folder, state_options, user_of
+from nearline.cli._options import data_folder, state_options, user_of
 
 
 def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -56,8 +56,7 @@ def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:
 @contextmanager
 def _registry(args: argparse.Namespace, *, wheels: str | None = None) -> Iterator[Any]:
     from nearline.algorithms import AlgorithmRegistry, DeploySettings
-    from nearline.backends import open_database
-    from nearline.database import database_url
+    from nearline.db import database_url, open_database
 
     data = data_folder(args)
     url = database_url(args.db)

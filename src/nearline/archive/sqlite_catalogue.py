@@ -27,8 +27,8 @@ from nearline.archive.rows import (
     widenings,
 )
 from nearline.archive.scan import search_items
+from nearline.db import SQLiteDatabase
 from nearline.errors import CollectionNotFound, Conflict
-from nearline.sqlite import Database
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS collections (
@@ -76,7 +76,7 @@ class SQLiteCatalogue(Catalogue):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.database = Database(self.path)
+        self.database = SQLiteDatabase(self.path)
         self.database.apply(SCHEMA)
 
     # -- collections ------------------------------------------------------------------------

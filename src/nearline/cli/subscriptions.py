@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from nearline.archive import query_values
-from nearline.cli_serve import data_folder, state_options, user_of
+from nearline.cli._options import data_folder, state_options, user_of
 from nearline.errors import InvalidRequest
 
 
@@ -69,8 +69,7 @@ def add_subscriptions_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _subscriptions(args: argparse.Namespace) -> Iterator[Any]:
     from nearline.algorithms import AlgorithmRegistry
     from nearline.archive import open_catalogue
-    from nearline.backends import open_database
-    from nearline.database import database_url
+    from nearline.db import database_url, open_database
     from nearline.orders.subscriptions import Subscriptions, SubscriptionStore
 
     data = data_folder(args)
@@ -78,7 +77,7 @@ def _subscriptions(args: argparse.Namespace) -> Iterator[Any]:
     url = database_url(args.db)
     with (
         open_database(url, data / "service.db") as database,
-        open_catalogue(url, data / "catalogue.db") as catalogue,
+        open_catalogue(url, data / "catalogue.db", database=database) as catalogue,
         AlgorithmRegistry(data, database=database if url else None) as algorithms,
     ):
         yield Subscriptions(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearline.cli_serve import DATA_OPTIONS, data_folder
+from nearline.cli._options import DATA_OPTIONS, data_folder
 
 
 def add_users_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -60,8 +60,7 @@ def _quota(value: float | None, *, size: bool) -> str:
 
 
 def run_users(args: argparse.Namespace) -> int:
-    from nearline.backends import open_database
-    from nearline.database import database_url
+    from nearline.db import database_url, open_database
     from nearline.orders.users import UserStore
 
     data = data_folder(args)
