@@ -1,7 +1,8 @@
 """Calibration with drift: raw counts to reflectance and brightness temperature.
 
 The equations and coefficients are pygac's (``pygac.calibration.noaa``; PATMOS-x
-coefficients per platform), split in two so the per-pixel part runs in one compiled pass:
+coefficients per platform, read by :mod:`~nearline.composite.coefficients`), split in two so
+the per-pixel part runs in one compiled pass:
 
 - **Visible (channels 1, 2)** — Heidinger et al. (2010): the calibration slope drifts with
   time since launch, ``S(t) = S0 (100 + S1 t + S2 t^2) / 100``; AVHRR/3's dual gain makes
@@ -21,14 +22,13 @@ whole granule); :func:`calibrate` applies it to a block's counts.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
 import numba
 import numpy as np
 
+from nearline.composite.coefficients import Coefficients, load_coefficients, year_fraction
 from nearline.swath import Telemetry
 
 C1 = 1.1910427e-5  # mW/m^2/sr/cm^-4
@@ -37,15 +37,6 @@ SMOOTHING_LINES = 51
 PRT_THRESHOLD = 50
 ICT_THRESHOLD = 100
 SPACE_THRESHOLD = 100
-
-
-def coefficients(platform: str) -> Any:
-    """pygac's calibration coefficients for ``platform`` (PROVISIONAL warnings muted)."""
-    from pygac.calibration.noaa import Calibrator
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return Calibrator(platform)
 
 
 @dataclass(frozen=True)
@@ -81,12 +72,10 @@ class LineCalibration:
         )
 
 
-def visible_slopes(cal: Any, moment: datetime) -> tuple[np.ndarray, np.ndarray]:
+def visible_slopes(cal: Coefficients, moment: datetime) -> tuple[np.ndarray, np.ndarray]:
     """Low- and high-gain slopes of channels 1, 2 at ``moment`` (Heidinger et al. 2010)."""
-    from pygac.calibration.noaa import Calibrator
-
     jday = moment.timetuple().tm_yday
-    t = (moment.year + jday / 365.0) - Calibrator.date2float(cal.date_of_launch)
+    t = (moment.year + jday / 365.0) - year_fraction(cal.date_of_launch)
     single_gain = bool(np.isnan(cal.gain_switch).all())
     glow = np.ones(3) if single_gain else np.array([0.5, 0.5, 0.25])
     ghigh = np.ones(3) if single_gain else np.array([1.5, 1.5, 1.75])
@@ -113,7 +102,7 @@ def _smooth(values: np.ndarray) -> np.ndarray:
     return smooth
 
 
-def blackbody_temperature(prt: np.ndarray, cal: Any) -> np.ndarray:
+def blackbody_temperature(prt: np.ndarray, cal: Coefficients) -> np.ndarray:
     """Smoothed internal blackbody temperature per line from the PRT readings (KLM 7.1.2.4-1)."""
     prt = np.asarray(prt, dtype=np.float64).copy()
     lines = np.arange(prt.size)
@@ -135,7 +124,7 @@ def blackbody_temperature(prt: np.ndarray, cal: Any) -> np.ndarray:
 
 def line_calibration(telemetry: Telemetry, platform: str) -> LineCalibration:
     """Calibration tables for every line of a granule."""
-    cal = coefficients(platform)
+    cal = load_coefficients(platform)
     first = telemetry.times[0].astype("datetime64[ms]").astype(datetime)
     low, high = visible_slopes(cal, first)
     tbb = blackbody_temperature(telemetry.prt_counts, cal)
