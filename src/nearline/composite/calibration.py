@@ -173,13 +173,34 @@ def _visible_table(slope_low, slope_high, dark, gain_switch, table):
             table[c, count] = value if value >= 0 else np.nan
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _temperature(count, cs, offset, gain, b0, b1, b2, c1nu3, c2nu, a, b, is_3b):
+    """Brightness temperature (K) of one thermal count on a line (NaN outside 170-350 K)."""
+    linear = offset + gain * count
+    radiance = linear + b0 + b1 * linear + b2 * linear * linear
+    if is_3b and count - cs >= 0:
+        bt = 0.0
+    elif radiance <= 0:
+        bt = np.nan
+    else:
+        bt = (c2nu / math.log(1.0 + c1nu3 / radiance) - a) / b
+    return bt if 170.0 <= bt <= 350.0 else np.nan
+
+
 @numba.njit(cache=True, nogil=True)
 def _calibrate(
-    counts, table, space_counts, bb_counts, bb_radiance, space_radiance, nonlinear, wavenumber,
-    band_a, band_b, out,
+    counts, lines, table, space_counts, bb_counts, bb_radiance, space_radiance, nonlinear,
+    wavenumber, band_a, band_b, out,
 ):  # fmt: skip
     n_lines, n_pixels = counts.shape[1], counts.shape[2]
+    # A line's temperature is a function of the count alone, and a line of 409 pixels holds
+    # far fewer distinct 10-bit counts: each is converted once per line and channel.
+    memo = np.empty(1024, np.float32)
+    owner = np.full(1024, -1, np.int64)  # the (line, channel) a memo entry was made for
     for i in range(n_lines):
+        if not lines[i]:
+            out[:, i, :] = np.nan
+            continue
         for c in range(2):
             for j in range(n_pixels):
                 out[c, i, j] = table[c, min(counts[c, i, j], 1023)]
@@ -193,28 +214,38 @@ def _calibrate(
             c1nu3 = C1 * wavenumber[t] ** 3
             c2nu = C2 * wavenumber[t]
             a, b = band_a[t], band_b[t]
+            key = 3 * i + t
             for j in range(n_pixels):
-                count = float(counts[2 + t, i, j])
-                linear = offset + gain * count
-                radiance = linear + b0 + b1 * linear + b2 * linear * linear
-                if t == 0 and count - cs >= 0:
-                    bt = 0.0
-                elif radiance <= 0:
-                    bt = np.nan
-                else:
-                    bt = (c2nu / math.log(1.0 + c1nu3 / radiance) - a) / b
-                out[2 + t, i, j] = bt if 170.0 <= bt <= 350.0 else np.nan
+                count = counts[2 + t, i, j]
+                if count < 1024 and owner[count] == key:
+                    out[2 + t, i, j] = memo[count]
+                    continue
+                bt = _temperature(
+                    float(count), cs, offset, gain, b0, b1, b2, c1nu3, c2nu, a, b, t == 0
+                )
+                out[2 + t, i, j] = bt
+                if count < 1024:
+                    memo[count] = bt
+                    owner[count] = key
 
 
 def calibrate(
-    counts: np.ndarray, cal: LineCalibration, out: np.ndarray | None = None
+    counts: np.ndarray,
+    cal: LineCalibration,
+    out: np.ndarray | None = None,
+    *,
+    lines: np.ndarray | None = None,
 ) -> np.ndarray:
-    """(5, n, 409) float32: channel 1 and 2 scaled radiance (%), 3b, 4, 5 temperature (K)."""
+    """(5, n, 409) float32: channel 1 and 2 scaled radiance (%), 3b, 4, 5 temperature (K).
+
+    ``lines``: (n,) bool, the lines to calibrate (default all); the others are NaN.
+    """
     result = np.empty(counts.shape, np.float32) if out is None else out
     table = np.empty((2, 1024), np.float64)  # 8 KiB, per call: cheaper than a cache
     _visible_table(cal.slope_low, cal.slope_high, cal.dark, cal.gain_switch, table)
+    wanted = np.ones(counts.shape[1], np.bool_) if lines is None else lines
     _calibrate(
-        counts, table, cal.space_counts, cal.bb_counts, cal.bb_radiance, cal.space_radiance,
-        cal.nonlinear, cal.wavenumber, cal.band_a, cal.band_b, result,
+        counts, wanted, table, cal.space_counts, cal.bb_counts, cal.bb_radiance,
+        cal.space_radiance, cal.nonlinear, cal.wavenumber, cal.band_a, cal.band_b, result,
     )  # fmt: skip
     return result
