@@ -90,6 +90,9 @@ class Reducer(ABC):
     """Per-cell reduction of observations."""
 
     name: ClassVar[str]
+    # Whether the reduction uses pixels without daylight (NaN NDVI). When it does not, as
+    # none here does, the chain leaves out their channels and cloud tests.
+    uses_night: ClassVar[bool] = False
 
     @abstractmethod
     def variables(self) -> list[OutputVariable]:

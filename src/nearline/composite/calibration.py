@@ -189,8 +189,8 @@ def _temperature(count, cs, offset, gain, b0, b1, b2, c1nu3, c2nu, a, b, is_3b):
 
 @numba.njit(cache=True, nogil=True)
 def _calibrate(
-    counts, lines, table, space_counts, bb_counts, bb_radiance, space_radiance, nonlinear,
-    wavenumber, band_a, band_b, out,
+    counts, table, space_counts, bb_counts, bb_radiance, space_radiance, nonlinear, wavenumber,
+    band_a, band_b, out,
 ):  # fmt: skip
     n_lines, n_pixels = counts.shape[1], counts.shape[2]
     # A line's temperature is a function of the count alone, and a line of 409 pixels holds
@@ -198,9 +198,6 @@ def _calibrate(
     memo = np.empty(1024, np.float32)
     owner = np.full(1024, -1, np.int64)  # the (line, channel) a memo entry was made for
     for i in range(n_lines):
-        if not lines[i]:
-            out[:, i, :] = np.nan
-            continue
         for c in range(2):
             for j in range(n_pixels):
                 out[c, i, j] = table[c, min(counts[c, i, j], 1023)]
@@ -230,22 +227,14 @@ def _calibrate(
 
 
 def calibrate(
-    counts: np.ndarray,
-    cal: LineCalibration,
-    out: np.ndarray | None = None,
-    *,
-    lines: np.ndarray | None = None,
+    counts: np.ndarray, cal: LineCalibration, out: np.ndarray | None = None
 ) -> np.ndarray:
-    """(5, n, 409) float32: channel 1 and 2 scaled radiance (%), 3b, 4, 5 temperature (K).
-
-    ``lines``: (n,) bool, the lines to calibrate (default all); the others are NaN.
-    """
+    """(5, n, 409) float32: channel 1 and 2 scaled radiance (%), 3b, 4, 5 temperature (K)."""
     result = np.empty(counts.shape, np.float32) if out is None else out
     table = np.empty((2, 1024), np.float64)  # 8 KiB, per call: cheaper than a cache
     _visible_table(cal.slope_low, cal.slope_high, cal.dark, cal.gain_switch, table)
-    wanted = np.ones(counts.shape[1], np.bool_) if lines is None else lines
     _calibrate(
-        counts, wanted, table, cal.space_counts, cal.bb_counts, cal.bb_radiance,
-        cal.space_radiance, cal.nonlinear, cal.wavenumber, cal.band_a, cal.band_b, result,
+        counts, table, cal.space_counts, cal.bb_counts, cal.bb_radiance, cal.space_radiance,
+        cal.nonlinear, cal.wavenumber, cal.band_a, cal.band_b, result,
     )  # fmt: skip
     return result

@@ -52,6 +52,7 @@ class RunContext:
     lines_done: int = 0
     lines_total: int = 0
     sample_seconds: float = 0.0  # reading tie latitudes and telemetry
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # observe(), processor time
 
     def granule_names(self) -> list[tuple[str, str]]:
         return [(info.path.name, info.platform) for info in self.plan.granules]
@@ -60,10 +61,14 @@ class RunContext:
         return open_granule(self.plan.granules[index].path)
 
     def observe(self, granule: int, block: Any) -> Any:
-        """Calibrated, masked, terrain-corrected observations of one delivered block."""
+        """Calibrated, masked, terrain-corrected observations of one delivered block; the
+        processor seconds of each stage are added to :attr:`stage_seconds`."""
         first = block.first_line
         calibration = self.calibrations[granule].slice(first, first + block.n_lines)
-        return observe(block, calibration, self.ancillary)
+        return observe(
+            block, calibration, self.ancillary, night=self.reducer.uses_night,
+            timings=self.stage_seconds,
+        )  # fmt: skip
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) every kernel once, here, before the workers
@@ -75,6 +80,7 @@ class RunContext:
         state = self.reducer.new_state(self.plan.grid.width)
         self.reducer.update(state, cells.ravel(), observations)
         self.reducer.finish(state)
+        self.stage_seconds.clear()
 
     def serve(
         self,

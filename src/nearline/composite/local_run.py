@@ -72,6 +72,7 @@ def run_local(context: RunContext, scratch: Path, write_band: Callable[[int], No
             shared.inbox(worker, names),
             reducer=context.reducer,
             observe=context.observe,
+            stage_seconds=context.stage_seconds,
             scratch=scratch,
             barrier=barrier.wait,
             band_done=lambda band: results.put(("band", "worker", worker, band)),
