@@ -24,7 +24,7 @@ from nearline.composite.base import Reducer
 from nearline.composite.calibration import LineCalibration, line_calibration
 from nearline.composite.observe import observe
 from nearline.composite.periods import period_label, period_window
-from nearline.composite.plan import GranuleInfo, Plan, make_plan
+from nearline.composite.plan import GranuleInfo, Plan, make_plan, observed_lines
 from nearline.composite.reducers import get_reducer
 from nearline.composite.settings import CompositeSettings, OnError
 from nearline.errors import CompositeError, ConfigError, GranuleError
@@ -141,6 +141,7 @@ def prepare(
     reducer = get_reducer(settings.reducer)
     infos: list[GranuleInfo] = []
     latitudes: list[np.ndarray] = []
+    line_weights: list[np.ndarray] = []  # when the owners observe sunlit lines only
     calibrations: list[LineCalibration] = []
     skipped: list[tuple[Path, str]] = []
     sample_seconds = 0.0
@@ -149,6 +150,9 @@ def prepare(
             began = time.perf_counter()
             with open_granule(path) as granule:
                 tie_latitudes = granule.read_tie_latitudes()
+                weights = (
+                    None if reducer.uses_night else observed_lines(granule.read_tie_sun_zenith())
+                )
                 telemetry = granule.read_telemetry()
                 sample_seconds += time.perf_counter() - began
                 calibration = line_calibration(telemetry, granule.platform)
@@ -166,6 +170,8 @@ def prepare(
                 progress("plan", done, len(paths))
         infos.append(info)
         latitudes.append(tie_latitudes)
+        if weights is not None:
+            line_weights.append(weights)
         calibrations.append(calibration)
     if not infos:
         raise CompositeError(
@@ -181,6 +187,7 @@ def prepare(
         workers=settings.workers,
         state_bytes_per_cell=state_bytes,
         memory_per_worker=max(budget, 0),
+        line_weights=None if reducer.uses_night else line_weights,
     )
     context = RunContext(settings, plan, reducer, calibrations, Ancillary.load(), skipped, progress)
     context.sample_seconds = sample_seconds
