@@ -234,10 +234,11 @@ def io_seconds(row: dict[str, Any]) -> float:
 
 
 def stage_points(paths: list[Path], n_points: int) -> dict[str, np.ndarray]:
-    """Observations of the day's first lines, until ``n_points`` pixels: lon, lat, NDVI, ..."""
+    """Observations of every pixel of the day's first lines, by day and by night (the band
+    owners leave most night lines out), until ``n_points`` pixels: lon, lat, NDVI, ..."""
     from nearline.composite.context import prepare
+    from nearline.composite.observe import observe
     from nearline.composite.settings import CompositeSettings
-    from nearline.swath import N_PIXELS
 
     context = prepare(paths, CompositeSettings.parse(workers=1))
     chunks: list[Any] = []
@@ -246,8 +247,9 @@ def stage_points(paths: list[Path], n_points: int) -> dict[str, np.ndarray]:
         with context.open_granule(info.index) as granule:
             for first in range(0, granule.n_lines, 1024):
                 block = granule.read(first, min(first + 1024, granule.n_lines))
-                chunks.append(context.observe(info.index, block))
-                count += block.n_lines * N_PIXELS
+                calibration = context.calibrations[info.index].slice(first, first + block.n_lines)
+                chunks.append(observe(block, calibration, context.ancillary, night=True))
+                count += chunks[-1].lon.size
                 if count >= n_points:
                     return {"observations": chunks, "context": context, "count": count}
     return {"observations": chunks, "context": context, "count": count}
