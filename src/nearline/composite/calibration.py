@@ -122,9 +122,12 @@ def blackbody_temperature(prt: np.ndarray, cal: Coefficients) -> np.ndarray:
     return _smooth(tprt)
 
 
-def line_calibration(telemetry: Telemetry, platform: str) -> LineCalibration:
-    """Calibration tables for every line of a granule."""
-    cal = load_coefficients(platform)
+def line_calibration(
+    telemetry: Telemetry, platform: str, *, coefficients: Coefficients | None = None
+) -> LineCalibration:
+    """Calibration tables for every line of a granule (``coefficients``: the platform's, if
+    the caller has read them already)."""
+    cal = load_coefficients(platform) if coefficients is None else coefficients
     first = telemetry.times[0].astype("datetime64[ms]").astype(datetime)
     low, high = visible_slopes(cal, first)
     tbb = blackbody_temperature(telemetry.prt_counts, cal)

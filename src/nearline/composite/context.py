@@ -22,6 +22,7 @@ import numpy as np
 from nearline.composite.ancillary import Ancillary
 from nearline.composite.base import Reducer
 from nearline.composite.calibration import LineCalibration, line_calibration
+from nearline.composite.coefficients import Coefficients, load_coefficients
 from nearline.composite.observe import observe
 from nearline.composite.periods import period_label, period_window
 from nearline.composite.plan import GranuleInfo, Plan, make_plan, observed_lines
@@ -143,6 +144,7 @@ def prepare(
     latitudes: list[np.ndarray] = []
     line_weights: list[np.ndarray] = []  # when the owners observe sunlit lines only
     calibrations: list[LineCalibration] = []
+    coefficients: dict[str, Coefficients] = {}  # per platform, read once
     skipped: list[tuple[Path, str]] = []
     sample_seconds = 0.0
     for done, path in enumerate(paths, start=1):
@@ -155,7 +157,12 @@ def prepare(
                 )
                 telemetry = granule.read_telemetry()
                 sample_seconds += time.perf_counter() - began
-                calibration = line_calibration(telemetry, granule.platform)
+                platform = granule.platform
+                if platform not in coefficients:
+                    coefficients[platform] = load_coefficients(platform)
+                calibration = line_calibration(
+                    telemetry, platform, coefficients=coefficients[platform]
+                )
                 info = GranuleInfo(
                     len(infos), path, granule.platform, granule.n_lines, granule.start_time
                 )
