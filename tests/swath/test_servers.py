@@ -154,6 +154,23 @@ def _worker(shared: SharedSlots, worker: int, results) -> None:
     results.put((worker, lines))
 
 
+def serve_to(
+    processes: list, task: ReadTask, shared: SharedSlots, results
+) -> tuple[dict[int, list[int]], ServerStats]:
+    """Start the worker ``processes``, serve ``task`` of a 5000-line granule to them through
+    ``shared``; the lines each worker put on ``results``, and the server's stats."""
+    for process in processes:
+        process.start()
+    granule = FakeGranule(5000)
+    stats = ServerStats()
+    serve_pass([task], lambda index: granule, shared.outbox(0), max_lines=256, stats=stats)
+    got = dict(results.get() for _ in processes)
+    for process in processes:
+        process.join(timeout=20)
+        assert process.exitcode == 0
+    return got, stats
+
+
 @pytest.mark.timeout(60)
 def test_shared_memory_slots_deliver_every_line_once_to_its_worker_process():
     ctx = mp.get_context("fork")
@@ -162,15 +179,8 @@ def test_shared_memory_slots_deliver_every_line_once_to_its_worker_process():
     )
     results = ctx.SimpleQueue()
     workers = [ctx.Process(target=_worker, args=(shared, w, results)) for w in range(2)]
-    for process in workers:
-        process.start()
-    granule = FakeGranule(3000)
     task = ReadTask(0, {0: [(0, 1000)], 1: [(900, 3000)]})
-    serve_pass([task], lambda index: granule, shared.outbox(0), max_lines=256, stats=ServerStats())
-    got = dict(results.get() for _ in range(2))
-    for process in workers:
-        process.join(timeout=20)
-        assert process.exitcode == 0
+    got, _ = serve_to(workers, task, shared, results)
     assert got[0] == list(range(0, 1000))
     assert got[1] == list(range(900, 3000))
 
@@ -211,16 +221,8 @@ def test_a_worker_holding_its_slots_does_not_hold_up_the_others():
         ctx.Process(target=_holding_worker, args=(shared, done, results)),
         ctx.Process(target=_counting_worker, args=(shared, 2048, done, results)),
     ]
-    for process in processes:
-        process.start()
     task = ReadTask(0, {0: [(0, 1024)], 1: [(2048, 4096)]})
-    stats = ServerStats()
-    granule = FakeGranule(5000)
-    serve_pass([task], lambda index: granule, shared.outbox(0), max_lines=256, stats=stats)
-    got = dict(results.get() for _ in range(2))
-    for process in processes:
-        process.join(timeout=20)
-        assert process.exitcode == 0
+    got, stats = serve_to(processes, task, shared, results)
     assert got[0] == list(range(0, 1024))
     assert got[1] == list(range(2048, 4096))
     assert stats.requests == 12
