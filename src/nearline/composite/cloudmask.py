@@ -153,25 +153,37 @@ def pixel_tests(
     return flags
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def ch4_spread(bt4, land, i, j, first_line):
-    """Max - min of channel 4 over the pixels of the 2x2 window holding pixel (i, j) that
-    share its surface (NaNs skipped; a coast is not a cloud edge).
+@numba.njit(cache=True, nogil=True)
+def ch4_spreads(bt4, land, first_line):
+    """Per 2x2 window and surface (0 sea, 1 land): max - min of channel 4 over the window's
+    pixels of that surface (NaNs skipped; a coast is not a cloud edge), 0 if none.
 
-    ``bt4`` is the block's (n, 409) array and ``first_line`` its granule line number: windows
-    start on even granule lines and even columns.
+    ``bt4`` is the block's (n, 409) array and ``first_line`` its granule line number:
+    windows start on even granule lines and even columns; pixel (i, j)'s is
+    ``[(first_line + i) // 2 - first_line // 2, j // 2]``.
     """
     n, m = bt4.shape
-    top = i - (first_line + i) % 2
-    left = j - j % 2
-    lo, hi = np.inf, -np.inf
-    for a in range(max(top, 0), min(top + 2, n)):
-        for b in range(left, min(left + 2, m)):
-            value = bt4[a, b]
-            if land[a, b] == land[i, j] and not math.isnan(value):
-                lo = min(lo, value)
-                hi = max(hi, value)
-    return hi - lo if hi >= lo else 0.0
+    base = first_line // 2
+    rows = (first_line + n - 1) // 2 - base + 1
+    lo = np.full((rows, (m + 1) // 2, 2), np.inf)
+    hi = np.full((rows, (m + 1) // 2, 2), -np.inf)
+    for i in range(n):
+        row = (first_line + i) // 2 - base
+        for j in range(m):
+            value = bt4[i, j]
+            if not math.isnan(value):
+                surface = 1 if land[i, j] else 0
+                lo[row, j // 2, surface] = min(lo[row, j // 2, surface], value)
+                hi[row, j // 2, surface] = max(hi[row, j // 2, surface], value)
+    spread = np.zeros_like(lo)
+    for row in range(rows):
+        for column in range(lo.shape[1]):
+            for surface in range(2):
+                if hi[row, column, surface] >= lo[row, column, surface]:
+                    spread[row, column, surface] = (
+                        hi[row, column, surface] - lo[row, column, surface]
+                    )
+    return spread
 
 
 @numba.njit(cache=True, nogil=True)
@@ -252,14 +264,16 @@ def _cloud_tests(refl1, refl2, bt3, bt4, bt5, sun_zenith, sat_zenith, rel_azimut
     n, m = bt4.shape
     coast = coasts(land)
     around = _expected_surfaces(bt4, land, coast, sun_zenith, first_line, night)
+    spreads = ch4_spreads(bt4, land, first_line)
     offset = first_line % TILE_LINES
     for i in range(n):
         row = (offset + i) // TILE_LINES
+        window = (first_line + i) // 2 - first_line // 2
         for j in range(m):
             if not night and not sun_zenith[i, j] < DAY_SUN_ZENITH:
                 out[i, j] = 0
                 continue
-            spread = ch4_spread(bt4, land, i, j, first_line)
+            spread = spreads[window, j // 2, 1 if land[i, j] else 0]
             expected = np.nan
             if not coast[i, j]:
                 warmest = around[row, j // TILE_COLUMNS, surface_kind(land[i, j], sun_zenith[i, j])]
