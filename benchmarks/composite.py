@@ -256,16 +256,20 @@ def stage_points(paths: list[Path], n_points: int) -> dict[str, np.ndarray]:
 
 
 def nearline_stage(points: dict[str, Any]) -> Callable[[], None]:
-    """nearline's registration + compositing of ``points`` once, as the band owners do it."""
+    """nearline's registration (footprints) + compositing of ``points`` once, as the band
+    owners do it."""
+    from nearline.grid import FootprintRegistrar
+
     context = points["context"]
     grid, reducer = context.plan.grid, context.reducer
     state = reducer.new_state(grid.width * grid.height)
+    registrar = FootprintRegistrar(grid)
 
     def run_once() -> None:
         reducer.reset(state)
         for o in points["observations"]:
-            cells = grid.cell_index(o.lon, o.lat)
-            reducer.update(state, cells.ravel(), o)
+            cells, pixels = registrar.register(o.lon, o.lat)
+            reducer.update(state, cells, o, pixels=pixels)
 
     return run_once
 
@@ -295,6 +299,14 @@ def stage(points: dict[str, Any], repeats: int) -> dict[str, float]:
     lat = np.concatenate([o.lat.ravel() for o in observations])
     ndvi = np.concatenate([o.ndvi.ravel() for o in observations])
     n = lon.size
+    reducer = context.reducer
+    state = reducer.new_state(grid.width * grid.height)
+
+    def centres_stage() -> None:
+        reducer.reset(state)
+        for o in observations:
+            cells = grid.cell_index(o.lon, o.lat)
+            reducer.update(state, cells.ravel(), o)
 
     area = geometry.AreaDefinition(
         grid.name, grid.name, grid.name, grid.crs, grid.width, grid.height, grid.extent
@@ -318,11 +330,23 @@ def stage(points: dict[str, Any], repeats: int) -> dict[str, float]:
     def forward() -> None:
         transformer.transform(lon, lat)
 
+    def ewa() -> None:  # elliptical weighted averaging, as polar2grid's ll2cr + fornav
+        from pyresample.ewa import fornav, ll2cr
+
+        lons = np.concatenate([o.lon for o in observations])
+        lats = np.concatenate([o.lat for o in observations])
+        values = np.concatenate([o.ndvi for o in observations])
+        swath = geometry.SwathDefinition(lons=lons.astype(np.float64), lats=lats.astype(np.float64))
+        _, columns, rows = ll2cr(swath, area)
+        fornav(columns, rows, area, values, rows_per_scan=0)
+
     methods = {
-        "nearline register + max-NDVI composite": nearline_stage(points),
+        "nearline register footprints + max-NDVI composite": nearline_stage(points),
+        "nearline register centres + max-NDVI (before issue 22)": centres_stage,
         "pyresample BucketResampler max": lambda: bucket("max"),
         "pyresample BucketResampler average": lambda: bucket("average"),
         "pyresample kd_tree nearest": nearest,
+        "pyresample EWA (ll2cr + fornav)": ewa,
         "pyproj forward projection alone": forward,
     }
     rates = {}
@@ -412,6 +436,7 @@ def report(
     stage_rates: dict,
     one_km: dict | None,
     synth_seconds: float | None,
+    coverage: Any = None,
 ) -> str:
     day = rows[0]["granules"] if rows else args.orbits
     subset = f" (end to end: the first {day} of them)" if day < args.orbits else ""
@@ -453,6 +478,13 @@ def report(
     read_rate = limit["bytes"] / limit["read_seconds"] / 1e9
     copy_rate = limit["bytes"] / limit["copy_seconds"] / 1e9
     lines += [markdown_table(headers, table), ""]
+    if coverage is not None:
+        lines += [
+            f"Coverage of that composite: {coverage.filled:,} cells filled, "
+            f"{coverage.pinholes:,} pinholes ({100 * coverage.pinhole_fraction:.3f}%: empty cells "
+            "with at least 6 of their 8 neighbours filled).",
+            "",
+        ]
     lines += next((day_against_stage(row) for row in rows if "ratio" in row), [])
     lines += [
         f"Limits in the same run: reading every granule byte {read_rate:.2f} GB/s "
@@ -468,7 +500,7 @@ def report(
         [name, f"{rate / 1e6:.2f}"] for name, rate in stage_rates.items() if name != "points"
     ]
     lines += [markdown_table(["method", "M points/s"], stage_rows), ""]
-    ours = stage_rates["nearline register + max-NDVI composite"]
+    ours = stage_rates["nearline register footprints + max-NDVI composite"]
     peer = stage_rates["pyresample BucketResampler max"]
     lines.append(f"nearline's stage runs at {ours / peer:.1f}x pyresample's BucketResampler max.")
     if one_km is not None:
@@ -505,6 +537,12 @@ def build_parser() -> argparse.ArgumentParser:
     add("--memory-1km", default="2GiB")
     add("--out", default=str(PROJECT / "bench-output" / "composite"))
     add("--update-docs", action="store_true", help=f"rewrite docs/{DOCS.name}")
+    add(
+        "--only",
+        choices=["all", "stage"],
+        default="all",
+        help="stage: only the registration + compositing stage against its peers",
+    )
     return parser
 
 
@@ -516,6 +554,17 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     paths, synth_seconds = synthesize(out / "day", args.orbits, args.lines)
+    if args.only == "stage":
+        if args.update_docs:
+            raise SystemExit("--update-docs needs the whole benchmark (--only all)")
+        progress("registration + compositing stage against pyresample")
+        rates = stage(stage_points(paths, args.stage_points), args.repeats)
+        ours = rates["nearline register footprints + max-NDVI composite"]
+        rows = [[name, f"{rate / 1e6:.2f}"] for name, rate in rates.items() if name != "points"]
+        print(markdown_table(["method", "M points/s"], rows))
+        peer = rates["pyresample BucketResampler max"]
+        print(f"\n{rates['points'] / 1e6:.1f} M points; nearline's stage: {ours / peer:.1f}x peer")
+        return 0
     limit = read_limit(paths)
     progress("warm-up run (numba caches, page cache)")
     from nearline.composite import run
@@ -544,6 +593,9 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
         row.update(workers=workers, readers=readers, granules=len(day))
         rows.append(row)
+    from nearline.composite.quality import composite_coverage
+
+    coverage = composite_coverage(out / "day.nc")
     progress("registration + compositing stage against pyresample")
     stage_rates = stage(points, args.repeats)
     one_km = None
@@ -559,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
             repeats=1,
         )
         (out / "day-1km.nc").unlink()
-    text = report(args, limit, rows, stage_rates, one_km, synth_seconds)
+    text = report(args, limit, rows, stage_rates, one_km, synth_seconds, coverage)
     print(text)
     if args.update_docs:
         replace_section(DOCS, BEGIN, END, text, DOCS_HEADER)

@@ -8,10 +8,11 @@ Measured in one run, each beside its floor on this machine:
     server, loaded by pypgstac (COPY) in an environment of its own (benchmarks/_peer_env.py);
 (2) ``nearline ingest`` of real granule files (time and footprint read from each), against
     only reading and hashing the same files;
-(3) search latency over HTTP (one client, keep-alive) of bbox+datetime searches, limit 10,
-    at each archive size, on ``nearline serve`` and ``nearline serve --db postgresql://...``,
-    against the same searches in-process, an empty request (GET /conformance) over the same
-    connection, the peer's stac-fastapi-pgstac 7.2 and pgstac's SQL ``search(jsonb)``;
+(3) search latency of bbox+datetime searches, limit 10, at each archive size, through
+    pystac-client and an httpx client (both keep their connection), on ``nearline serve``
+    and ``nearline serve --db postgresql://...`` and the peer's stac-fastapi-pgstac 7.2,
+    against the same searches without HTTP (in-process; pgstac's SQL ``search(jsonb)``), and
+    GET /conformance on one kept connection against fresh ones (benchmarks/_search_latency.py);
 (4) a subscription's trigger: ingest of a granule (by another process) to its job and its run;
 (5) 1,000 orders from 20 concurrent clients of 5 users: none lost or run twice, each user's
     share of the run time;
@@ -19,7 +20,10 @@ Measured in one run, each beside its floor on this machine:
     POST to a successful job, against the same command run by hand on the same files.
 
     .venv/bin/python benchmarks/service.py [--quick] [--sizes 10000,100000,1000000]
-        [--out bench-output/service] [--no-peer] [--update-docs]
+        [--out bench-output/service] [--no-peer] [--only search] [--update-docs]
+
+``--only search`` fills the catalogues and measures (3) only, and rewrites only the search
+part of docs/benchmarks.md's service section (its own markers inside it).
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -55,8 +58,10 @@ from _common import (  # noqa: E402
     replace_section,
 )
 from _pgstac_peer import PgstacPeer  # noqa: E402
+from _search_latency import PEER, SearchTarget, latencies, pgstac_search, search_text  # noqa: E402
+from _search_latency import rows as search_rows  # noqa: E402
 from _service_orders import orders_under_load  # noqa: E402
-from _stac_searches import COLLECTION, START, days_of, percentiles, queries, timed  # noqa: E402
+from _stac_searches import COLLECTION, START, days_of, queries  # noqa: E402
 from _subscription_trigger import trigger_latency  # noqa: E402
 from nearline.archive import (  # noqa: E402
     SQLiteCatalogue,
@@ -69,6 +74,7 @@ from nearline.archive.postgres import PostgresCatalogue  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- service:begin -->", "<!-- service:end -->"
+SEARCH_BEGIN, SEARCH_END = "<!-- service-search:begin -->", "<!-- service-search:end -->"
 DOCS_HEADER = "# Benchmarks\n\nEach section is rewritten by its script's `--update-docs`.\n"
 BATCH = 10_000
 ALGORITHM = """\
@@ -144,74 +150,6 @@ def stac_json(items: list) -> tuple[list[dict], dict]:
     )
     collection["links"] = []
     return stac, collection
-
-
-# -- (3) search ----------------------------------------------------------------------------------
-def search_latencies(
-    served: dict[str, tuple[LiveService, Any]], size: int, count: int, peer: Any
-) -> dict[str, tuple[float, float]]:
-    """p50, p95 of each way of searching: each served catalogue over HTTP and in-process, an
-    empty request, and the peer's (pgstac) over HTTP and in-process, on the same searches."""
-    from nearline.archive import parse_search
-
-    asked = queries(count, days=days_of(size))
-    found = {}
-    for name, (live, catalogue) in served.items():
-        shuffled = iter(asked * 2)
-
-        def search(catalogue: Any = catalogue, shuffled: Any = shuffled) -> None:
-            catalogue.search(parse_search(next(shuffled), viewer="bench"))
-
-        in_process = timed(search, count)
-        found[f"{name} over HTTP"] = http_latencies(live.client("bench"), asked, count)
-        found[f"{name} in-process"] = percentiles(in_process)
-    live = next(iter(served.values()))[0]
-    with live.client("bench") as client:
-        found["empty request"] = percentiles(timed(lambda: client.get("/conformance"), count))
-    if peer is not None:
-        found["pgstac over HTTP"] = http_latencies(
-            httpx.Client(base_url=peer.url, timeout=60), asked, count
-        )
-        found["pgstac search() in-process"] = pgstac_latencies(peer.dsn, asked, count)
-    return found
-
-
-def pgstac_latencies(dsn: str, asked: list[dict[str, str]], count: int) -> tuple[float, float]:
-    """p50, p95 of pgstac's own SQL ``search(jsonb)`` on one connection: the peer's search
-    without its HTTP layer, as a catalogue kept in pgstac's schema would call it."""
-    import psycopg
-
-    with psycopg.connect(dsn, autocommit=True) as connection:
-        connection.execute("SET search_path TO pgstac, public")
-        pending = iter(asked * 2)
-
-        def search() -> int:
-            query = next(pending)
-            body = {
-                "bbox": [float(v) for v in query["bbox"].split(",")],
-                "datetime": query["datetime"],
-                "limit": int(query["limit"]),
-            }
-            found = connection.execute("SELECT search(%s::jsonb)", (orjson.dumps(body).decode(),))
-            return len(found.fetchone()[0]["features"])
-
-        return percentiles(timed(search, count))
-
-
-def http_latencies(
-    client: httpx.Client, asked: list[dict[str, str]], count: int
-) -> tuple[float, float]:
-    """p50, p95 of ``count`` GET /search over one keep-alive connection."""
-    with client:
-        returned = [client.get("/search", params=q).json()["numberReturned"] for q in asked[:20]]
-        assert sum(returned) > 0, "the searches find nothing: the benchmark would measure nothing"
-        pending = iter(asked * 2)
-
-        def search() -> None:
-            response = client.get("/search", params=next(pending))
-            assert response.status_code == 200, response.text
-
-        return percentiles(timed(search, count))
 
 
 # -- (2) ingest ----------------------------------------------------------------------------------
@@ -314,14 +252,21 @@ def postgres_rate(url: str, items: list) -> float:
     return rate
 
 
-def served(stack: contextlib.ExitStack, data: Path, db: str | None) -> LiveService:
+def served(stack: contextlib.ExitStack, data: Path, db: str | None, catalogue: Any) -> SearchTarget:
     """``nearline serve`` on ``data`` (and PostgreSQL at ``db``), with user bench, until the
-    stack closes."""
+    stack closes; to be searched beside ``catalogue``, the one it serves, in-process."""
+    from nearline.archive import parse_search
+
     live = LiveService(data, db=db)
     live.add_user("bench")
     live.start()
     stack.callback(live.stop)
-    return live
+    stack.enter_context(catalogue)
+    return SearchTarget(
+        url=live.url,
+        headers={"Authorization": f"Bearer {live.tokens['bench']}"},
+        in_process=lambda query: catalogue.search(parse_search(query, viewer="bench")),
+    )
 
 
 def one_size(out: Path, size: int, count: int, *, peer: bool) -> dict[str, Any]:
@@ -337,8 +282,9 @@ def one_size(out: Path, size: int, count: int, *, peer: bool) -> dict[str, Any]:
     data.mkdir(parents=True)
     shutil.move(catalogue, data / "catalogue.db")
     with contextlib.ExitStack() as stack:
-        pgstac = None
-        catalogues = {"SQLite": (served(stack, data, None), SQLiteCatalogue(data / "catalogue.db"))}
+        targets = {
+            "nearline, SQLite": served(stack, data, None, SQLiteCatalogue(data / "catalogue.db"))
+        }
         if peer:
             print(f"{size:,} items: loading the peer (pgstac) ...", flush=True)
             stac, collection = stac_json(items)
@@ -354,11 +300,16 @@ def one_size(out: Path, size: int, count: int, *, peer: bool) -> dict[str, Any]:
             pg_data = out / f"data-{size}-pg"
             shutil.rmtree(pg_data, ignore_errors=True)
             stack.callback(shutil.rmtree, pg_data, ignore_errors=True)
-            catalogues["PostgreSQL"] = (served(stack, pg_data, url), PostgresCatalogue(url))
-        for _, catalogue in catalogues.values():
-            stack.enter_context(catalogue)
+            targets["nearline, PostgreSQL"] = served(stack, pg_data, url, PostgresCatalogue(url))
+            peer_search, close = pgstac_search(pgstac.dsn)
+            stack.callback(close)
+            targets[PEER] = SearchTarget(url=pgstac.url, headers={}, in_process=peer_search)
+        del items
         print(f"{size:,} items: searching ...", flush=True)
-        figures["search"] = search_latencies(catalogues, size, count, pgstac)
+        asked = queries(count, days=days_of(size))
+        figures["search"] = {
+            name: latencies(target, asked, count) for name, target in targets.items()
+        }
     figures["data"] = data
     return figures
 
@@ -392,6 +343,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10^3 and 10^4 items, fewer repeats")
     parser.add_argument("--out", default="bench-output/service")
     parser.add_argument("--no-peer", action="store_true", help="skip pgstac (no PostgreSQL)")
+    parser.add_argument(
+        "--only",
+        choices=["search"],
+        default=None,
+        help="search: fill the catalogues and measure searches only; --update-docs then "
+        "rewrites only the search part of the section",
+    )
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args(argv)
     sizes = [1000, 10_000] if args.quick else [int(s) for s in args.sizes.split(",")]
@@ -399,11 +357,13 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out).absolute()
     out.mkdir(parents=True, exist_ok=True)
     out.chmod(0o755)  # the peer's PostgreSQL runs as nobody inside it
+    if args.only == "search" and args.update_docs and SEARCH_BEGIN not in DOCS.read_text():
+        parser.error(f"{DOCS} has no {SEARCH_BEGIN}: run the whole benchmark once")
 
-    print("ordering on an idle server ...", flush=True)
-    costs = order_costs(out, repeats)
+    if args.only is None:
+        print("ordering on an idle server ...", flush=True)
+        costs = order_costs(out, repeats)
     rows_insert, rows_search, versions = [], [], {}
-    search_columns: list[str] = []
     for size in sizes:
         figures = one_size(out, size, count, peer=not args.no_peer)
         shutil.rmtree(figures["data"], ignore_errors=True)
@@ -418,13 +378,24 @@ def main(argv: list[str] | None = None) -> int:
                 else ["-", "-"]
             )
         )
-        found = figures["search"]
-        row = [f"{size:,}"] + [f"{v[0] * 1e3:.2f} / {v[1] * 1e3:.2f}" for v in found.values()]
-        if "pgstac over HTTP" in found:
-            theirs = found["pgstac over HTTP"][1]
-            row += [f"{theirs / found[f'{k} over HTTP'][1]:.0f}x" for k in ("SQLite", "PostgreSQL")]
-        rows_search.append(row)
-        search_columns = list(found)
+        rows_search += search_rows(size, figures["search"])
+    peer_name = (
+        f"pgstac {versions['pgstac']} on PostgreSQL {versions['PostgreSQL']} with PostGIS "
+        f"{versions['PostGIS']}, served by stac-fastapi-pgstac {versions['stac-fastapi-pgstac']}"
+        if versions
+        else "not run (--no-peer)"
+    )
+    if args.only == "search":
+        provenance = (
+            f"`{command_line()}` on {now_stamp()}, a run of its own; machine: "
+            f"{machine_summary(out)}; peer: {peer_name}"
+        )
+        search = search_text(rows_search, count, provenance)
+        print(search)
+        if args.update_docs:
+            replace_section(DOCS, SEARCH_BEGIN, SEARCH_END, search, DOCS_HEADER)
+        return 0
+    search = search_text(rows_search, count, "in the same run")
 
     print("subscriptions: ingest to run ...", flush=True)
     trigger_folder = out / "trigger"
@@ -437,12 +408,6 @@ def main(argv: list[str] | None = None) -> int:
     small = (60, 200) if args.quick else (300, 200)
     ingest_small, hash_small = ingest_rates(out, *small)
     ingest_full, hash_full = ingest_rates(out, 14, 13000)
-    peer_name = (
-        f"pgstac {versions['pgstac']} on PostgreSQL {versions['PostgreSQL']} with PostGIS "
-        f"{versions['PostGIS']}, served by stac-fastapi-pgstac {versions['stac-fastapi-pgstac']}"
-        if versions
-        else "not run (--no-peer)"
-    )
     text = "\n\n".join(
         [
             "## Service: catalogue, ingest, search and orders",
@@ -468,18 +433,7 @@ def main(argv: list[str] | None = None) -> int:
                 ],
                 rows_insert,
             ),
-            f"Search latency, p50 / p95 in ms, of {count} bbox (10°x10°) + one-day searches "
-            "with limit 10, one client with keep-alive: `nearline serve` on each catalogue, "
-            "the same search in-process (no HTTP), the empty request (GET /conformance on the "
-            "same connection), the peer's stac-fastapi-pgstac over the same items, and pgstac's "
-            "own SQL `search(jsonb)` on one connection (the peer without its HTTP layer, as a "
-            "nearline kept in pgstac's schema would search):",
-            markdown_table(
-                ["items"]
-                + search_columns
-                + (["p95 pgstac / SQLite", "p95 pgstac / PostgreSQL"] if versions else []),
-                rows_search,
-            ),
+            f"{SEARCH_BEGIN}\n{search}\n{SEARCH_END}",
             "`nearline ingest` of granule files (files/s; each file's time and footprint read "
             "by the swath readers, SHA-256 of its bytes), against reading and hashing only:",
             markdown_table(

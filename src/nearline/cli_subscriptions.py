@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from nearline.archive import query_values
 from nearline.cli_serve import data_folder, state_options, user_of
 from nearline.errors import InvalidRequest
 
@@ -99,7 +100,7 @@ def body_of(args: argparse.Namespace) -> dict[str, Any]:
     if args.collections:
         search["collections"] = args.collections.split(",")
     if args.bbox:
-        search["bbox"] = args.bbox
+        search["bbox"] = query_values({"bbox": args.bbox})["bbox"]
     if args.intersects:
         search["intersects"] = _json(args.intersects, "--intersects")
     if args.datetime:

@@ -13,6 +13,7 @@ import pytest
 import xarray as xr
 
 from nearline.composite import run
+from nearline.composite.quality import composite_coverage
 from nearline.composite.reducers import MaxNDVI
 from nearline.errors import ConfigError, GranuleError
 from nearline.mpirun import MPI_ENV
@@ -69,10 +70,17 @@ def test_the_composite_is_a_cf_file_with_twelve_bands_of_plausible_values(in_mem
     assert not list(in_memory.parent.glob(".*"))  # no temporary or scratch left
 
 
-def test_out_of_core_passes_give_the_same_composite_as_in_memory(in_memory, day, tmp_path):
-    out = tmp_path / "ooc.nc"
-    result = run(day, out=out, grid="igh-8km", workers=2, readers=2, memory="420MiB")
-    assert result.passes > 1
+@pytest.mark.parametrize(
+    ("workers", "memory", "bands"),
+    [(2, "420MiB", "many"), (1, "2GiB", "one")],  # out of core in passes; one band, one pass
+)
+def test_any_partition_gives_the_same_composite_as_in_memory(
+    in_memory, day, tmp_path, workers, memory, bands
+):
+    """Footprints reach across band edges and never depend on how lines were cut up."""
+    out = tmp_path / "other.nc"
+    result = run(day, out=out, grid="igh-8km", workers=workers, readers=2, memory=memory)
+    assert (result.bands == 1) if bands == "one" else (result.passes > 1)
     want, got = read(in_memory), read(out)
     assert want.keys() == got.keys()
     for name in want:
@@ -153,18 +161,46 @@ def test_an_mpi_run_gives_the_same_composite_as_a_local_run(in_memory, day, tmp_
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
 
 
-def test_the_quicklook_is_a_png_of_the_grid_shape_with_vegetation_green(day, tmp_path):
+def test_the_quicklook_shows_ndvi_water_clouds_and_no_data_under_a_legend(day, tmp_path):
     from PIL import Image
+
+    from nearline.composite.quicklook import CLOUDY, NO_DATA, OUTSIDE, WATER
 
     out, png = tmp_path / "day.nc", tmp_path / "ndvi.png"
     run(day[:2], out=out, workers=1, png=png)
     with Image.open(png) as opened:
         image = np.asarray(opened)
-    assert image.shape == (1084, 2502, 3)
-    grey = (image == (225, 225, 225)).all(axis=2)
-    assert 0.3 < grey.mean() < 0.999
-    green = (image[..., 1] > image[..., 0] + 30) & (image[..., 1] > image[..., 2])
+    assert image.shape[1] == 2502
+    assert image.shape[0] > 1084  # the map (half the grid's rows), then the legend strip
+    picture = image[:1084]
+
+    def share(colour):
+        return (picture == colour).all(axis=2).mean()
+
+    assert 0.2 < share(NO_DATA) < 0.9  # two short orbits leave most of the world unseen
+    assert 0.2 < share(OUTSIDE) < 0.35  # IGH's interruptions and the corners
+    assert share(WATER) > 0.005
+    assert share(CLOUDY) > 0  # land these short orbits saw only cloudy
+    green = (picture[..., 1] > picture[..., 0] + 30) & (picture[..., 1] > picture[..., 2])
     assert green.sum() > 100
+    legend = image[1084:]
+    assert (legend == WATER).all(axis=2).any()  # the swatches
+    assert (legend == CLOUDY).all(axis=2).any()
+    assert (legend < 40).all(axis=2).sum() > 500  # black text and the colour bar's frame
+
+
+def test_registration_leaves_no_pinholes(in_memory, day, tmp_path):
+    """Cells inside a swath are never empty: at most 0.1 % of the filled cells are empty
+    cells with 6 or more of their 8 neighbours filled (registering pixel centres alone left
+    5 %, in rings where the swaths widen)."""
+    result = composite_coverage(in_memory)
+    assert result.filled > 400_000
+    assert result.pinhole_fraction <= 0.001
+    latlon = tmp_path / "latlon.nc"
+    run(day[:2], out=latlon, grid="latlon-0.25", workers=1)
+    result = composite_coverage(latlon)
+    assert result.filled > 20_000
+    assert result.pinhole_fraction <= 0.001
 
 
 def test_daily_composites_given_as_inputs_make_a_ten_day_composite(in_memory, tmp_path):

@@ -61,6 +61,13 @@ def pack(name: str, value: float) -> int:
     )
 
 
+def preference(clear: bool, ndvi: float, scan: float, time_ms: int, column: int) -> tuple:
+    """max-NDVI's order, written out: clear, NDVI in steps of 0.02, nearer nadir (0.01
+    degree), then time (32 bits of milliseconds) and column."""
+    step = (pack("ndvi", ndvi) + 10000) // 200
+    return (bool(clear), step, -abs(pack("scan_angle", scan)), int(time_ms) % 2**32, column)
+
+
 def test_max_ndvi_keeps_all_twelve_bands_of_the_winner():
     obs, cells = observations(1), cells_for(1)
     reducer = get_reducer("max-ndvi")
@@ -79,7 +86,12 @@ def test_max_ndvi_keeps_all_twelve_bands_of_the_winner():
             assert out["ndvi"][cell] == INT16_FILL
             assert out["cloud"][cell] == 255
             continue
-        keys = [(clear[k], pack("ndvi", ndvi[k]), obs.time_ms[line[k]], column[k]) for k in mine]
+        keys = [
+            preference(
+                clear[k], ndvi[k], obs.scan_angle.ravel()[k], obs.time_ms[line[k]], column[k]
+            )
+            for k in mine
+        ]
         k = mine[max(range(mine.size), key=lambda i: keys[i])]
         for name in FLOATS:
             assert out[name][cell] == pack(name, getattr(obs, name).ravel()[k]), name
@@ -101,6 +113,48 @@ def test_clear_observations_win_over_brighter_cloudy_ones():
     reducer.update(state, cells, obs)
     assert state["ndvi"][7] == 2000
     assert state["cloud"][7] == 0
+
+
+def test_between_near_equal_ndvis_the_pixel_nearer_nadir_wins():
+    obs = observations(2)
+    obs.cloud[...] = 0
+    obs.qc[...] = 0
+    cells = np.full(LINES * WIDTH, -1, np.int64)
+    cells[[0, 1]] = 3  # pixel 0 far off nadir, pixel 1 near it
+    cells[[2, 3]] = 4
+    obs.scan_angle[0, :4] = (50.0, -2.0, 50.0, -2.0)
+    obs.ndvi[0, :4] = (0.415, 0.401, 0.43, 0.401)  # same 0.02 step; then a step higher
+    reducer = get_reducer("max-ndvi")
+    state = reducer.new_state(10)
+    reducer.update(state, cells, obs)
+    assert state["ndvi"][3] == 4010
+    assert state["scan_angle"][3] == -200
+    assert state["ndvi"][4] == 4300  # a clearly higher NDVI still wins, whatever the angle
+
+
+@pytest.mark.parametrize("name", ["max-ndvi", "mean", "count"])
+def test_a_pixel_reaches_every_cell_it_is_paired_with(name):
+    obs = observations(5)
+    obs.cloud[...] = 0
+    obs.qc[...] = 0
+    obs.ndvi[...] = 0.3
+    obs.ndvi[2, 7] = 0.8
+    pixel = 2 * WIDTH + 7
+    cells = np.array([0, 1, 2, 2], np.int64)
+    pixels = np.array([pixel, pixel, pixel, pixel + 1], np.int64)
+    reducer = get_reducer(name)
+    state = reducer.new_state(4)
+    used = reducer.update(state, cells, obs, pixels=pixels)
+    assert used == 4
+    out = reducer.finish(state)
+    if name == "count":
+        assert out["count"].tolist() == [1, 1, 2, 0]
+    elif name == "mean":
+        assert out["ndvi"].tolist() == [8000, 8000, 5500, INT16_FILL]
+    else:
+        assert out["ndvi"].tolist() == [8000, 8000, 8000, INT16_FILL]
+    with pytest.raises(ValueError, match="pair up"):
+        reducer.update(state, cells, obs, pixels=pixels[:3])
 
 
 @pytest.mark.parametrize("name", ["max-ndvi", "mean", "min", "max", "count"])

@@ -86,10 +86,14 @@ def test_a_build_that_fails_is_refused_with_its_log(live):
     ("params", "words"),
     [
         ({"bbox": "1,2,3"}, "bbox"),
-        ({"bbox": "0,10,5,-10"}, "bbox"),
+        ({"bbox": "0,0,0,0,0,false"}, "bbox"),
+        ({"bbox": "0,0,200,1"}, "bbox"),
+        ({"bbox": "0,10,5,-10"}, "bbox"),  # STAC: south north of north is a 400
+        ({"datetime": "2012-12-13T00:00:00Z/2012-12-12T00:00:00Z"}, "datetime"),
+        ({"datetime": "2012-12-12"}, "datetime"),  # a date alone, as STAC's validator asks
         ({"bbox": "a,b,c,d"}, "bbox"),
         ({"datetime": "yesterday"}, "datetime"),
-        ({"datetime": "2012-12-13T00:00:00Z/2012-12-12T00:00:00Z"}, "datetime"),
+        ({"datetime": "2012-12-12T00:00:00"}, "datetime"),
         ({"limit": "0"}, "limit"),
         ({"limit": "many"}, "limit"),
         ({"intersects": "{not json"}, "intersects"),
@@ -101,6 +105,32 @@ def test_bad_searches_are_400(live, params, words):
         response = client.get("/search", params=params)
     assert response.status_code == 400, response.text
     assert words in response.json()["detail"].lower()
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"bbox": [0, 0, 0, 0, 0, False]}, "bbox"),  # a JSON false is not the number 0
+        ({"bbox": [0, 0, 1, True]}, "bbox"),
+        ({"limit": True}, "limit"),
+        ({"bbox": "0,0,1,1"}, "bbox"),  # GET's text is not a JSON body's array
+        ({"datetime": {}}, "datetime"),
+        ({"intersects": {"type": "Point", "coordinates": [0, False]}}, "intersects"),
+    ],
+)
+def test_booleans_and_text_where_numbers_and_arrays_belong_are_400(live, body, words):
+    with live.client("alice") as client:
+        response = client.post("/search", json=body)
+    assert response.status_code == 400, response.text
+    assert words in response.json()["detail"]
+
+
+def test_a_geometry_without_positions_finds_nothing(live):
+    empty = '{"type": "MultiPolygon", "coordinates": []}'
+    with live.client("alice") as client:
+        response = client.get("/search", params={"intersects": empty})
+    assert response.status_code == 200, response.text
+    assert (response.json()["features"], response.json()["numberMatched"]) == ([], 0)
 
 
 def test_unknown_things_are_404(live):

@@ -1,10 +1,22 @@
-"""`nearline serve` takes its port before it says where it serves."""
+"""`nearline serve` takes its port before it says where it serves, and answers with Nagle's
+algorithm off (else a kept-alive client waits for its own delayed acknowledgement, 40 ms, on
+every request)."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import http.client
+import os
 import socket
 
+import pytest
+
+from nearline.cli_serve import listening_socket
+
 from ..live_service import LiveService, nearline
+
+PIDFD_GETFD = 438  # the system call's number, the same on every Linux architecture
 
 
 def test_a_port_in_use_is_one_line_and_nothing_is_started(tmp_path):
@@ -26,5 +38,57 @@ def test_port_zero_serves_on_a_free_port_and_says_which(tmp_path):
         assert live.port > 0
         log = live.log.read_text()
         assert f"at http://127.0.0.1:{live.port} (port {live.port})" in log
+    finally:
+        live.stop()
+
+
+def nagle_is_off(connection: socket.socket) -> bool:
+    return connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+def test_connections_the_listener_accepts_have_nagle_off():
+    with listening_socket("127.0.0.1", 0) as listener:
+        assert listener.proto == socket.IPPROTO_TCP  # asyncio sets TCP_NODELAY only then
+        with socket.create_connection(listener.getsockname()) as client:
+            accepted, address = listener.accept()
+            with accepted:
+                assert address == client.getsockname()
+                assert nagle_is_off(accepted)  # before any event loop touched it
+
+
+def server_end_of(pid: int, client: socket.socket) -> socket.socket:
+    """A duplicate of the socket process ``pid`` holds for ``client``'s connection, taken
+    with pidfd_getfd(2) (Linux 5.6; the caller may ptrace ``pid``, as a parent can)."""
+    syscall = ctypes.CDLL(None, use_errno=True).syscall
+    pidfd = os.pidfd_open(pid)
+    try:
+        for name in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(FileNotFoundError):
+                if not os.readlink(f"/proc/{pid}/fd/{name}").startswith("socket:"):
+                    continue
+            fd = syscall(PIDFD_GETFD, pidfd, int(name), 0)
+            if fd < 0:
+                pytest.fail(f"pidfd_getfd (Linux 5.6+, as root): {os.strerror(ctypes.get_errno())}")
+            held = socket.socket(fileno=fd)
+            with contextlib.suppress(OSError):
+                if held.getpeername() == client.getsockname():
+                    return held
+            held.close()
+    finally:
+        os.close(pidfd)
+    raise AssertionError(f"process {pid} holds no socket connected to {client.getsockname()}")
+
+
+def test_the_server_answers_a_kept_connection_with_nagle_off(tmp_path):
+    live = LiveService(tmp_path / "data")
+    live.start()
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", live.port, timeout=30)
+        with contextlib.closing(connection):
+            for _ in range(2):  # the second on the same connection: a kept one
+                connection.request("GET", "/conformance")
+                assert connection.getresponse().read().startswith(b'{"conformsTo":')
+            with server_end_of(live.process.pid, connection.sock) as served:
+                assert nagle_is_off(served)
     finally:
         live.stop()

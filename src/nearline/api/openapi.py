@@ -13,6 +13,17 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from nearline.archive.search_schema import (
+    BBOX,
+    BBOX_TEXT,
+    COMPONENTS,
+    DATETIME_SCHEMA,
+    LIMIT,
+    NAMES_TEXT,
+    SEARCH_BODY,
+)
+from nearline.orders.subscription_schema import REPROCESS, SUBSCRIPTION
+
 EXCEPTION_REF = "#/components/schemas/Exception"
 EXCEPTION_SCHEMA: dict[str, Any] = {
     "title": "Exception",
@@ -35,6 +46,31 @@ DESCRIPTIONS = {
     "500": "The service failed; its log says why",
 }
 HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options"}
+QUERY: dict[str, dict[str, Any]] = {  # GET search parameters: what parse_search accepts
+    "collections": {
+        "description": "Collection ids, comma-separated",
+        "schema": {"type": "string", "pattern": NAMES_TEXT},
+    },
+    "ids": {
+        "description": "Item ids, comma-separated",
+        "schema": {"type": "string", "pattern": NAMES_TEXT},
+    },
+    "bbox": {
+        "description": BBOX["description"] + " (decimals, comma-separated)",
+        "schema": {"type": "string", "pattern": BBOX_TEXT},
+    },
+    "intersects": {
+        "description": "A GeoJSON geometry as JSON text",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Geometry"}}},
+    },
+    "datetime": {"description": DATETIME_SCHEMA["description"], "schema": DATETIME_SCHEMA},
+    "limit": {"description": LIMIT["description"], "schema": LIMIT},
+}
+SEARCH_GET = (
+    "Items matching every parameter given, in start-time order, a page at a time; a page "
+    "has a next link while more follow (its token is signed for this search and user: a "
+    "made-up or changed one is a 400). bbox with intersects is a 400, as STAC asks."
+)
 
 
 def describe_errors(document: dict[str, Any]) -> dict[str, Any]:
@@ -69,6 +105,26 @@ def _describe_operation_errors(operation: dict[str, Any], *, names_a_thing: bool
             response["content"] = {"application/json": {"schema": {"$ref": EXCEPTION_REF}}}
 
 
+def describe_inputs(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with the search parameters and the bodies of POST /search, POST
+    /subscriptions and its reprocess described exactly as their parsers accept them (the
+    parsers check against these very schemas)."""
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas.update(COMPONENTS)
+    schemas["SearchPost"] = SEARCH_BODY
+    schemas["SubscriptionRequest"] = SUBSCRIPTION
+    schemas["ReprocessRequest"] = REPROCESS
+    for path in ("/search", "/collections/{collection_id}/items"):
+        operation = document["paths"][path]["get"]
+        for parameter in operation.get("parameters", []):
+            if parameter["name"] in QUERY:
+                parameter.pop("schema", None)
+                parameter.pop("examples", None)
+                parameter.update(QUERY[parameter["name"]])
+        operation["description"] = SEARCH_GET
+    return document
+
+
 def documented_methods(document: dict[str, Any], path: str) -> set[str]:
     """The methods ``document`` gives the resource at ``path`` (under any path template that
     matches it): what a 405's ``Allow`` must list, as RFC 9110 asks."""
@@ -87,7 +143,7 @@ def install(app: FastAPI) -> None:
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = describe_errors(build())
+            app.openapi_schema = describe_errors(describe_inputs(build()))
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -9,22 +9,32 @@ pays no generic JSON encoding.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
 import attr
 import orjson
-from fastapi import Query, Request
+from fastapi import Path, Query, Request
 from fastapi.responses import Response
-from pydantic import model_validator
-from stac_fastapi.api.models import ItemCollectionUri
+from pydantic import BaseModel, ConfigDict
 from stac_fastapi.types.core import BaseCoreClient
-from stac_fastapi.types.search import BaseSearchGetRequest, BaseSearchPostRequest
+from stac_fastapi.types.search import APIRequest
 
-from nearline.archive import Page, collection_to_stac, item_to_stac, parse_search
+from nearline.api.paging import PageTokens
+from nearline.archive import (
+    Page,
+    collection_to_stac,
+    item_to_stac,
+    parse_search,
+    query_values,
+)
+from nearline.errors import SearchError
 from nearline.orders import Service
 
 GEOJSON = "application/geo+json"
+COUNT_TO = 10_000  # numberMatched is given when a search has no more candidates than this
+TOKEN_KEY = "page-tokens"  # the service key paging tokens are signed with
 JSON = "application/json"
 
 OGC_PROCESSES = [
@@ -38,36 +48,44 @@ OGC_PROCESSES = [
 ]
 
 
-TokenQuery = Annotated[str | None, Query(description="Continues from the page that gave it")]
+# Every search parameter arrives as the text sent and is checked by parse_search alone, against
+# nearline.archive.search_schema, which the OpenAPI document publishes (openapi.py): so what the
+# document says and what the service accepts are one thing. The paging token is left out of
+# the document: it is not chosen but found in a page's next link (STAC: "not necessarily part
+# of the API specification").
+Text = Annotated[str | None, Query()]
+TokenText = Annotated[str | None, Query(include_in_schema=False)]
 
 
 @attr.s
-class SearchGet(BaseSearchGetRequest):
-    """GET /search with paging by token."""
+class SearchGet(APIRequest):
+    """GET /search: every parameter as sent."""
 
-    token: TokenQuery = attr.ib(default=None)
+    collections: Text = attr.ib(default=None)
+    ids: Text = attr.ib(default=None)
+    bbox: Text = attr.ib(default=None)
+    intersects: Text = attr.ib(default=None)
+    datetime: Text = attr.ib(default=None)
+    limit: Text = attr.ib(default=None)
+    token: TokenText = attr.ib(default=None)
 
 
 @attr.s
-class ItemsGet(ItemCollectionUri):
-    """GET /collections/{id}/items with paging by token."""
+class ItemsGet(APIRequest):
+    """GET /collections/{id}/items: every parameter as sent."""
 
-    token: TokenQuery = attr.ib(default=None)
+    collection_id: Annotated[str, Path(description="Collection ID")] = attr.ib()
+    bbox: Text = attr.ib(default=None)
+    datetime: Text = attr.ib(default=None)
+    limit: Text = attr.ib(default=None)
+    token: TokenText = attr.ib(default=None)
 
 
-class SearchPost(BaseSearchPostRequest):
-    """POST /search with paging by token (in the body, as the next link's merge asks)."""
+class SearchPost(BaseModel):
+    """POST /search: the body as sent (checked by parse_search; the token, merged in from
+    the next link's body, beside the search)."""
 
-    token: str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _an_object(cls, values: Any) -> Any:
-        """Refuse a body that is not a JSON object before stac-pydantic's own check, which
-        calls ``values.get`` and so fails with a 500 on a list or a number."""
-        if not isinstance(values, Mapping):
-            raise ValueError('expected a JSON object such as {"collections": ["c"]}')
-        return values
+    model_config = ConfigDict(extra="allow")
 
 
 def respond(body: Any, *, status: int = 200, media_type: str = JSON) -> Response:
@@ -87,6 +105,7 @@ class CatalogueClient(BaseCoreClient):
     """stac-fastapi's core client, answered by the service's catalogue."""
 
     service: Service = attr.ib(default=None)
+    _signer: PageTokens | None = attr.ib(default=None, init=False)
 
     def conformance_classes(self) -> list[str]:
         return sorted(set(super().conformance_classes()) | set(OGC_PROCESSES))
@@ -121,7 +140,7 @@ class CatalogueClient(BaseCoreClient):
         collection_id: str,
         bbox: Any = None,
         datetime: str | None = None,
-        limit: int = 10,
+        limit: str | None = None,
         token: str | None = None,
         **kwargs: Any,
     ) -> Response:
@@ -143,7 +162,7 @@ class CatalogueClient(BaseCoreClient):
         bbox: Any = None,
         intersects: Any = None,
         datetime: str | None = None,
-        limit: int | None = 10,
+        limit: str | None = None,
         **kwargs: Any,
     ) -> Response:
         request: Request = kwargs["request"]
@@ -160,25 +179,37 @@ class CatalogueClient(BaseCoreClient):
 
     def post_search(self, search_request: Any, **kwargs: Any) -> Response:
         request: Request = kwargs["request"]
-        body = search_request.model_dump(mode="json", exclude_none=True, by_alias=True)
-        if "datetime" in body and not isinstance(body["datetime"], str):
-            body["datetime"] = search_request.datetime  # keep the string the user sent
+        body = search_request.model_extra or {}
         return self._page(request, body, f"{base_url(request)}/search", post=True)
 
     # -- paging ------------------------------------------------------------------------------
+    def _tokens(self) -> PageTokens:
+        if self._signer is None:
+            self._signer = PageTokens(self.service.keys.key(TOKEN_KEY))
+        return self._signer
+
     def _page(
         self, request: Request, query: Mapping[str, Any], href: str, *, post: bool = False
     ) -> Response:
-        search = parse_search(
-            {k: v for k, v in query.items() if v is not None}, viewer=viewer(request)
-        )
-        page: Page = self.service.catalogue.search(search)
+        values = query if post else query_values(query)  # GET's text as JSON values
+        given = {k: v for k, v in values.items() if v is not None and k != "token"}
+        search = parse_search(given, viewer=viewer(request))
+        token = query.get("token")
+        if token is not None and not isinstance(token, str):
+            raise SearchError("token: expected the string a next link gave")
+        if token:
+            search = replace(search, token=self._tokens().open(token, search))
+        page: Page = self.service.catalogue.search(replace(search, count_to=COUNT_TO))
+        matched = page.matched
+        if matched is None and search.token is None and page.next_token is None:
+            matched = len(page.items)  # the whole answer is on this page
         base = base_url(request)
         links = [
             {"rel": "self", "type": GEOJSON, "href": str(request.url)},
             {"rel": "root", "type": JSON, "href": f"{base}/"},
         ]
         if page.next_token is not None:
+            next_token = self._tokens().seal(page.next_token, search)
             if post:
                 links.append(
                     {
@@ -186,13 +217,13 @@ class CatalogueClient(BaseCoreClient):
                         "type": GEOJSON,
                         "href": href,
                         "method": "POST",
-                        "body": {"token": page.next_token},
+                        "body": {"token": next_token},
                         "merge": True,
                     }
                 )
             else:
                 params = {k: v for k, v in request.query_params.items() if k != "token"}
-                params["token"] = page.next_token
+                params["token"] = next_token
                 links.append(
                     {"rel": "next", "type": GEOJSON, "href": f"{href}?{urlencode(params)}"}
                 )
@@ -202,6 +233,6 @@ class CatalogueClient(BaseCoreClient):
             "links": links,
             "numberReturned": len(page.items),
         }
-        if page.matched is not None:
-            body["numberMatched"] = page.matched
+        if matched is not None:
+            body["numberMatched"] = matched
         return respond(body, media_type=GEOJSON)

@@ -16,11 +16,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from nearline.api.routes import ERRORS, OGC_ERROR, User, answer, service_of
 from nearline.api.stac import base_url
-from nearline.errors import JobNotFound
+from nearline.errors import InvalidRequest, JobNotFound
 from nearline.orders import Service
 from nearline.orders.subscriptions import RunState, Subscription, SubscriptionRun
 
@@ -29,31 +29,22 @@ Answer = tuple[int, Any, dict[str, str]]
 
 
 class SubscriptionRequest(BaseModel):
-    """A subscription: an algorithm run on the granules a saved search finds as they are
-    ingested, when its policy says so."""
+    """A subscription's body as sent: parse_subscription checks it against
+    nearline.orders.subscription_schema, which the OpenAPI document publishes."""
 
-    model_config = ConfigDict(extra="forbid")
-    process: str = Field(description="the process (algorithm) to run")
-    input: str | None = Field(
-        default=None, description="the process's data input the granules go to"
-    )
-    search: dict[str, Any] = Field(
-        default_factory=dict,
-        description="collections, bbox or intersects, datetime, and properties (equality)",
-    )
-    parameters: dict[str, Any] = Field(default_factory=dict, description="the other inputs")
-    policy: dict[str, Any] = Field(
-        description='{"each": 1}, {"batch": N} or {"period": "P1D", "deadline": "PT6H"}'
-    )
-    subscriber: dict[str, str] | None = Field(
-        default=None, description='{"successUri": URL, "failedUri": URL}: POSTed when a job ends'
-    )
-    version: str | None = Field(default=None, description="pin a version (default: the newest)")
+    model_config = ConfigDict(extra="allow")
 
 
 class ReprocessRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    version: str | None = Field(default=None, description="default: the newest version")
+    """A reprocess body as sent (``{"version": ...}``, optional)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def sent(body: BaseModel | None) -> dict[str, Any]:
+    """The body's fields as sent, a null the same as a field left out."""
+    given = (body.model_extra or {}) if body is not None else {}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _run(service: Service, run: SubscriptionRun, *, base: str) -> dict[str, Any]:
@@ -154,8 +145,7 @@ def build_router() -> APIRouter:
         request: Request, user: User, body: Annotated[SubscriptionRequest, Body()]
     ) -> Response:
         service, base = service_of(request), base_url(request)
-        payload = body.model_dump(exclude_none=True)
-        return answer(create(service, payload, user=user, base=base))
+        return answer(create(service, sent(body), user=user, base=base))
 
     @router.get("/subscriptions", summary="Your subscriptions")
     def get_subscriptions(request: Request, user: User) -> Response:
@@ -191,7 +181,11 @@ def build_router() -> APIRouter:
         body: Annotated[ReprocessRequest | None, Body()] = None,
     ) -> Response:
         service, base = service_of(request), base_url(request)
-        version = body.version if body is not None else None
+        given = sent(body)
+        unknown = sorted(set(given) - {"version"})
+        if unknown:
+            raise InvalidRequest(f"unknown field {unknown[0]!r}; a reprocess body has version")
+        version = given.get("version")
         return answer(reprocess(service, subscription_id, user=user, base=base, version=version))
 
     return router

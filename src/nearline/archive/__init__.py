@@ -15,7 +15,7 @@ from nearline.archive.base import (
     Search,
 )
 from nearline.archive.catalogues import open_catalogue
-from nearline.archive.search import parse_bbox, parse_datetime, parse_search
+from nearline.archive.search import parse_bbox, parse_datetime, parse_search, query_values
 from nearline.archive.sqlite import SQLiteCatalogue
 from nearline.archive.stac import collection_to_stac, item_to_stac, rfc3339
 from nearline.archive.synthetic import modis_like_items
@@ -42,6 +42,7 @@ __all__ = [
     "parse_bbox",
     "parse_datetime",
     "parse_search",
+    "query_values",
     "rfc3339",
     "sha256_of",
     "union_footprints",

@@ -85,7 +85,8 @@ class Search:
     ``bbox`` is (west, south, east, north); west > east crosses the antimeridian.
     ``intersects`` is a GeoJSON geometry. ``start``/``end`` bound the items' time ranges
     (None: open). ``viewer`` is the user asking: they see public items and their own.
-    ``token`` continues an earlier page.
+    ``token`` continues an earlier page. ``count_to``: count the matches too, as long as
+    the index finds no more than this many candidates (0: do not count).
     """
 
     collections: tuple[str, ...] | None = None
@@ -97,12 +98,39 @@ class Search:
     limit: int = 10
     token: str | None = None
     viewer: str | None = None
+    count_to: int = 0
+
+    @property
+    def impossible(self) -> bool:
+        """Whether no item can match: a time range that ends before it starts, a bbox whose
+        south lies north of its north, or a geometry without a single position."""
+        return (
+            (self.start is not None and self.end is not None and self.start > self.end)
+            or (self.bbox is not None and self.bbox[1] > self.bbox[3])
+            or (self.intersects is not None and not _has_position(self.intersects))
+        )
+
+
+def _has_position(geometry: Mapping[str, Any]) -> bool:
+    """Whether a GeoJSON geometry holds at least one position."""
+
+    def holds(value: Any) -> bool:
+        if isinstance(value, list | tuple):
+            return bool(value) and (
+                isinstance(value[0], int | float) or any(holds(part) for part in value)
+            )
+        return False
+
+    if geometry.get("type") == "GeometryCollection":
+        return any(_has_position(part) for part in geometry.get("geometries", []))
+    return holds(geometry.get("coordinates"))
 
 
 @dataclass(frozen=True)
 class Page:
     """One page of a search: the items, the token of the next page (None on the last),
-    and how many items match in all when that is known cheaply (else None)."""
+    and how many items match in all when the search asked for it (``count_to``) and the
+    index found few enough candidates to count them exactly (else None)."""
 
     items: list[Item]
     next_token: str | None = None

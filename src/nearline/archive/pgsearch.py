@@ -20,6 +20,10 @@ time to read on from there (the planner's estimates for a place are too far off,
 large footprints of swaths, to leave it the choice between a 2-D GiST and the B-tree). An
 item's end is not in the B-trees: a search from a time walks from that time less the longest
 item of the collection.
+
+A search that asks for its count (``count_to``) counts its candidates with the same conditions
+(and, with a place, the n-D GiST index's box test), no further than ``count_to``; only if they
+are no more are their footprints read and tested exactly.
 """
 
 from __future__ import annotations
@@ -75,6 +79,41 @@ def search_rows(run: Run, search: Search) -> tuple[list[Any], dict[int, str]]:
     found = [row for stream in streams(search, collections) for row in _stream(run, search, stream)]
     found.sort(key=lambda row: (row["start_us"], row["seq"]))
     return found[: search.limit + 1], names
+
+
+def count_rows(run: Run, search: Search) -> int | None:
+    """How many items match ``search`` in all (its token aside), or None if more than
+    ``search.count_to`` candidates do; ``run`` executes each statement (in one snapshot)."""
+    most = search.count_to
+    boxes, where = search_shape(search)
+    queries, total = [], 0
+    for stream in streams(search, run(*streams_sql(search))):
+        items = _conditions(search, stream, None)
+        if boxes is not None:
+            items.add(*_space_time(search, boxes))
+        (counted,) = run(
+            f"SELECT count(*) AS n FROM (SELECT 1 FROM items AS i WHERE {items.where} "
+            "LIMIT %s) AS i",
+            [*items.parameters, most - total + 1],
+        )
+        total += counted["n"]
+        if total > most:
+            return None
+        queries.append(items)
+    if where is None:  # no place: the conditions are exact
+        return total
+    return sum(
+        len(
+            _exact(
+                run(
+                    f"SELECT ST_AsBinary(i.footprint) AS wkb FROM items AS i WHERE {items.where}",
+                    items.parameters,
+                ),
+                where,
+            )
+        )
+        for items in queries
+    )
 
 
 def streams_sql(search: Search) -> tuple[str, list[Any]]:

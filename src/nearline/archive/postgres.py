@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from nearline.archive.base import Catalogue, Collection, Item, Page, Search
-from nearline.archive.pgsearch import search_rows
+from nearline.archive.pgsearch import count_rows, search_rows
 from nearline.archive.rows import (
     ItemRow,
     collection_from_row,
@@ -206,15 +206,21 @@ class PostgresCatalogue(Catalogue):
     def search(self, search: Search) -> Page:
         """Every statement of a search in one snapshot (a read-only repeatable-read
         transaction): pgsearch.py."""
+        if search.impossible:
+            return Page([], matched=0 if search.count_to else None)
         with self.pool.connection() as connection, connection.transaction():
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            found, names = search_rows(
-                lambda sql, parameters: self._run(connection, sql, parameters), search
-            )
+
+            def run(sql: str, parameters: Sequence[Any]) -> list[dict[str, Any]]:
+                return self._run(connection, sql, parameters)
+
+            found, names = search_rows(run, search)
+            matched = count_rows(run, search) if search.count_to else None
         page = found[: search.limit]
         last = page[-1] if len(found) > search.limit else None
         token = encode_token(last["start_us"], last["seq"]) if last is not None else None
-        return Page([item_from_row(row, names[row["collection"]]) for row in page], token)
+        items = [item_from_row(row, names[row["collection"]]) for row in page]
+        return Page(items, token, matched)
 
     def delete_items(self, collection: str, ids: Iterable[str]) -> int:
         wanted = list(dict.fromkeys(ids))

@@ -10,6 +10,10 @@ counted (no further than a few pages) before it is read: one denser than the ave
 after a gap or in a collection with a few far older items, is halved (skipping halves where
 nothing starts) until it holds a few pages at most. Candidates from the (single-precision)
 index are then checked exactly: time, owner, and shapely's ``intersects`` on the footprint.
+
+A search that asks for its count (``count_to``) first counts the index's candidates over its
+whole time range, no further than ``count_to``; only if they are no more is each one read and
+checked exactly, so a count never reads more than ``count_to`` rows.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import binascii
 import sqlite3
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import shapely
 
@@ -32,6 +36,7 @@ MIN_WIDTH = 1_000_000  # the narrowest window, in microseconds
 CROWDED = 4  # a window holding more than this many pages' worth of boxes is narrowed
 SLACK = int(SLACK_HOURS * HOUR_US)  # the index's time slack, in microseconds
 TOKEN = struct.Struct("<qq")  # (start in microseconds, rowid) of a page's last item
+EVERY = 2**62  # a want no search reaches
 CANDIDATE = "SELECT i.rowid, i.start_us, i.end_us, i.owner, i.collection, i.id, i.wkb FROM "
 
 
@@ -80,7 +85,9 @@ def _bad_token() -> tuple[int, int]:
 
 
 def search_items(connection: sqlite3.Connection, search: Search) -> Page:
-    """One page of ``search``'s answer."""
+    """One page of ``search``'s answer (with the number of matches, if asked and cheap)."""
+    if search.impossible:
+        return Page(items=[], matched=0 if search.count_to else None)
     boxes, where = search_shape(search)
     streams, hidden = _streams(connection, search)
     query = Query(
@@ -100,7 +107,42 @@ def search_items(connection: sqlite3.Connection, search: Search) -> Page:
         found = sorted(hit for stream in streams for hit in _scan(connection, stream, query))
     page = found[: search.limit]
     token = encode_token(*page[-1][:2]) if len(found) > search.limit else None
-    return Page(items=_load(connection, [rowid for _, rowid in page]), next_token=token)
+    matched = None
+    if search.count_to:
+        matched = _count(connection, streams, replace(query, after=None), search.count_to)
+    return Page(
+        items=_load(connection, [rowid for _, rowid in page]), next_token=token, matched=matched
+    )
+
+
+def _count(
+    connection: sqlite3.Connection, streams: Sequence[Stream], query: Query, most: int
+) -> int | None:
+    """How many items match ``query`` in all, or None if the index finds more than ``most``
+    candidate boxes for it (they are counted, not read, before any is read)."""
+    if query.ids is not None:  # named items: looked up one by one, as for a page
+        return len(_by_ids(connection, replace(query, want=EVERY), streams))
+    spans, seen = [], 0
+    for stream in streams:
+        low, high = _span(stream, query)
+        if low > high:
+            continue
+        seen += _boxes(connection, stream.key, query, low - SLACK, high + SLACK, most - seen)
+        if seen > most:
+            return None
+        spans.append((stream.key, low, high + 1))
+    return sum(len(_window(connection, key, query, low, stop)) for key, low, stop in spans)
+
+
+def _span(stream: Stream, query: Query) -> tuple[int, int]:
+    """The first and last start (microseconds) a match of ``stream`` may have."""
+    low = stream.first
+    if query.start is not None:
+        low = max(low, query.start - stream.longest)
+    if query.after is not None:
+        low = max(low, query.after[0])
+    high = stream.last if query.end is None else min(stream.last, query.end)
+    return low, high
 
 
 def _streams(connection: sqlite3.Connection, search: Search) -> tuple[list[Stream], frozenset[int]]:
@@ -140,12 +182,7 @@ def _streams(connection: sqlite3.Connection, search: Search) -> tuple[list[Strea
 
 def _scan(connection: sqlite3.Connection, stream: Stream, query: Query) -> list[tuple[int, int]]:
     """Up to ``query.want`` (start, rowid) of ``stream``'s matches after the token, in order."""
-    low = stream.first
-    if query.start is not None:
-        low = max(low, query.start - stream.longest)
-    if query.after is not None:
-        low = max(low, query.after[0])
-    high = stream.last if query.end is None else min(stream.last, query.end)
+    low, high = _span(stream, query)
     span = max(stream.last - stream.first, 1)
     width = max(MIN_WIDTH, span * query.want * 2 // max(stream.count, 1))
     found: list[tuple[int, int]] = []

@@ -40,6 +40,7 @@ from nearline.errors import (
 T0 = datetime(2021, 3, 1, tzinfo=UTC)
 DAY = timedelta(days=1)
 VIEWERS = (None, "alice", "bob", "carol")
+EVERYTHING = 10**9  # a count_to no catalogue here reaches: the count is always exact
 Key = tuple[str, str]  # (collection, item id)
 
 
@@ -599,13 +600,35 @@ class CatalogueTests:
         self, filled: Filled, data: st.DataObject
     ) -> None:
         search = data.draw(searches(filled), label="search")
-        pages = follow(filled.catalogue, search)
+        count_to = data.draw(st.sampled_from([0, 3, EVERYTHING]), label="count_to")
+        pages = follow(filled.catalogue, replace(search, count_to=count_to))
         got = [item for page in pages for item in page.items]
         expected = filled.reference.matches(search)
         assert keys(got) == keys(expected)
         assert got == [as_stored(item) for item in expected]
         assert [len(page.items) for page in pages[:-1]] == [search.limit] * (len(pages) - 1)
         assert 0 < len(pages[-1].items) <= search.limit or (len(pages) == 1 and not expected)
+        # the count: every page's is the whole answer's, exact, or absent past count_to
+        counts = {page.matched for page in pages}
+        if count_to == 0:
+            assert counts == {None}
+        elif count_to == EVERYTHING:
+            assert counts == {len(expected)}
+        else:
+            assert counts <= ({None} if len(expected) > count_to else {None, len(expected)})
+
+    def test_searches_nothing_can_match_find_nothing(self, filled: Filled) -> None:
+        """A time range ending before it starts, a bbox with its south north of its north,
+        a geometry with no positions: no items, counted as none."""
+        for search in (
+            Search(start=T0 + DAY, end=T0, count_to=10),
+            Search(bbox=(-180, 10, 180, -10), count_to=10),
+            Search(intersects={"type": "MultiPolygon", "coordinates": [[]]}, count_to=10),
+            Search(intersects={"type": "GeometryCollection", "geometries": []}),
+        ):
+            page = filled.catalogue.search(search)
+            assert (page.items, page.next_token) == ([], None), search
+            assert page.matched == (0 if search.count_to else None), search
 
     def test_granules_split_at_the_antimeridian_are_found_on_both_sides(
         self, filled: Filled

@@ -4,9 +4,10 @@ A :class:`Reducer` keeps a *state* (a dict of flat arrays, one entry per cell of
 folds blocks of observations into it with a compiled kernel, and turns it into the packed
 output variables. Implementations keep these true:
 
-- ``update`` is order-independent: the same observations in any order, split into any
-  blocks, give the same state bit for bit (ties are broken by a unique observation key, sums
-  are kept in integers), so partitioned, out-of-core and MPI runs equal the in-memory one;
+- ``fold`` (which ``update`` calls with (cell, pixel) pairs) is order-independent: the
+  same observations in any order, split into any blocks, give the same state bit for bit
+  (ties are broken by a unique observation key, sums are kept in integers), so partitioned,
+  out-of-core and MPI runs equal the in-memory one;
 - ``reset`` returns a state to "nothing seen" without reallocating it;
 - ``finish`` returns arrays in the order and dtypes of ``variables()``;
 - ``merge`` folds another state of the same cells in, with the same order independence;
@@ -106,9 +107,29 @@ class Reducer(ABC):
     def reset(self, state: dict[str, np.ndarray]) -> None:
         """Back to "nothing seen"."""
 
+    def update(
+        self,
+        state: dict[str, np.ndarray],
+        cells: np.ndarray,
+        obs: Any,
+        *,
+        pixels: np.ndarray | None = None,
+    ) -> int:
+        """Fold observations in: cell ``cells[k]`` (int64, -1 skips) receives the observation
+        of flat pixel ``pixels[k]`` (default: pixel k), so one pixel may reach several cells.
+        Returns the (cell, pixel) pairs used."""
+        flat = np.asarray(cells).reshape(-1)
+        if pixels is None:
+            pixels = np.arange(flat.size, dtype=np.int64)
+        elif np.shape(pixels) != flat.shape:
+            raise ValueError(f"pixels {np.shape(pixels)} and cells {flat.shape} must pair up")
+        return self.fold(state, flat, np.asarray(pixels).reshape(-1), obs)
+
     @abstractmethod
-    def update(self, state: dict[str, np.ndarray], cells: np.ndarray, obs: Any) -> int:
-        """Fold observations in; ``cells`` flat int64 (-1 skips). Returns pixels used."""
+    def fold(
+        self, state: dict[str, np.ndarray], cells: np.ndarray, pixels: np.ndarray, obs: Any
+    ) -> int:
+        """``update``'s work: flat int64 ``cells`` and ``pixels`` of equal length."""
 
     @abstractmethod
     def finish(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

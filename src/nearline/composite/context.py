@@ -29,7 +29,7 @@ from nearline.composite.plan import GranuleInfo, Plan, make_plan, observed_lines
 from nearline.composite.reducers import get_reducer
 from nearline.composite.settings import CompositeSettings, OnError
 from nearline.errors import CompositeError, ConfigError, GranuleError
-from nearline.grid import get_grid
+from nearline.grid import FootprintRegistrar, get_grid
 from nearline.swath import Granule, open_granule
 
 log = logging.getLogger(__name__)
@@ -77,9 +77,10 @@ class RunContext:
         with self.open_granule(0) as granule:
             block = granule.read(0, min(2, granule.n_lines))
         observations = self.observe(0, block)
-        cells = self.plan.grid.cell_index(observations.lon, observations.lat, rows=(0, 1))
+        registrar = FootprintRegistrar(self.plan.grid)
+        cells, pixels = registrar.register(observations.lon, observations.lat, rows=(0, 1))
         state = self.reducer.new_state(self.plan.grid.width)
-        self.reducer.update(state, cells.ravel(), observations)
+        self.reducer.update(state, cells, observations, pixels=pixels)
         self.reducer.finish(state)
         self.stage_seconds.clear()
 

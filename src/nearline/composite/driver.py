@@ -46,7 +46,7 @@ class CompositeResult:
     bands: int
     passes: int
     pixels: int = 0  # swath pixels of the inputs
-    pixels_used: int = 0  # of which daytime pixels composited into a cell
+    pixels_used: int = 0  # (cell, daytime pixel) pairs composited: a footprint may cover several
     wall_seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     peak_rss_bytes: int = 0

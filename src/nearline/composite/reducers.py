@@ -3,8 +3,11 @@
 Maximum NDVI keeps, per cell, the clear daytime observation with the highest NDVI (if the
 cell saw no clear one, the highest-NDVI cloudy one, its cloud bits telling so); all 12 output
 bands come from that one observation. The order of preference is a 64-bit key: clear first,
-then NDVI, then the observation's time and column, so no two observations tie and the result
-never depends on the order they arrive in.
+then NDVI in steps of 0.02, then nearness to nadir (between near-equal NDVIs the smaller scan
+angle wins, a rule of the kind of MODIS' constrained-view compositing; see
+docs/composite.md), then the observation's time and column, so no two observations tie and
+the result never depends on the order they arrive in. A pixel may reach several cells (its
+footprint's): ``update`` takes (cell, pixel) pairs.
 
 Mean, min and max reduce NDVI, both reflectances and the three temperatures over the clear
 daytime observations of a cell (sums in integers of the packed units, so exact), with the
@@ -48,7 +51,12 @@ from nearline.composite.observe import BAD_CALIBRATION
 from nearline.errors import ConfigError
 
 STAT_BANDS = (NDVI, REFL1, REFL2, BT3, BT4, BT5)
-KEY_TIME_BITS = 36  # milliseconds: unique within two years
+# max-NDVI keys (63 bits): clear (bit 61), NDVI in steps of NDVI_STEP (54-60), nearness to
+# nadir in 0.01 degree of scan angle (41-53), then the observation's time (9-40) and column
+# (0-8), unique within a period of up to 49 days
+NDVI_STEP = 200  # packed units of 1e-4: 0.02 NDVI
+KEY_NADIR_MAX = 8191  # 0.01 degree: 81.91 degrees, beyond any scan angle
+KEY_TIME_BITS = 32  # milliseconds
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -59,25 +67,34 @@ def _pack(value: float, scale: float, offset: float) -> int:
     return max(-32767, min(32767, stored))
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _preference(clear: int, packed_ndvi: int, packed_scan: int) -> int:
+    """The top bits of a max-NDVI key: clear, then the NDVI step, then nearness to nadir."""
+    step = (packed_ndvi + 10000) // NDVI_STEP if packed_ndvi != INT16_FILL else 0
+    nadir = KEY_NADIR_MAX - min(abs(packed_scan), KEY_NADIR_MAX)
+    return (clear << 61) | (max(0, min(step, 127)) << 54) | (nadir << 41)
+
+
 @numba.njit(cache=True, nogil=True)
 def _max_ndvi(
-    cells, ndvi, cloud, qc, scan, sun, azimuth, refl1, refl2, bt3, bt4, bt5, day, time_ms,
-    key, o_ndvi, o_cloud, o_qc, o_scan, o_sun, o_azimuth, o_refl1, o_refl2, o_bt3, o_bt4,
-    o_bt5, o_day,
+    cells, pixels, ndvi, cloud, qc, scan, sun, azimuth, refl1, refl2, bt3, bt4, bt5, day,
+    time_ms, key, o_ndvi, o_cloud, o_qc, o_scan, o_sun, o_azimuth, o_refl1, o_refl2, o_bt3,
+    o_bt4, o_bt5, o_day,
 ):  # fmt: skip
     width = ndvi.size // time_ms.size
     used = 0
     for k in range(cells.size):
         cell = cells[k]
-        if cell < 0 or math.isnan(ndvi[k]):
+        p = pixels[k]
+        if cell < 0 or math.isnan(ndvi[p]):
             continue
         used += 1
-        packed_ndvi = _pack(ndvi[k], 1e-4, 0.0)
-        line, column = k // width, k % width
-        clear = 1 if cloud[k] == 0 and (qc[k] & BAD_CALIBRATION) == 0 else 0
+        packed_ndvi = _pack(ndvi[p], 1e-4, 0.0)
+        packed_scan = _pack(scan[p], 0.01, 0.0)
+        line, column = p // width, p % width
+        clear = 1 if cloud[p] == 0 and (qc[p] & BAD_CALIBRATION) == 0 else 0
         candidate = (
-            (clear << 62)
-            | ((packed_ndvi + 32768) << 45)
+            _preference(clear, packed_ndvi, packed_scan)
             | ((time_ms[line] & ((1 << KEY_TIME_BITS) - 1)) << 9)
             | column
         )
@@ -85,17 +102,17 @@ def _max_ndvi(
             continue
         key[cell] = candidate
         o_ndvi[cell] = packed_ndvi
-        o_cloud[cell] = cloud[k]
-        o_qc[cell] = qc[k]
-        o_scan[cell] = _pack(scan[k], 0.01, 0.0)
-        o_sun[cell] = _pack(sun[k], 0.01, 0.0)
-        o_azimuth[cell] = _pack(azimuth[k], 0.01, 0.0)
-        o_refl1[cell] = _pack(refl1[k], 0.01, 0.0)
-        o_refl2[cell] = _pack(refl2[k], 0.01, 0.0)
-        o_bt3[cell] = _pack(bt3[k], 0.01, 200.0)
-        o_bt4[cell] = _pack(bt4[k], 0.01, 200.0)
-        o_bt5[cell] = _pack(bt5[k], 0.01, 200.0)
-        o_day[cell] = day[k]
+        o_cloud[cell] = cloud[p]
+        o_qc[cell] = qc[p]
+        o_scan[cell] = packed_scan
+        o_sun[cell] = _pack(sun[p], 0.01, 0.0)
+        o_azimuth[cell] = _pack(azimuth[p], 0.01, 0.0)
+        o_refl1[cell] = _pack(refl1[p], 0.01, 0.0)
+        o_refl2[cell] = _pack(refl2[p], 0.01, 0.0)
+        o_bt3[cell] = _pack(bt3[p], 0.01, 200.0)
+        o_bt4[cell] = _pack(bt4[p], 0.01, 200.0)
+        o_bt5[cell] = _pack(bt5[p], 0.01, 200.0)
+        o_day[cell] = day[p]
     return used
 
 
@@ -122,13 +139,15 @@ class MaxNDVI(Reducer):
         for band in self._BANDS:
             state[band.name].fill(band.fill)
 
-    def update(self, state: dict[str, np.ndarray], cells: np.ndarray, obs: Any) -> int:
+    def fold(
+        self, state: dict[str, np.ndarray], cells: np.ndarray, pixels: np.ndarray, obs: Any
+    ) -> int:
         inputs = _flat(
             obs, "ndvi", "cloud", "qc", "scan_angle", "sun_zenith", "rel_azimuth", "refl1",
             "refl2", "bt3", "bt4", "bt5", "day",
         )  # fmt: skip
         outputs = [state["key"], *(state[band.name] for band in self._BANDS)]
-        return _max_ndvi(cells.reshape(-1), *inputs, obs.time_ms, *outputs)
+        return _max_ndvi(cells, pixels, *inputs, obs.time_ms, *outputs)
 
     def finish(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {band.name: state[band.name] for band in self._BANDS}
@@ -142,25 +161,29 @@ class MaxNDVI(Reducer):
         state = {band.name: np.array(outputs[band.name], band.dtype) for band in self._BANDS}
         ndvi = state["ndvi"].astype(np.int64)
         clear = (state["cloud"] == 0) & ((state["qc"] & BAD_CALIBRATION) == 0)
+        scan = np.abs(state["scan_angle"].astype(np.int64))
+        step = np.clip((ndvi + 10000) // NDVI_STEP, 0, 127)
         key = (
-            (clear.astype(np.int64) << 62)
-            | ((ndvi + 32768) << 45)
-            | ((state["day"].astype(np.int64) & 0x1FF) << 36)
-            | ((state["scan_angle"].astype(np.int64) + 32768) << 20)
-            | ((state["sun_zenith"].astype(np.int64) + 32768) << 4)
+            (clear.astype(np.int64) << 61)
+            | (step << 54)
+            | ((KEY_NADIR_MAX - np.minimum(scan, KEY_NADIR_MAX)) << 41)
+            | ((ndvi + 32768) << 25)
+            | ((state["day"].astype(np.int64) & 0x1FF) << 16)
+            | (state["sun_zenith"].astype(np.int64) + 32768)
         )
         state["key"] = np.where(ndvi == INT16_FILL, -1, key)
         return state
 
 
 @numba.njit(cache=True, nogil=True)
-def _statistic(cells, values, scale, offset, usable, mode, total):
+def _statistic(cells, pixels, values, scale, offset, usable, mode, total):
     """mode 0: integer sum; 1: minimum; 2: maximum (of packed values)."""
     for k in range(cells.size):
         cell = cells[k]
-        if cell < 0 or not usable[k]:
+        p = pixels[k]
+        if cell < 0 or not usable[p]:
             continue
-        stored = _pack(values[k], scale, offset)
+        stored = _pack(values[p], scale, offset)
         if stored == INT16_FILL:
             continue
         if mode == 0:
@@ -172,10 +195,10 @@ def _statistic(cells, values, scale, offset, usable, mode, total):
 
 
 @numba.njit(cache=True, nogil=True)
-def _count(cells, usable, count):
+def _count(cells, pixels, usable, count):
     used = 0
     for k in range(cells.size):
-        if cells[k] >= 0 and usable[k]:
+        if cells[k] >= 0 and usable[pixels[k]]:
             count[cells[k]] += 1
             used += 1
     return used
@@ -205,14 +228,16 @@ class Statistic(Reducer):
             state[f"total_{band.name}"].fill(start)
         state["count"].fill(0)
 
-    def update(self, state: dict[str, np.ndarray], cells: np.ndarray, obs: Any) -> int:
+    def fold(
+        self, state: dict[str, np.ndarray], cells: np.ndarray, pixels: np.ndarray, obs: Any
+    ) -> int:
         ndvi, cloud, qc = _flat(obs, "ndvi", "cloud", "qc")
         usable = (cloud == 0) & ~np.isnan(ndvi) & ((qc & BAD_CALIBRATION) == 0)
-        flat_cells = cells.reshape(-1)
         for band in self._bands:
             (values,) = _flat(obs, band.name)
             _statistic(
-                flat_cells,
+                cells,
+                pixels,
                 values,
                 band.attrs["scale_factor"],
                 band.attrs.get("add_offset", 0.0),
@@ -220,7 +245,7 @@ class Statistic(Reducer):
                 self._mode,
                 state[f"total_{band.name}"],
             )
-        return _count(flat_cells, usable, state["count"])
+        return _count(cells, pixels, usable, state["count"])
 
     def finish(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         count = state["count"]

@@ -16,6 +16,7 @@ from typing import Any
 from nearline.composite.base import Reducer
 from nearline.composite.chunks import write_chunks
 from nearline.composite.plan import Plan
+from nearline.grid import FootprintRegistrar
 from nearline.swath.servers import Inbox
 
 
@@ -27,7 +28,7 @@ class WorkerStats:
     wait_seconds: float = 0.0  # waiting for the servers to deliver lines
     tail_seconds: float = 0.0  # of which after the last block of a pass (others still busy)
     scratch_seconds: float = 0.0  # compressing finished bands' chunks onto local disk
-    pixels_used: int = 0
+    pixels_used: int = 0  # (cell, pixel) pairs composited
     cpu_seconds: float = 0.0  # processor time of the whole run of the worker
     # the chain's stages, processor seconds (RunContext.stage_seconds): of cpu_seconds, the
     # rest is registration and compositing, compressing, and taking deliveries
@@ -56,6 +57,7 @@ def work(
     cpu_began = time.process_time()
     grid = plan.grid
     whole = reducer.new_state(plan.max_band_cells)
+    registrar = FootprintRegistrar(grid)
     for pass_index in range(plan.passes):
         band = plan.band(pass_index, worker)
         n_cells = (band.rows[1] - band.rows[0]) * grid.width
@@ -72,8 +74,8 @@ def work(
                 break
             observations = observe(delivery.granule, delivery.block)
             inbox.release(delivery)
-            cells = grid.cell_index(observations.lon, observations.lat, rows=band.rows)
-            stats.pixels_used += reducer.update(state, cells.ravel(), observations)
+            cells, pixels = registrar.register(observations.lon, observations.lat, rows=band.rows)
+            stats.pixels_used += reducer.update(state, cells, observations, pixels=pixels)
             stats.compute_seconds += time.perf_counter() - started
         started = time.perf_counter()
         outputs = reducer.finish(state)

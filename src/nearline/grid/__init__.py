@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from nearline.grid.bands import Band, row_of_latitude, split_rows
 from nearline.grid.base import Grid, Kind
+from nearline.grid.footprints import FootprintRegistrar
 from nearline.grid.igh import EARTH_RADIUS
 from nearline.grid.registry import IGH_CRS, available_grids, get_grid, igh_grid, latlon_grid
 
@@ -12,6 +13,7 @@ __all__ = [
     "EARTH_RADIUS",
     "IGH_CRS",
     "Band",
+    "FootprintRegistrar",
     "Grid",
     "Kind",
     "available_grids",

@@ -181,6 +181,20 @@ class Grid:
             return np.ones((stop - first, self.width), dtype=bool)
         return igh.domain_mask(x, y[first:stop])
 
+    def centre_lonlat(self, *, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """Longitude and latitude (degrees) of the centre of every ``step``-th cell along
+        rows and columns, each (ceil(height / step), ceil(width / step)); NaN where the
+        centre is off the Earth (IGH's interruptions, beyond its poles)."""
+        xmin, _, _, ymax = self.extent
+        dx, dy = self.cell_size
+        x = xmin + dx * (np.arange(0, self.width, step) + 0.5)
+        y = ymax - dy * (np.arange(0, self.height, step) + 0.5)
+        if self.kind is Kind.IGH:
+            return igh.inverse(x, y)
+        lon = (x + 180.0) % 360.0 - 180.0
+        lat = np.clip(y, -90.0, 90.0)
+        return np.broadcast_to(lon, (y.size, x.size)).copy(), np.repeat(lat[:, None], x.size, 1)
+
     def coordinates(self) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         """Cell-centre x (width,) and y (height,, north first) and the attributes of a CF
         grid-mapping (``crs``) variable.

@@ -148,30 +148,34 @@ MOLLWEIDE_SCALE, MOLLWEIDE_NORTH = _mollweide_table()
 
 
 @numba.njit(cache=True, nogil=True)
-def _tabulated(
-    lon: float, lat: float, meridians: np.ndarray, scale: np.ndarray, north: np.ndarray
-) -> tuple[float, float]:
-    """(x, y) in units of R of a point already checked to be in the domain."""
-    lam0 = _lobe_meridian(lon, lat, meridians)
+def scale_northing(lat: float, scale: np.ndarray, north: np.ndarray) -> tuple[float, float]:
+    """(dx / dlambda, y), both in units of R, at a latitude in degrees within [-90, 90]:
+    x = R (lambda0 + scale (lambda - lambda0)) in any lobe's frame, y = R northing."""
     phi = lat * _DEG
     a = abs(lat)
     if -BOUNDARY_LATITUDE <= phi < BOUNDARY_LATITUDE:  # PROJ's choice on the boundary
-        x = (lon - lam0) * _DEG * math.cos(phi) + lam0 * _DEG
-        y = phi
-    elif a > _TABLE_END:
+        return math.cos(phi), phi
+    if a > _TABLE_END:
         theta = _mollweide_theta(a * _DEG)
-        x = 2 * _SQRT2 / math.pi * (lon - lam0) * _DEG * math.cos(theta) + lam0 * _DEG
+        s = 2 * _SQRT2 / math.pi * math.cos(theta)
         n = _SQRT2 * math.sin(theta) + MOLLWEIDE_SHIFT
-        y = n if lat > 0 else -n
     else:
         position = (abs(phi) - BOUNDARY_LATITUDE) / _STEP
         k = int(position)
         w = position - k
         s = scale[k] + w * (scale[k + 1] - scale[k])
         n = north[k] + w * (north[k + 1] - north[k])
-        x = (lon - lam0) * _DEG * s + lam0 * _DEG
-        y = n if lat > 0 else -n
-    return x, y
+    return s, (n if lat > 0 else -n)
+
+
+@numba.njit(cache=True, nogil=True)
+def _tabulated(
+    lon: float, lat: float, meridians: np.ndarray, scale: np.ndarray, north: np.ndarray
+) -> tuple[float, float]:
+    """(x, y) in units of R of a point already checked to be in the domain."""
+    lam0 = _lobe_meridian(lon, lat, meridians)
+    s, y = scale_northing(lat, scale, north)
+    return (lon - lam0) * _DEG * s + lam0 * _DEG, y
 
 
 @numba.njit(cache=True, nogil=True)
@@ -206,17 +210,25 @@ def cell_indices(
     rx, ry = EARTH_RADIUS / dx, EARTH_RADIUS / dy
     x0, y0 = xmin / dx, ymax / dy
     for i in range(lon.size):
-        lo, la = np.float64(lon[i]), np.float64(lat[i])
-        if not (la >= -90.0 and la <= 90.0 and abs(lo) < math.inf):  # NaN fails too
-            out[i] = -1
-            continue
-        x, y = _tabulated(_wrap(lo), la, LOBE_MERIDIANS, MOLLWEIDE_SCALE, MOLLWEIDE_NORTH)
-        col = math.floor(x * rx - x0)
-        row = math.floor(y0 - y * ry)
-        if col < 0 or col >= width or row < first_row or row >= stop_row:
-            out[i] = -1
-        else:
-            out[i] = (row - first_row) * width + col
+        out[i] = point_cell(
+            np.float64(lon[i]), np.float64(lat[i]), rx, ry, x0, y0, width, first_row, stop_row
+        )
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def point_cell(
+    lo: float, la: float, rx: float, ry: float, x0: float, y0: float, width: int,
+    first_row: int, stop_row: int,
+) -> int:  # fmt: skip
+    """``cell_indices`` of one point; rx = R / dx, ry = R / dy, x0 = xmin / dx, y0 = ymax / dy."""
+    if not (la >= -90.0 and la <= 90.0 and abs(lo) < math.inf):  # NaN fails too
+        return -1
+    x, y = _tabulated(_wrap(lo), la, LOBE_MERIDIANS, MOLLWEIDE_SCALE, MOLLWEIDE_NORTH)
+    col = math.floor(x * rx - x0)
+    row = math.floor(y0 - y * ry)
+    if col < 0 or col >= width or row < first_row or row >= stop_row:
+        return -1
+    return (row - first_row) * width + col
 
 
 def domain_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -233,3 +245,23 @@ def domain_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
             east_x = EARTH_RADIUS * _DEG * (middle + (east - middle) * scale)
             inside |= hemisphere & (x >= west_x) & (x <= east_x)
     return inside & on_earth
+
+
+def inverse(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Longitude and latitude (degrees, (len(y), len(x))) of the points (x, y) metres, for
+    1-D ``x`` and ``y``; NaN in the gaps between lobes and beyond the poles."""
+    x = np.asarray(x, dtype=np.float64)[None, :]
+    y = np.asarray(y, dtype=np.float64)[:, None]
+    lat = latitude_of_northing(y)
+    scale = mollweide_scale(lat)
+    u = x / (EARTH_RADIUS * _DEG)
+    lon = np.full((y.shape[0], x.shape[1]), np.nan)
+    for lobes, hemisphere in ((NORTH_LOBES, y >= 0), (SOUTH_LOBES, y < 0)):
+        for west, middle, east in lobes:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                candidate = middle + (u - middle) / scale
+            inside = hemisphere & (candidate >= west) & (candidate <= east)
+            lon = np.where(inside & np.isnan(lon), candidate, lon)
+    on_earth = np.abs(y) <= EARTH_RADIUS * (_SQRT2 + MOLLWEIDE_SHIFT)
+    lat = np.where(on_earth & ~np.isnan(lon), np.broadcast_to(lat, lon.shape), np.nan)
+    return np.where(np.isnan(lat), np.nan, lon), lat

@@ -47,17 +47,26 @@ def cell_indices(
     belongs to the last row, so a grid reaching -90 holds the south pole.
     """
     for i in range(lon.size):
-        x, y = np.float64(lon[i]), np.float64(lat[i])
-        if not (y >= -90.0 and y <= 90.0 and abs(x) < math.inf):  # NaN fails too
-            out[i] = -1
-            continue
-        col = math.floor((x - xmin) / dx)
-        if wraps:
-            col %= width
-        row = math.floor((ymax - y) / dy)
-        if row == height and y >= ymax - height * dy:
-            row = height - 1
-        if col < 0 or col >= width or row < first_row or row >= stop_row:
-            out[i] = -1
-        else:
-            out[i] = (row - first_row) * width + col
+        out[i] = point_cell(
+            np.float64(lon[i]), np.float64(lat[i]),
+            xmin, ymax, dx, dy, width, height, first_row, stop_row, wraps,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def point_cell(
+    x: float, y: float, xmin: float, ymax: float, dx: float, dy: float, width: int,
+    height: int, first_row: int, stop_row: int, wraps: bool,
+) -> int:  # fmt: skip
+    """``cell_indices`` of one point (x longitude, y latitude)."""
+    if not (y >= -90.0 and y <= 90.0 and abs(x) < math.inf):  # NaN fails too
+        return -1
+    col = math.floor((x - xmin) / dx)
+    if wraps:
+        col %= width
+    row = math.floor((ymax - y) / dy)
+    if row == height and y >= ymax - height * dy:
+        row = height - 1
+    if col < 0 or col >= width or row < first_row or row >= stop_row:
+        return -1
+    return (row - first_row) * width + col

@@ -94,7 +94,7 @@ def find_inputs(spec: InputSpec, value: Any, *, catalogue: Catalogue, owner: str
             f"input {spec.name}: unknown key {unknown[0]!r}; use ids, bbox, datetime, intersects"
         )
     try:
-        search = parse_search({**query, "collections": [spec.collection]}, viewer=owner)
+        search = parse_search({**query, "collections": [spec.collection]}, viewer=owner, dates=True)
     except InvalidRequest as error:
         raise OrderError(f"input {spec.name}: {error}") from None
     return list(_all_pages(catalogue, search, spec.name))

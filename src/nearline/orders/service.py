@@ -46,6 +46,7 @@ from nearline.orders.dispatcher import Dispatcher
 from nearline.orders.executors import open_executor
 from nearline.orders.memory import service_lending
 from nearline.orders.planning import plan_order
+from nearline.orders.secrets import ServiceKeys
 from nearline.orders.stations import OUTPUTS_OF, Places, output_item_id
 from nearline.orders.store import JobStore
 from nearline.orders.subscribing import Subscriptions
@@ -143,6 +144,7 @@ class Service(Closing):
         self.places = Places(data, own if shared else "scratch")
         self.database = open_database(self.settings.db, data / "service.db")
         self.users = UserStore(self.database)
+        self.keys = ServiceKeys(self.database)  # e.g. the one paging tokens are signed with
         self.jobs = JobStore(self.database)
         self.catalogue = open_catalogue(self.settings.db, data / "catalogue.db")
         self.algorithms = AlgorithmRegistry(

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from nearline.algorithms import AlgorithmRegistry
 from nearline.archive import Catalogue
-from nearline.errors import AlgorithmNotFound, Conflict, InvalidRequest, SubscriptionNotFound
+from nearline.errors import Conflict, InvalidRequest, SubscriptionNotFound
 from nearline.orders.subscription_store import SubscriptionStore
 from nearline.orders.subscriptions import (
     RunState,
@@ -84,10 +84,8 @@ class Subscriptions:
         subscription = self.get(id, viewer=viewer)
         if version is not None and (not isinstance(version, str) or not version):
             raise InvalidRequest("version: expected a version of the process, such as '2.0'")
-        try:
-            algorithm = self.algorithms.get(subscription.process, viewer=viewer, version=version)
-        except AlgorithmNotFound as error:
-            raise InvalidRequest(f"version: {error}") from None
+        # a version there is not: AlgorithmNotFound, a 404 as the version's own URL would be
+        algorithm = self.algorithms.get(subscription.process, viewer=viewer, version=version)
         target = algorithm.version
         earlier = [
             run

@@ -9,23 +9,28 @@ what the API and the CLI call, watch.py is the loop that triggers them.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
-from urllib.parse import urlsplit
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 
 from nearline.algorithms import Algorithm
 from nearline.archive import BBox, Item, Search, parse_datetime, parse_search
-from nearline.errors import AlgorithmNotFound, InvalidRequest, SearchError
+from nearline.errors import InvalidRequest, SearchError
 from nearline.orders.planning import check_parameters, split_body
+from nearline.orders.subscription_schema import SUBSCRIPTION, URL
 from nearline.orders.triggers import Policy, parse_policy
 
 FIELDS = ("process", "input", "search", "parameters", "policy", "subscriber", "version")
 SEARCH_KEYS = ("collections", "bbox", "intersects", "datetime", "properties")
 SCALARS = (str, int, float, bool)
+_SCHEMA = Draft202012Validator(SUBSCRIPTION)
 
 
 class RunKind(StrEnum):
@@ -79,7 +84,7 @@ class SavedSearch:
             )
         given = {key: value[key] for key in ("bbox", "intersects", "datetime") if key in value}
         try:
-            checked = parse_search(given, viewer=None)
+            checked = parse_search(given, viewer=None, dates=True)
         except SearchError as error:
             raise InvalidRequest(f"{what}.{error}") from None
         properties = value.get("properties", {})
@@ -102,7 +107,8 @@ class SavedSearch:
 
     def interval(self) -> tuple[datetime | None, datetime | None]:
         """The datetime's (start, end); None where it is open."""
-        return parse_datetime(self.datetime) if self.datetime is not None else (None, None)
+        given = self.datetime is not None
+        return parse_datetime(self.datetime, dates=True) if given else (None, None)
 
     def reaches_past(self, now: datetime) -> bool:
         """Whether the search's datetime starts before ``now``: the archive may hold granules
@@ -176,8 +182,7 @@ class Subscriber:
             if key not in ("successUri", "failedUri"):
                 raise InvalidRequest(f"subscriber: unknown key {key!r}; use successUri, failedUri")
             url = value[key]
-            parts = urlsplit(url) if isinstance(url, str) else None
-            if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+            if not isinstance(url, str) or not re.fullmatch(URL.strip("^$"), url):
                 raise InvalidRequest(f"subscriber.{key}: expected an http(s) URL, got {url!r}")
         return cls(success_uri=value.get("successUri"), failed_uri=value.get("failedUri"))
 
@@ -259,10 +264,7 @@ def parse_subscription(
         raise InvalidRequest("process: required, the id of a process you may order")
     if version is not None and (not isinstance(version, str) or not version):
         raise InvalidRequest("version: expected a version of the process, such as '1.0'")
-    try:
-        algorithm = find(process, version)
-    except AlgorithmNotFound as error:
-        raise InvalidRequest(f"{'version' if version else 'process'}: {error}") from None
+    algorithm = find(process, version)  # AlgorithmNotFound: a 404, as the process's own URL
     names = [spec.name for spec in algorithm.manifest.inputs]
     name = body.get("input", names[0] if len(names) == 1 else None)
     if name not in names:
@@ -277,6 +279,7 @@ def parse_subscription(
     policy = parse_policy(body["policy"])
     parameters = _parameters(algorithm, name, body.get("parameters", {}))
     subscriber = Subscriber.parse(body["subscriber"]) if "subscriber" in body else None
+    _check(body)
     return Subscription(
         id=uuid.uuid4().hex,
         owner=owner,
@@ -289,6 +292,14 @@ def parse_subscription(
         parameters=parameters,
         subscriber=subscriber,
     )
+
+
+def _check(body: Mapping[str, Any]) -> None:
+    """Whatever the checks above let through is held to the published schema as well."""
+    error = best_match(_SCHEMA.iter_errors(body))
+    if error is not None:
+        where = ".".join(str(part) for part in error.absolute_path) or "the body"
+        raise InvalidRequest(f"{where}: {error.message[:300]}")
 
 
 def _parameters(algorithm: Algorithm, input_name: str, value: Any) -> dict[str, Any]:

@@ -22,15 +22,24 @@ from datetime import UTC, datetime, timedelta
 from itertools import groupby
 from typing import Any
 
+from nearline.archive.search import whole_number
 from nearline.errors import InvalidRequest
 from nearline.orders.status import stamp
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MONDAY = datetime(1970, 1, 5, tzinfo=UTC)  # the first ISO week's start after the epoch
-_DURATION = re.compile(
-    r"^P(?:(?P<years>\d+)Y)?(?:(?P<months>\d+)M)?(?:(?P<weeks>\d+)W)?(?:(?P<days>\d+)D)?"
-    r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+(?:\.\d+)?)S)?)?$"
+# ISO 8601 durations as policies take them: calendar months, or a fixed length, never both;
+# the subscription schema publishes these patterns (subscription_schema.py)
+_CALENDAR = r"P(?:(?P<years>[0-9]{1,4})Y)?(?:(?P<months>[0-9]{1,4})M)?"
+_FIXED = (
+    r"P(?:(?P<weeks>[0-9]{1,4})W)?(?:(?P<days>[0-9]{1,5})D)?(?:T(?:(?P<hours>[0-9]{1,5})H)?"
+    r"(?:(?P<minutes>[0-9]{1,5})M)?(?:(?P<seconds>[0-9]{1,6}(?:\.[0-9]{1,6})?)S)?)?"
 )
+CALENDAR_DURATION = re.sub(r"\?P<\w+>", "", _CALENDAR)
+FIXED_DURATION = re.sub(r"\?P<\w+>", "", _FIXED)
+NO_PARTS = r"^PT?$|T$"  # "P", "PT", or a T with nothing after it
+ZERO_DURATION = r"^P(?:0+[YMWD])*(?:T(?:0+[HM])*(?:0+(?:\.0+)?S)?)?$"
+MAX_BATCH = 10_000
 POLICY_FORMS = '{"each": 1}, {"batch": N} or {"period": "P1D", "deadline": "PT6H"}'
 
 
@@ -62,28 +71,25 @@ def _add_months(moment: datetime, months: int) -> datetime:
 
 def parse_duration(value: Any, *, what: str, calendar: bool = True) -> Duration:
     """An ISO 8601 duration such as ``P1D``, ``PT6H`` or ``P1M``; refusals name ``what``."""
-    match = _DURATION.match(value) if isinstance(value, str) else None
-    if match is None or value in ("P", "PT") or value.endswith("T"):
+    text = value if isinstance(value, str) else ""
+    match = re.fullmatch(_CALENDAR, text) or re.fullmatch(_FIXED, text)
+    if match is None or re.search(NO_PARTS, text):
         raise InvalidRequest(
-            f"{what}: expected an ISO 8601 duration such as P1D, PT6H or P1M, got {value!r}"
+            f"{what}: expected an ISO 8601 duration such as P1D, PT6H or P1M (years and "
+            f"months, or weeks, days, hours, minutes and seconds, not both), got {value!r}"
         )
-    parts = {name: float(text) if text else 0.0 for name, text in match.groupdict().items()}
-    months = int(parts["years"] * 12 + parts["months"])
+    parts = {name: float(part or 0) for name, part in match.groupdict().items()}
+    months = int(parts.get("years", 0) * 12 + parts.get("months", 0))
     length = timedelta(
-        weeks=parts["weeks"],
-        days=parts["days"],
-        hours=parts["hours"],
-        minutes=parts["minutes"],
-        seconds=parts["seconds"],
+        weeks=parts.get("weeks", 0),
+        days=parts.get("days", 0),
+        hours=parts.get("hours", 0),
+        minutes=parts.get("minutes", 0),
+        seconds=parts.get("seconds", 0),
     )
-    if months and length:
-        raise InvalidRequest(
-            f"{what}: use years and months, or weeks, days, hours, minutes and seconds, "
-            f"not both; got {value!r}"
-        )
     if months and not calendar:
         raise InvalidRequest(f"{what}: expected a fixed length (days, hours ...), got {value!r}")
-    only_weeks = parts["weeks"] > 0 and length == timedelta(weeks=parts["weeks"])
+    only_weeks = parts.get("weeks", 0) > 0 and length == timedelta(weeks=parts["weeks"])
     return Duration(text=value, months=months, length=length, weeks=only_weeks)
 
 
@@ -276,8 +282,9 @@ def parse_policy(value: Any) -> Policy:
             raise InvalidRequest(f"policy.each: expected 1, got {value['each']!r}")
         return Each()
     if keys == {"batch"}:
-        size = value["batch"]
-        if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= 10_000:
+        size = value["batch"] if not isinstance(value["batch"], str) else None
+        size = whole_number(size)
+        if size is None or not 1 <= size <= MAX_BATCH:
             raise InvalidRequest(
                 f"policy.batch: expected a whole number of granules 1-10000, got {size!r}"
             )

@@ -110,17 +110,21 @@ def merge_runs(runs: Sequence[tuple[int, int]]) -> Runs:
 def _requests(tasks: Sequence[ReadTask], max_lines: int) -> list[tuple[int, int, int, int]]:
     """(worker, granule, first, stop) reads of at most ``max_lines``, the workers interleaved.
 
-    Each worker's lines come in granule and line order; the workers take turns, so an orbit
-    that stays in one worker's band for a while does not leave the others waiting.
+    Runs are cut at the granule's multiples of ``max_lines``, wherever they start, so a
+    line's neighbours are in its block however the output is partitioned (registration
+    draws each pixel's footprint from its neighbours). Each worker's lines come in granule
+    and line order; the workers take turns, so an orbit that stays in one worker's band for
+    a while does not leave the others waiting.
     """
     queues: dict[int, list[tuple[int, int, int, int]]] = {}
     for task in tasks:
         for worker, runs in task.runs.items():
             for start, stop in runs:
-                for first in range(start, stop, max_lines):
-                    queues.setdefault(worker, []).append(
-                        (worker, task.granule, first, min(first + max_lines, stop))
-                    )
+                first = start
+                while first < stop:
+                    end = min((first // max_lines + 1) * max_lines, stop)
+                    queues.setdefault(worker, []).append((worker, task.granule, first, end))
+                    first = end
     order = []
     for turn in range(max((len(q) for q in queues.values()), default=0)):
         order += [queue[turn] for queue in queues.values() if turn < len(queue)]
