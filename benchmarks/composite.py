@@ -181,6 +181,7 @@ def end_to_end(
     }  # fmt: skip
     samples = []
     for _ in range(repeats):
+        load = os.getloadavg()[0]
         process = subprocess.Popen(
             [sys.executable, __file__, "--child", json.dumps(spec)],
             stdout=subprocess.PIPE,
@@ -192,7 +193,7 @@ def end_to_end(
             raise SystemExit(f"composite run failed with exit code {process.returncode}")
         line = next(text for text in output.splitlines() if text.startswith("RESULT "))
         result = json.loads(line.split(" ", 1)[1])
-        result.update(tree_peak=tree.peak, process_peak=tree.largest)
+        result.update(tree_peak=tree.peak, process_peak=tree.largest, load=load)
         samples.append(result)
         progress(f"  {grid} W={workers} R={readers}: {result['wall']:.2f} s, "
                  f"{result['pixels'] / result['wall'] / 1e6:.2f} M pixels/s, "
@@ -215,6 +216,7 @@ def end_to_end(
         **ratios,
         "wall": statistics.median(s["wall"] for s in samples),
         "walls": [s["wall"] for s in samples],
+        "loads": [s["load"] for s in samples],
         "tree_peak": max(s["tree_peak"] for s in samples),
         "process_peak": max(s["process_peak"] for s in samples),
         "out_bytes": out.stat().st_size,
@@ -399,6 +401,7 @@ def breakdown(row: dict[str, Any]) -> list[tuple[str, str, float]]:
 def day_against_stage(row: dict[str, Any]) -> list[str]:
     """The headline: end-to-end rate against cores x the stage rate, and where time went."""
     rate, t = row["pixels"] / row["wall"], row["timings"]
+    loads = ", ".join(f"{load:.1f}" for load in row["loads"])
     ratios = ", ".join(f"{100 * r:.1f}%" for r in row["ratios"])
     lines = [
         "### The day against the registration + compositing stage",
@@ -409,8 +412,9 @@ def day_against_stage(row: dict[str, Any]) -> list[str]:
         f"orbits); the stage alone, measured right after each repeat on one core, "
         f"{row['stage_rate'] / 1e6:.2f} M points/s (median). End to end = **"
         f"{100 * row['ratio']:.1f}%** of {CORES} x the stage rate (median of the repeats' "
-        f"ratios: {ratios}; target >= 35%). The machine is shared with other work, so read "
-        "the medians and the ratio, not single times.",
+        f"ratios: {ratios}; target >= 35%). The machine is shared with other work (load "
+        f"average over the last minute when the repeats began: {loads}), so read the medians "
+        "and the ratio, not single times.",
         "",
         "Where the median repeat's time went: processor seconds of each stage, summed over "
         "the processes doing it (the owners' chain stages and total are processor time, the "
