@@ -15,14 +15,19 @@ def add_synth_parser(subparsers: Any) -> argparse.ArgumentParser:
     avhrr = kinds.add_parser(
         "avhrr",
         help="a day of AVHRR GAC orbit granules",
-        description="Write N orbit granules of one day: NOAA-19 geometry from pyorbital and a "
-        "fixed element set, a plausible scene (land and sea, vegetation by season, clouds), "
-        "and 10-bit counts from pygac's calibration run backwards.",
+        description="Write N orbit granules of one day: geometry from pyorbital and a fixed "
+        "element set (NOAA-19's; MetOp-A's for metopa), a plausible scene (land and sea, "
+        "vegetation by season, clouds), and 10-bit counts from pygac's calibration run "
+        "backwards. noaa17 and metopa send channel 3a (1.6 um) instead of 3b by day.",
     )
     avhrr.add_argument("--date", required=True, help="the day, YYYY-MM-DD")
     avhrr.add_argument("--orbits", type=int, default=14, help="orbits (default: %(default)s)")
     avhrr.add_argument("--out", required=True, help="folder for the granules")
-    avhrr.add_argument("--satellite", default="noaa19", help="platform (default: %(default)s)")
+    avhrr.add_argument(
+        "--satellite",
+        default="noaa19",
+        help="noaa15..noaa19 or metopa (default: %(default)s)",
+    )
     avhrr.add_argument(
         "--lines", type=int, default=13000, help="scan lines per orbit (default: %(default)s)"
     )
@@ -30,8 +35,13 @@ def add_synth_parser(subparsers: Any) -> argparse.ArgumentParser:
     avhrr.add_argument(
         "--truth",
         action="store_true",
-        help="also write each pixel's true cloud fraction, surface NDVI and land into "
+        help="also write each pixel's true cloud fraction, surface NDVI, land and snow into "
         "OUT/truth/ (for `nearline composite --score`)",
+    )
+    avhrr.add_argument(
+        "--snow",
+        action="store_true",
+        help="cover land poleward of a seasonal snow line, and the ice sheets, with snow",
     )
     avhrr.add_argument(
         "--format",
@@ -124,6 +134,7 @@ def run_synth(args: argparse.Namespace) -> int:
             file_format=args.file_format,
             progress=progress,
             truth=args.truth,
+            snow=args.snow,
         ),
     )
     return 0

@@ -41,8 +41,9 @@ def observations(seed: int) -> Observations:
     time_ms = 1_355_285_761_575 + seed * 10**8 + np.arange(LINES, dtype=np.int64) * 500
     day = np.full(shape, 347 + seed % 3, np.int16)
     lonlat = np.zeros(shape, np.float32)
+    refl3a = np.full(shape, np.nan, np.float32)  # channel 3b on every line
     return Observations(lon=lonlat, lat=lonlat, cloud=cloud, qc=qc, day=day, time_ms=time_ms,
-                        **values)  # fmt: skip
+                        refl3a=refl3a, **values)  # fmt: skip
 
 
 def cells_for(seed: int) -> np.ndarray:

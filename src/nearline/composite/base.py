@@ -75,8 +75,9 @@ SUN_ZENITH = packed("sun_zenith", "solar zenith angle", "degree", 0.01)
 REL_AZIMUTH = packed("rel_azimuth", "relative azimuth angle", "degree", 0.01)
 CLOUD = OutputVariable("cloud", "uint8", UINT8_FILL, {
     "long_name": "CLAVR cloud test bits (0 = clear)",
-    "flag_masks": np.array([1, 2, 4, 8, 16, 32, 64], np.uint8),
-    "flag_meanings": "reflectance ratio uniformity ch3_ch4 ch4_ch5 thermal_gross contrast",
+    "flag_masks": np.array([1, 2, 4, 8, 16, 32, 64, 128], np.uint8),
+    "flag_meanings": "reflectance ratio uniformity ch3_ch4 ch4_ch5 thermal_gross contrast "
+    "near_ir",
 })  # fmt: skip
 QC = OutputVariable("qc", "uint8", UINT8_FILL, {
     "long_name": "quality bits",

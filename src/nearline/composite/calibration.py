@@ -4,10 +4,11 @@ The equations and coefficients are pygac's (``pygac.calibration.noaa``; PATMOS-x
 coefficients per platform, read by :mod:`~nearline.composite.coefficients`), split in two so
 the per-pixel part runs in one compiled pass:
 
-- **Visible (channels 1, 2)** — Heidinger et al. (2010): the calibration slope drifts with
-  time since launch, ``S(t) = S0 (100 + S1 t + S2 t^2) / 100``; AVHRR/3's dual gain makes
-  the count-to-radiance line bend at the gain switch count. Result: scaled radiance in
-  percent (pygac's unit), NaN below the dark count.
+- **Visible (channels 1, 2 and 3a)** — Heidinger et al. (2010): the calibration slope
+  drifts with time since launch, ``S(t) = S0 (100 + S1 t + S2 t^2) / 100``; AVHRR/3's dual
+  gain makes the count-to-radiance line bend at the gain switch count. Result: scaled
+  radiance in percent (pygac's unit), NaN below the dark count. Channel 3a (1.6 um) shares
+  its slot with 3b: :func:`channel3a` gives it on the lines that carry it.
 - **Thermal (3b, 4, 5)** — NOAA KLM User's Guide 7.1.2.4: the blackbody temperature from the
   four PRTs, the blackbody and space counts, each smoothed over 51 lines (Trishchenko 2002)
   give a per-line linear radiance; the Walton et al. (1998) quadratic corrects the
@@ -30,6 +31,7 @@ import numpy as np
 
 from nearline.composite.coefficients import Coefficients, load_coefficients, year_fraction
 from nearline.swath import Telemetry
+from nearline.swath.block import CH3A, CH3B
 
 C1 = 1.1910427e-5  # mW/m^2/sr/cm^-4
 C2 = 1.4387752  # cm K
@@ -43,10 +45,12 @@ SPACE_THRESHOLD = 100
 class LineCalibration:
     """Everything per line that turns counts into physical values.
 
-    Visible: ``slope_low``/``slope_high`` (2,), ``dark`` (2,), ``gain_switch`` (2,; NaN for a
-    single-gain instrument). Thermal, per line (n, 3): ``space_counts``, ``bb_counts``,
-    ``bb_radiance``; per channel (3,): ``space_radiance``, ``nonlinear`` (3, 3: b0 b1 b2),
-    ``wavenumber``, ``band_a``, ``band_b``.
+    Visible, channels 1, 2 and 3a: ``slope_low``/``slope_high`` (3,), ``dark`` (3,),
+    ``gain_switch`` (3,; NaN for a single-gain channel). Thermal, per line (n, 3):
+    ``space_counts``, ``bb_counts``, ``bb_radiance``; per channel (3,): ``space_radiance``,
+    ``nonlinear`` (3, 3: b0 b1 b2), ``wavenumber``, ``band_a``, ``band_b``. ``ch3_select``
+    (n,): what each line's channel-3 slot carries
+    (:attr:`~nearline.swath.block.Telemetry.ch3_select`); None: 3b on every line.
     """
 
     slope_low: np.ndarray
@@ -61,6 +65,7 @@ class LineCalibration:
     wavenumber: np.ndarray
     band_a: np.ndarray
     band_b: np.ndarray
+    ch3_select: np.ndarray | None = None
 
     def slice(self, start: int, stop: int) -> LineCalibration:
         """The calibration of lines ``[start, stop)``."""
@@ -69,11 +74,12 @@ class LineCalibration:
             space_counts=self.space_counts[start:stop],
             bb_counts=self.bb_counts[start:stop],
             bb_radiance=self.bb_radiance[start:stop],
+            ch3_select=None if self.ch3_select is None else self.ch3_select[start:stop],
         )
 
 
 def visible_slopes(cal: Coefficients, moment: datetime) -> tuple[np.ndarray, np.ndarray]:
-    """Low- and high-gain slopes of channels 1, 2 at ``moment`` (Heidinger et al. 2010)."""
+    """Low- and high-gain slopes of channels 1, 2, 3a at ``moment`` (Heidinger et al. 2010)."""
     jday = moment.timetuple().tm_yday
     t = (moment.year + jday / 365.0) - year_fraction(cal.date_of_launch)
     single_gain = bool(np.isnan(cal.gain_switch).all())
@@ -81,7 +87,7 @@ def visible_slopes(cal: Coefficients, moment: datetime) -> tuple[np.ndarray, np.
     ghigh = np.ones(3) if single_gain else np.array([1.5, 1.5, 1.75])
     low = np.round(glow * cal.s0, 3) * (100.0 + cal.s1 * t + cal.s2 * t * t) / 100.0
     high = np.round(ghigh * cal.s0, 3) * (100.0 + cal.s1 * t + cal.s2 * t * t) / 100.0
-    return low[:2], high[:2]
+    return low, high
 
 
 def _fill_gaps(values: np.ndarray, gaps: np.ndarray) -> np.ndarray:
@@ -148,8 +154,8 @@ def line_calibration(
     return LineCalibration(
         slope_low=np.asarray(low, np.float64),
         slope_high=np.asarray(high, np.float64),
-        dark=np.asarray(cal.dark_count[:2], np.float64),
-        gain_switch=np.asarray(cal.gain_switch[:2], np.float64),
+        dark=np.asarray(cal.dark_count[:3], np.float64),
+        gain_switch=np.asarray(cal.gain_switch[:3], np.float64),
         space_counts=np.stack(space, axis=1),
         bb_counts=np.stack(bb, axis=1),
         bb_radiance=np.stack(radiance, axis=1),
@@ -158,14 +164,16 @@ def line_calibration(
         wavenumber=np.asarray(cal.centroid_wavenumber, np.float64),
         band_a=np.asarray(cal.to_eff_blackbody_intercept, np.float64),
         band_b=np.asarray(cal.to_eff_blackbody_slope, np.float64),
+        ch3_select=telemetry.ch3_select,
     )
 
 
 @numba.njit(cache=True, nogil=True)
 def _visible_table(slope_low, slope_high, dark, gain_switch, table):
-    """Scaled radiance (%) of every 10-bit count of channels 1, 2 (NaN below the dark count)."""
-    dual = not (math.isnan(gain_switch[0]) and math.isnan(gain_switch[1]))
-    for c in range(2):
+    """Scaled radiance (%) of every 10-bit count of the visible channels in ``table``'s rows
+    (NaN below the dark count)."""
+    for c in range(table.shape[0]):
+        dual = not math.isnan(gain_switch[c])  # pygac's test, channel by channel
         for count in range(table.shape[1]):
             if dual and count > gain_switch[c]:
                 value = (gain_switch[c] - dark[c]) * slope_low[c] + (
@@ -241,3 +249,30 @@ def calibrate(
         cal.nonlinear, cal.wavenumber, cal.band_a, cal.band_b, result,
     )  # fmt: skip
     return result
+
+
+@numba.njit(cache=True, nogil=True)
+def _channel3a(counts, table, ch3_select, thermal, out):
+    for i in range(counts.shape[1]):
+        carried = ch3_select[i]
+        for j in range(counts.shape[2]):
+            out[i, j] = table[0, min(counts[2, i, j], 1023)] if carried == CH3A else np.nan
+            if carried != CH3B:
+                thermal[i, j] = np.nan
+
+
+def channel3a(counts: np.ndarray, cal: LineCalibration, calibrated: np.ndarray) -> np.ndarray:
+    """Channel 3a's scaled radiance (%), (n, 409) float32, on the lines that carry it (NaN
+    on the others); on every line that does not carry 3b, ``calibrated[2]`` (the 3b
+    temperature :func:`calibrate` made of the slot's counts) becomes NaN.
+
+    3a is calibrated as channels 1 and 2 are (dual gain, drift), with its own coefficients.
+    """
+    out = np.empty(counts.shape[1:], np.float32)
+    if cal.ch3_select is None:  # 3b on every line
+        out.fill(np.nan)
+        return out
+    table = np.empty((1, 1024), np.float64)
+    _visible_table(cal.slope_low[2:], cal.slope_high[2:], cal.dark[2:], cal.gain_switch[2:], table)
+    _channel3a(counts, table, np.asarray(cal.ch3_select, np.uint8), calibrated[2], out)
+    return out

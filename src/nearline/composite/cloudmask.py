@@ -36,7 +36,13 @@ bit  test            fires when
 5    THERMAL_GROSS   ch4 < 270 K over sea (no open sea is colder), < 235 K over land
 6    CONTRAST        TGCT against the expected surface: ch4 more than 4 K (sea) or 8 K
                      (land) below the warmest same-surface neighbour
+7    NEAR_IR         day, channel-3a lines: ch3a > 10 % over sea outside the glint zone,
+                     > 50 % over land (:func:`near_infrared_tests`)
 ===  ==============  =========================================================================
+
+On the lines where the satellite sends channel 3a (1.6 um) instead of 3b, ch3b is NaN, so
+CH3_CH4 cannot fire there, by day or night; by day :func:`near_infrared_tests` adds the
+1.6 um test and tells snow from cloud (snow is not called cloud by REFLECTANCE).
 
 Windows are cut on granule line and column numbers (the 2x2 windows on even ones, the tiles
 on multiples of :data:`TILE_LINES` and :data:`TILE_COLUMNS`), so a pixel's flag does not
@@ -63,6 +69,7 @@ import numpy as np
 REFLECTANCE, RATIO, UNIFORMITY, CH3_CH4, CH4_CH5, THERMAL_GROSS, CONTRAST = (
     1 << b for b in range(7)
 )
+NEAR_IR = 1 << 7  # channel 3a: see near_infrared_tests
 TESTS = {
     "reflectance": REFLECTANCE,
     "ratio": RATIO,
@@ -71,6 +78,7 @@ TESTS = {
     "ch4_ch5": CH4_CH5,
     "thermal_gross": THERMAL_GROSS,
     "contrast": CONTRAST,
+    "near_ir": NEAR_IR,
 }
 DAY_SUN_ZENITH = 85.0
 GLINT_ZONE = 40.0  # degrees of glint angle (CLAVR-x)
@@ -326,3 +334,76 @@ def cloud_tests(
         np.broadcast_to(np.asarray(land, np.bool_), shape), *cosines, first_line, night, out,
     )  # fmt: skip
     return out
+
+
+# Channel 3a (1.6 um), by day. Water reflects about 2 % there and clouds 15-60 % (ice clouds
+# the least: ice absorbs), so over sea a gross test works; over land bare soil and desert
+# reach 35-50 %, so only clouds brighter than any land fire. Snow is bright in channel 1 and
+# dark at 1.6 um: CLAVR-x's snow test (``ADD_NDSI_160_SNOW``, ``REMOVE_DARK_SNOW`` in its
+# snow_routines_mod.f90) calls land snow where NDSI = (ch1 - ch3a) / (ch1 + ch3a) > 0.6,
+# ch1 >= 10 % and the surface is at most 277 K (here ch4: nearline has no NWP surface
+# temperature).
+NEAR_IR_SEA = 10.0  # percent
+NEAR_IR_LAND = 50.0
+SNOW_NDSI = 0.6
+SNOW_MIN_REFLECTANCE = 10.0  # percent of channel 1
+SNOW_WARMEST = 277.0  # K
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def is_snow(refl1: float, refl3a: float, bt4: float) -> bool:
+    """Whether a sunlit land pixel looks like snow: bright in channel 1, dark at 1.6 um,
+    cold (NaN inputs: no)."""
+    if not (refl1 >= SNOW_MIN_REFLECTANCE and bt4 <= SNOW_WARMEST and refl3a >= 0.0):
+        return False
+    return (refl1 - refl3a) / (refl1 + refl3a) > SNOW_NDSI
+
+
+@numba.njit(cache=True, nogil=True)
+def _near_infrared(flags, refl1, refl3a, bt4, sun_zenith, land, glint_zone):
+    n, m = flags.shape
+    for i in range(n):
+        for j in range(m):
+            near_ir = refl3a[i, j]
+            if not sun_zenith[i, j] < DAY_SUN_ZENITH or math.isnan(near_ir):
+                continue
+            if land[i, j]:
+                if is_snow(refl1[i, j], near_ir, bt4[i, j]):
+                    flags[i, j] &= ~REFLECTANCE
+                elif near_ir > NEAR_IR_LAND:
+                    flags[i, j] |= NEAR_IR
+            elif not glint_zone[i, j] and near_ir > NEAR_IR_SEA:
+                flags[i, j] |= NEAR_IR
+
+
+def near_infrared_tests(
+    flags: np.ndarray,
+    refl1: np.ndarray,
+    refl3a: np.ndarray,
+    bt4: np.ndarray,
+    sun_zenith: np.ndarray,
+    land: np.ndarray,
+    sat_zenith: np.ndarray | None = None,
+    rel_azimuth: np.ndarray | None = None,
+) -> None:
+    """Add the 1.6 um tests to ``flags`` (from :func:`cloud_tests`, changed in place) where
+    channel 3a was measured by day (``refl3a`` percent, NaN elsewhere, normalised as
+    channel 1): :data:`NEAR_IR` fires above :data:`NEAR_IR_SEA` over sea outside the glint
+    zone and above :data:`NEAR_IR_LAND` over land, and land that :func:`is_snow` loses its
+    REFLECTANCE bit. Nothing changes on lines that carry 3b.
+    """
+    from nearline.swath.orbit import glint_angle
+
+    shape = flags.shape
+    refl3a = np.broadcast_to(np.asarray(refl3a, np.float32), shape)
+    lit = (np.asarray(sun_zenith) < DAY_SUN_ZENITH) & ~np.isnan(refl3a)
+    if not lit.any():
+        return
+    land = np.broadcast_to(np.asarray(land, np.bool_), shape)
+    angles = [np.broadcast_to(np.asarray(0.0 if a is None else a, np.float32), shape)
+              for a in (sun_zenith, sat_zenith, rel_azimuth)]  # fmt: skip
+    glint_zone = ~land & lit & (glint_angle(*angles) < GLINT_ZONE)
+    _near_infrared(
+        flags, np.broadcast_to(np.asarray(refl1, np.float32), shape), refl3a,
+        np.broadcast_to(np.asarray(bt4, np.float32), shape), angles[0], land, glint_zone,
+    )  # fmt: skip

@@ -24,10 +24,11 @@ import numba
 import numpy as np
 
 from nearline.composite.ancillary import Ancillary, height_at, land_at
-from nearline.composite.calibration import LineCalibration, calibrate
-from nearline.composite.cloudmask import DAY_SUN_ZENITH, cloud_tests
+from nearline.composite.calibration import LineCalibration, calibrate, channel3a
+from nearline.composite.cloudmask import DAY_SUN_ZENITH, cloud_tests, near_infrared_tests
 from nearline.composite.terrain import NADIR_COLUMN, shift_toward_nadir
 from nearline.swath import N_PIXELS, SwathBlock, interpolate_tiepoints, lonlat
+from nearline.swath.block import CH3A
 from nearline.swath.orbit import gac_scan_angles, sun_distance_squared
 
 # quality bits
@@ -52,7 +53,8 @@ class Observations:
     rel_azimuth: np.ndarray
     refl1: np.ndarray  # percent
     refl2: np.ndarray
-    bt3: np.ndarray  # K
+    refl3a: np.ndarray  # percent, on channel-3a lines by day; NaN elsewhere
+    bt3: np.ndarray  # K, NaN on channel-3a lines
     bt4: np.ndarray
     bt5: np.ndarray
     day: np.ndarray  # int16 day of year
@@ -105,6 +107,18 @@ def _chain(
             lon[i, j], lat[i, j] = x, y
             land[i, j] = land_at(land_bits, x, y)
             qc[i, j] = flags_q
+
+
+def sunlit_reflectance(
+    radiance: np.ndarray, sun_zenith: np.ndarray, sun_distance2: float
+) -> np.ndarray:
+    """Reflectance (percent) of a solar channel's scaled radiance: divided by the cosine of
+    the solar zenith angle and corrected to the mean Earth-Sun distance, as channels 1 and 2
+    are; NaN by night (solar zenith >= 85 degrees)."""
+    cosine = np.cos(np.radians(sun_zenith, dtype=np.float32))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lit = radiance * np.float32(sun_distance2) / cosine
+    return np.where(sun_zenith < DAY_SUN_ZENITH, lit, np.float32(np.nan)).astype(np.float32)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -161,6 +175,7 @@ def observe(
     rel_azimuth = interpolate_tiepoints(block.tie_rel_azimuth)
     began = _lap(timings, "geolocation", began)
     radiance = calibrate(block.counts, cal)
+    radiance3a = channel3a(block.counts, cal, radiance)
     began = _lap(timings, "calibration", began)
     times = block.times.astype("datetime64[ms]")
     day_of_year = (times.astype("datetime64[D]") - times.astype("datetime64[Y]")).astype(int) + 1
@@ -173,12 +188,23 @@ def observe(
         SCAN_ANGLES, ancillary.ozone_depth, sun_distance_squared(int(day_of_year[0])), ndvi,
         land, qc, refl1, refl2, *cosines,
     )  # fmt: skip
+    # channel 3a by day only where a line carries it (MetOp, NOAA-15 to 17; never NOAA-19)
+    carries_3a = cal.ch3_select is not None and bool((cal.ch3_select == CH3A).any())
+    if carries_3a:
+        distance2 = sun_distance_squared(int(day_of_year[0]))
+        refl3a = sunlit_reflectance(radiance3a, sun_zenith, distance2)
+    else:
+        refl3a = radiance3a  # NaN on every line
     began = _lap(timings, "reflectance and terrain", began)
     channels = (refl1, refl2, radiance[2], radiance[3], radiance[4])
     cloud = cloud_tests(
         channels, sun_zenith, land, sat_zenith=sat_zenith, rel_azimuth=rel_azimuth,
         first_line=block.first_line, night=night, cosines=cosines,
     )  # fmt: skip
+    if carries_3a:  # the 1.6 um tests change nothing on lines that carry 3b
+        near_infrared_tests(
+            cloud, refl1, refl3a, radiance[3], sun_zenith, land, sat_zenith, rel_azimuth
+        )
     _lap(timings, "cloud mask", began)
     return Observations(
         lon=lon,
@@ -191,6 +217,7 @@ def observe(
         rel_azimuth=rel_azimuth,
         refl1=refl1,
         refl2=refl2,
+        refl3a=refl3a,
         bt3=radiance[2],
         bt4=radiance[3],
         bt5=radiance[4],

@@ -11,7 +11,8 @@ validation of CLAVR-x against CALIPSO, only pixels that are clearly one or the o
 - **false-alarm rate**: the share of clear pixels it flags.
 
 Surfaces: land or sea (as drawn), day (solar zenith below 85 degrees) or night; by day the
-sea within :data:`GLINT_ZONE` degrees of the sun's mirror direction is *sea glint*, apart.
+sea within :data:`GLINT_ZONE` degrees of the sun's mirror direction is *sea glint*, and land
+with any snow drawn on it (more than :data:`CLEAR_BELOW` of the pixel) is *snow day*, apart.
 
 The composite is scored cell by cell: the true surface NDVI of the daytime, truly clear land
 pixels the chain registered to a cell (their mean) against the composite's NDVI there; the
@@ -41,7 +42,7 @@ CLOUDY_ABOVE = 0.5
 CLEAR_BELOW = 0.05
 GLINT_ZONE = 40.0  # degrees of glint angle: CLAVR-x's glint zone
 BLOCK_LINES = 2048  # even, so the 2x2 windows are those of the composite
-SURFACES = ("land day", "sea day", "sea glint", "land night", "sea night")
+SURFACES = ("land day", "snow day", "sea day", "sea glint", "land night", "sea night")
 TARGETS = {"hit": 0.95, "false_alarm": 0.05, "ndvi_rmse": 0.02}  # issue 22, by day
 
 
@@ -94,14 +95,22 @@ class MaskSkill:
 
 
 def surface_classes(
-    land: np.ndarray, sun_zenith: np.ndarray, sat_zenith: np.ndarray, rel_azimuth: np.ndarray
+    land: np.ndarray,
+    sun_zenith: np.ndarray,
+    sat_zenith: np.ndarray,
+    rel_azimuth: np.ndarray,
+    snow_fraction: np.ndarray | None = None,
 ) -> np.ndarray:
     """Index into :data:`SURFACES` of every pixel (int8)."""
     day = sun_zenith < DAY_SUN_ZENITH
     glint = ~land & day & (glint_angle(sun_zenith, sat_zenith, rel_azimuth) < GLINT_ZONE)
-    classes = np.select(
-        [land & day, ~land & day & ~glint, glint, land & ~day, ~land & ~day], [0, 1, 2, 3, 4], -1
-    )
+    snowy = land & day
+    if snow_fraction is None:
+        snowy = np.zeros_like(snowy)
+    else:
+        snowy &= snow_fraction > CLEAR_BELOW
+    kinds = [land & day & ~snowy, snowy, ~land & day & ~glint, glint, land & ~day, ~land & ~day]
+    classes = np.select(kinds, list(range(len(SURFACES))), -1)
     return classes.astype(np.int8)
 
 
@@ -181,6 +190,7 @@ def score_day(
                     obs.sun_zenith,
                     interpolate_tiepoints(block.tie_sat_zenith),
                     obs.rel_azimuth,
+                    part.snow_fraction,
                 )
                 classes[(obs.qc & BAD_CALIBRATION) != 0] = -1
                 mask.add(obs.cloud != 0, part, classes)

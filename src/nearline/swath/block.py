@@ -22,9 +22,10 @@ class SwathBlock:
     """Scan lines ``[first_line, first_line + n)`` of one granule, as read.
 
     ``counts`` are raw 10-bit counts, channel-major (5, n, 409) so each channel is one
-    contiguous piece. Tie-point arrays are (n, 51) float32 degrees. Telemetry, per line as
-    pygac's readers give it: ``prt_counts`` (n,) (0 every fifth line), ``ict_counts`` and
-    ``space_counts`` (n, 3) for channels 3b, 4, 5.
+    contiguous piece; the third is channel 3b or 3a, whichever the line carries
+    (:attr:`Telemetry.ch3_select`). Tie-point arrays are (n, 51) float32 degrees.
+    Telemetry, per line as pygac's readers give it: ``prt_counts`` (n,) (0 every fifth
+    line), ``ict_counts`` and ``space_counts`` (n, 3) for channels 3b, 4, 5.
     """
 
     granule: str
@@ -60,11 +61,21 @@ class SwathBlock:
         )
 
 
+CH3B, CH3A, CH3_TRANSITION = 0, 1, 2  # what a line's channel-3 slot holds (pygac's codes)
+
+
 @dataclass(frozen=True)
 class Telemetry:
-    """What the thermal calibration needs from a whole granule, line by line."""
+    """What the calibration needs from a whole granule, line by line.
+
+    ``ch3_select`` (n,) uint8: what each line's channel-3 slot carries, as the AVHRR/3 scan
+    line header says (bits 0-1 of its status word; pygac's ``get_ch3_switch``):
+    :data:`CH3B` (3.7 um), :data:`CH3A` (1.6 um) or :data:`CH3_TRANSITION` (neither).
+    None: 3b on every line (AVHRR/1 and /2 have no 3a).
+    """
 
     times: np.ndarray  # datetime64[ms] (n,)
     prt_counts: np.ndarray  # (n,)
     ict_counts: np.ndarray  # (n, 3)
     space_counts: np.ndarray  # (n, 3)
+    ch3_select: np.ndarray | None = None

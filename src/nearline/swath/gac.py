@@ -18,7 +18,7 @@ import numpy as np
 
 from nearline.errors import GranuleError
 from nearline.swath.base import Granule, Reader, tie_rows
-from nearline.swath.block import N_PIXELS, TIE_COLUMNS, SwathBlock, Telemetry
+from nearline.swath.block import CH3A, N_PIXELS, TIE_COLUMNS, SwathBlock, Telemetry
 from nearline.swath.orbit import gac_scan_angles
 
 READER = "avhrr-gac"
@@ -31,6 +31,15 @@ def _pygac_readers() -> list[Any]:
     from pygac.gac_pod import GACPODReader
 
     return [GACKLMReader, GACPODReader]
+
+
+def _ch3_switch(reader: Any) -> np.ndarray | None:
+    """What each line's channel-3 slot holds (bits 0-1 of the KLM scan line's status word,
+    through pygac's ``get_ch3_switch``); None for POD files, which have 3b alone."""
+    try:
+        return np.asarray(reader.get_ch3_switch(), np.uint8)
+    except AttributeError:
+        return None
 
 
 def satellite_zenith(scan_angle_degrees: np.ndarray) -> np.ndarray:
@@ -61,8 +70,13 @@ class GACGranule(Granule):
                 "header promises; it is truncated"
             )
         self.platform = str(reader.spacecraft_name)
-        channels = [0, 1, 3, 4, 5] if counts.shape[2] == 6 else [0, 1, 2, 3, 4]
-        self._counts = np.ascontiguousarray(np.moveaxis(counts[:, :, channels], 2, 0), np.uint16)
+        self._switch = _ch3_switch(reader)
+        if counts.shape[2] == 6:  # pygac split the channel-3 slot into 3a and 3b: rejoin it
+            joined = counts[:, :, [0, 1, 3, 4, 5]]  # a copy, 3b in the third place
+            on_3a = self._switch == CH3A
+            joined[on_3a, :, 2] = counts[on_3a, :, 2]
+            counts = joined
+        self._counts = np.ascontiguousarray(np.moveaxis(counts, 2, 0), np.uint16)
         if lons.shape != (counts.shape[0], TIE_COLUMNS.size):
             raise GranuleError(f"granule {path}: {lons.shape} tie points; expected (lines, 51)")
         self._lon = np.ascontiguousarray(lons, np.float32)
@@ -81,7 +95,7 @@ class GACGranule(Granule):
         return self._lat
 
     def read_telemetry(self) -> Telemetry:
-        return Telemetry(self._times, self._prt, self._ict, self._space)
+        return Telemetry(self._times, self._prt, self._ict, self._space, self._switch)
 
     def read_tie_lonlat(self, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
         rows = tie_rows(self.n_lines, step)
@@ -163,8 +177,10 @@ class GACReader(Reader):
 
 
 KLM_RECORD = 4608  # bytes: the header record, then one record per scan line
-KLM_SPACECRAFT = {"noaa15": 4, "noaa16": 2, "noaa17": 6, "noaa18": 7, "noaa19": 8}
-KLM_CODES = {"noaa15": "NK", "noaa16": "NL", "noaa17": "NM", "noaa18": "NN", "noaa19": "NP"}
+KLM_SPACECRAFT = {"noaa15": 4, "noaa16": 2, "noaa17": 6, "noaa18": 7, "noaa19": 8, "metopa": 12}
+KLM_CODES = {
+    "noaa15": "NK", "noaa16": "NL", "noaa17": "NM", "noaa18": "NN", "noaa19": "NP", "metopa": "M2",
+}  # fmt: skip
 
 
 def klm_name(platform: str, start: datetime, end: datetime) -> str:
@@ -173,11 +189,12 @@ def klm_name(platform: str, start: datetime, end: datetime) -> str:
     return f"NSS.GHRR.{code}.D{start:%y%j}.S{start:%H%M}.E{end:%H%M}.B0000001.GC"
 
 
-def write_klm(path: Path, block: SwathBlock) -> None:
+def write_klm(path: Path, block: SwathBlock, *, ch3_select: np.ndarray | None = None) -> None:
     """Write ``block`` (a whole granule) as a NOAA KLM AVHRR GAC Level 1b file (version 5).
 
     Only what pygac reads is filled in: the header's data set name, spacecraft, data type,
-    record count and start/end times; per scan line its number, time, channel-3b flag, the
+    record count and start/end times; per scan line its number, time, channel-3 select bits
+    (``ch3_select``, default 3b on every line) in the scan line bit field, the
     51 tie-point latitudes/longitudes (1e-4 degrees), PRT, blackbody (back scan) and space
     counts, and the five channels' 10-bit counts packed three to a 32-bit word. Angles,
     calibration coefficients and housekeeping stay zero. Meant for tests and demonstrations.
@@ -210,6 +227,8 @@ def write_klm(path: Path, block: SwathBlock) -> None:
     day = times.astype("datetime64[D]")
     year = day.astype("datetime64[Y]")
     lines["scan_line_number"] = np.arange(1, n + 1)
+    if ch3_select is not None:
+        lines["scan_line_bit_field"] = np.asarray(ch3_select, np.uint16) & 3
     lines["scan_line_year"] = year.astype(int) + 1970
     lines["scan_line_day_of_year"] = (day - year).astype(int) + 1
     lines["scan_line_utc_time_of_day"] = (times - day).astype(np.int64)

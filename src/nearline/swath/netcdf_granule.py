@@ -4,6 +4,10 @@ Raw 10-bit counts of the five channels (channel-major, contiguous, so 1024 lines
 channel are one 818 KiB request), latitude, longitude and the three angles at the 51 tie
 points of each line, line times, and the calibration telemetry. ``nearline synth avhrr``
 writes it; any netCDF tool reads it.
+
+AVHRR/3 sends channel 3a (1.6 um) or 3b (3.7 um) in the same slot, chosen line by line: the
+optional ``ch3_select`` (line) variable says which, with the codes of the Level 1b scan line
+header (0 3b, 1 3a, 2 transition: neither). A file without it has 3b on every line.
 """
 
 from __future__ import annotations
@@ -17,7 +21,14 @@ import numpy as np
 
 from nearline.errors import GranuleError
 from nearline.swath.base import Granule, Reader, tie_rows
-from nearline.swath.block import N_PIXELS, SwathBlock, Telemetry
+from nearline.swath.block import (
+    CH3_TRANSITION,
+    CH3A,
+    CH3B,
+    N_PIXELS,
+    SwathBlock,
+    Telemetry,
+)
 from nearline.swath.wire import block_nbytes, field_offsets, layout
 
 PRODUCT = "nearline-avhrr-gac"
@@ -32,6 +43,7 @@ TIE_VARIABLES = {
 }
 PIECE_BYTES = 1 << 18  # a tie-point variable is read in pieces of 256 KiB (1,285 lines)
 EPOCH = np.datetime64("1970-01-01T00:00:00", "ms")
+CH3_SELECT = "ch3_select"
 
 
 class NetCDFGranule(Granule):
@@ -161,11 +173,15 @@ class NetCDFGranule(Granule):
 
     def read_telemetry(self) -> Telemetry:
         everything = slice(None)
+        switch = None
+        if CH3_SELECT in self._handle():  # written since channel 3a; older files are 3b only
+            switch = self._get(CH3_SELECT, everything).astype(np.uint8)
         return Telemetry(
             times=EPOCH + self._get("time", everything).astype("timedelta64[ms]"),
             prt_counts=self._get("prt_counts", everything),
             ict_counts=self._get("ict_counts", everything),
             space_counts=self._get("space_counts", everything),
+            ch3_select=switch,
         )
 
     def read(self, start: int, stop: int) -> SwathBlock:
@@ -285,8 +301,12 @@ class NetCDFGranuleReader(Reader):
         return NetCDFGranule(Path(path))
 
 
-def write_granule(path: Path, block: SwathBlock, attrs: dict[str, Any]) -> None:
-    """Write one whole granule (``block`` holds every line) in this format."""
+def write_granule(
+    path: Path, block: SwathBlock, attrs: dict[str, Any], *, ch3_select: np.ndarray | None = None
+) -> None:
+    """Write one whole granule (``block`` holds every line) in this format; ``ch3_select``
+    (per line, :attr:`~nearline.swath.block.Telemetry.ch3_select`'s codes) if any line
+    carries channel 3a."""
     import netCDF4
 
     n = block.n_lines
@@ -305,7 +325,8 @@ def write_granule(path: Path, block: SwathBlock, attrs: dict[str, Any]) -> None:
         dataset.createDimension("tie", block.tie_lat.shape[1])
         dataset.createDimension("thermal", 3)
         channel = dataset.createVariable("channel", str, ("channel",))
-        for index, name in enumerate(("1", "2", "3b", "4", "5")):
+        third = "3b" if ch3_select is None else "3a/3b"  # by line: see ch3_select
+        for index, name in enumerate(("1", "2", third, "4", "5")):
             channel[index] = name
         counts = dataset.createVariable(
             "counts", "u2", ("channel", "line", "pixel"), contiguous=True, fill_value=False
@@ -328,6 +349,12 @@ def write_granule(path: Path, block: SwathBlock, attrs: dict[str, Any]) -> None:
         ):
             variable = dataset.createVariable(name, "f8", dims, contiguous=True)
             variable[:] = getattr(block, name)
+        if ch3_select is not None:
+            switch = dataset.createVariable(CH3_SELECT, "u1", ("line",), contiguous=True)
+            switch.long_name = "what the line's channel-3 slot of counts carries"
+            switch.flag_values = np.array([CH3B, CH3A, CH3_TRANSITION], np.uint8)
+            switch.flag_meanings = "channel_3b channel_3a transition"
+            switch[:] = ch3_select
 
 
 def _iso(value: np.datetime64) -> str:

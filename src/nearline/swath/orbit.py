@@ -23,11 +23,29 @@ NOAA19_TLE = (
     "1 33591U 09005A   12345.45213434  .00000391  00000-0  24004-3 0  6113",
     "2 33591 098.8821 283.2036 0013384 242.4835 117.4960 14.11432063197875",
 )
+# MetOp-A, the element set pyorbital's own orbit-number test uses (epoch 2011-09-11): a
+# morning orbit (descending node near 09:30 local time), where NOAA-19 crosses near 14:00.
+METOPA_TLE = (
+    "1 29499U 06044A   11254.96536486  .00000092  00000-0  62081-4 0  5221",
+    "2 29499  98.6804 312.6735 0001758 111.9178 248.2152 14.21501774254058",
+)
+ELEMENT_SETS = {"noaa19": NOAA19_TLE, "metopa": METOPA_TLE}
 MAX_SCAN_ANGLE = 55.37
 LAC_LINE_SECONDS = 1 / 6
 LAC_PIXEL_SECONDS = 25e-6
 GAC_LINE_SECONDS = 0.5
 GAC_PIXEL_SECONDS = 5 * LAC_PIXEL_SECONDS
+
+
+def element_set(platform: str) -> tuple[str, str]:
+    """The two-line element set the synthetic granules of ``platform`` fly: its own where
+    :data:`ELEMENT_SETS` has one, else NOAA-19's."""
+    return ELEMENT_SETS.get(platform, NOAA19_TLE)
+
+
+def mean_motion(tle: tuple[str, str]) -> float:
+    """Revolutions a day (columns 53-63 of line 2)."""
+    return float(tle[1][52:63])
 
 
 def gac_scan_angles(columns: np.ndarray) -> np.ndarray:

@@ -10,7 +10,16 @@ deterministic (a seed picks the cloud field), so tests can rely on it:
 - sea: reflectance 4 % (red) and 2.5 % (near infrared), so NDVI is about -0.23, plus sun
   glint where the geometry is given (:func:`sun_glint`: grey, up to about 20 %);
 - clouds cover about a third of the globe: bright (55 %) and cold (215-255 K) with a
-  thin-cirrus fringe where channels 4 and 5 differ by several kelvin.
+  thin-cirrus fringe where channels 4 and 5 differ by several kelvin;
+- channel 3a (1.6 um), the reflectance AVHRR/3 sends instead of 3b by day on some
+  satellites: clear land 0.40 - 0.25 NDVI (dense vegetation 0.2, bare soil and desert
+  0.35-0.4), sea 0.02 plus the glint; clouds by phase, from the top temperature: water
+  (above 263 K) 0.8 times the visible reflectance, ice (below 233 K) 0.35 times it, since
+  ice absorbs at 1.6 um (so 0.16-0.25 for this scene's cold tops);
+- snow, if asked for (:func:`snow_cover`): land poleward of a snow line that follows the
+  season, and the Greenland and Antarctic ice sheets, with a 3-degree margin of partial
+  cover; snow is bright in channels 1 and 2 (0.80, 0.74), dark at 1.6 um (0.08) and at
+  3.7 um, and at most 272 K.
 
 Every pixel is either overcast or clear: thick cloud and the cirrus fringe cover the whole
 pixel (cloud fraction 1), nothing covers part of one. :attr:`Scene.cloud_fraction` and
@@ -42,6 +51,29 @@ class Scene:
     cloudy: np.ndarray  # bool: thick cloud
     cloud_fraction: np.ndarray  # 0-1: the part of the pixel under any cloud (thick or cirrus)
     surface_ndvi: np.ndarray  # NDVI of the surface alone, before clouds and atmosphere
+    ch3a: np.ndarray  # channel 3a (1.6 um) reflectance factor
+    snow_fraction: np.ndarray  # 0-1: the part of the surface under snow
+
+
+# Reflectance factors of snow (fine-grained, clean): bright in the visible and near
+# infrared, dark at 1.6 um where ice absorbs (Warren 1982, Rev. Geophys. 20:67; the contrast
+# behind the normalised difference snow index, Hall et al. 1995).
+SNOW_RED, SNOW_NIR, SNOW_CH3A, SNOW_37 = 0.80, 0.74, 0.08, 0.02
+SNOW_WARMEST = 272.0  # K
+ICE_SHEETS_GREENLAND = (60.0, 84.0, -75.0, -10.0)  # lat, lat, lon, lon
+
+
+def snow_cover(lon: np.ndarray, lat: np.ndarray, land: np.ndarray, day_of_year: int) -> np.ndarray:
+    """Fraction of the land under snow: poleward of a snow line at 45 degrees in local
+    winter and 70 in local summer (plus or minus 3 with longitude), reaching full cover 3
+    degrees beyond it; the Antarctic and Greenland ice sheets always."""
+    season = np.cos(2 * np.pi * (day_of_year - 196) / 365.25)  # +1 in northern summer
+    local = np.where(lat >= 0, season, -season)
+    line = 57.5 + 12.5 * local + 3.0 * np.sin(np.radians(lon) * 3.0)
+    cover = np.clip((np.abs(lat) - line) / 3.0, 0.0, 1.0)
+    south, north, west, east = ICE_SHEETS_GREENLAND
+    sheets = (lat < -60.0) | ((lat > south) & (lat < north) & (lon > west) & (lon < east))
+    return np.where(land, np.where(sheets, 1.0, cover), 0.0).astype(np.float32)
 
 
 def _unit_vectors(lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -112,11 +144,12 @@ def scene(
     seed: int,
     clouds: np.ndarray | None = None,
     glint: np.ndarray | None = None,
+    snow: bool = False,
 ) -> Scene:
     """The truth at every pixel of a block (``hours`` since the day's start, per pixel).
 
     ``glint``: :func:`sun_glint` at each pixel, added to the sea's reflectance (none if not
-    given).
+    given). ``snow``: cover land with :func:`snow_cover` (none if not).
 
     ``clouds``, if given, is :func:`cloud_field` already at each pixel: the field is smooth
     (features of hundreds of km), so the synthesiser evaluates it at the tie points only and
@@ -127,25 +160,39 @@ def scene(
     nir_land = red_land * (1 + ndvi) / (1 - ndvi)
     red = np.where(land, red_land, 0.04).astype(np.float32)
     nir = np.where(land, nir_land, 0.025).astype(np.float32)
-    surface_ndvi = (nir - red) / (nir + red)
-    if glint is not None:
-        red = np.where(land, red, red + glint)
-        nir = np.where(land, nir, nir + glint)
+    ch3a = np.where(land, np.clip(0.40 - 0.25 * ndvi, 0.15, 0.45), 0.02).astype(np.float32)
+    red37 = red  # the surface's reflectance at 3.7 um, as far as channel 3b's signal goes
     day = sun_zenith < 85
     abslat = np.abs(lat)
     sst = np.maximum(302.0 - 0.42 * abslat, 271.5)
     land_t = 303.0 - 0.55 * abslat + np.where(day, 7.0, -6.0)
+    snow_fraction = np.zeros(np.shape(lat), np.float32)
+    if snow:
+        snow_fraction = snow_cover(lon, lat, land, day_of_year)
+        bare = 1.0 - snow_fraction
+        red = (bare * red + snow_fraction * SNOW_RED).astype(np.float32)
+        nir = (bare * nir + snow_fraction * SNOW_NIR).astype(np.float32)
+        ch3a = (bare * ch3a + snow_fraction * SNOW_CH3A).astype(np.float32)
+        red37 = bare * red37 + snow_fraction * SNOW_37
+        land_t = bare * land_t + snow_fraction * np.minimum(land_t - 5.0, SNOW_WARMEST)
+    surface_ndvi = (nir - red) / (nir + red)
+    if glint is not None:
+        red = np.where(land, red, red + glint)
+        nir = np.where(land, nir, nir + glint)
+        ch3a = np.where(land, ch3a, ch3a + glint)
     bt4 = np.where(land, land_t, sst).astype(np.float32)
     bt5 = bt4 - (0.4 + 2.2 * np.exp(-((lat / 25.0) ** 2)))
-    bt3 = np.where(day, bt4 + 4.0 + 30.0 * red, bt4 - 1.2)
+    bt3 = np.where(day, bt4 + 4.0 + 30.0 * np.where(land, red37, red), bt4 - 1.2)
 
     field = cloud_field(lon, lat, hours, seed) if clouds is None else clouds
     cloudy = field > 0.28
     fringe = (field > 0.18) & ~cloudy  # thin cirrus around the thick clouds
     top = 250.0 - 35.0 * np.clip(field, 0, 1)
     cloud_reflectance = 0.45 + 0.25 * np.clip(field, 0, 1)
+    ice = np.clip((263.0 - top) / 30.0, 0.0, 1.0)  # the part of the cloud top frozen
     red = np.where(cloudy, cloud_reflectance, red)
     nir = np.where(cloudy, cloud_reflectance * 0.98, nir)
+    ch3a = np.where(cloudy, cloud_reflectance * (0.8 - 0.45 * ice), ch3a)
     bt4 = np.where(cloudy, top, bt4)
     bt5 = np.where(cloudy, top - 0.6, np.where(fringe, bt5 - 4.5, bt5))
     bt3 = np.where(cloudy, np.where(day, top + 28.0, top - 2.5), bt3)
@@ -158,4 +205,6 @@ def scene(
         cloudy,
         (cloudy | fringe).astype(np.float32),
         surface_ndvi.astype(np.float32),
+        ch3a.astype(np.float32),
+        snow_fraction,
     )

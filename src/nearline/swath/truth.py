@@ -9,7 +9,9 @@ granule's lines and pixels:
 - ``cloud_fraction`` (0-1): the part of the pixel the generator covered with cloud, thick
   or thin cirrus;
 - ``surface_ndvi``: NDVI of the surface alone (before clouds, ozone and the sensor);
-- ``land`` (0/1): the surface the generator drew (GLOBE land mask at the ellipsoid position).
+- ``land`` (0/1): the surface the generator drew (GLOBE land mask at the ellipsoid position);
+- ``snow_fraction`` (0-1): the part of the surface under snow (``--snow``; truth written
+  before snow existed has none, read as 0).
 """
 
 from __future__ import annotations
@@ -32,11 +34,16 @@ class Truth:
     cloud_fraction: np.ndarray  # float32 0-1
     surface_ndvi: np.ndarray  # float32
     land: np.ndarray  # bool
+    snow_fraction: np.ndarray | None = None  # float32 0-1; None: no snow
 
     def slice(self, start: int, stop: int) -> Truth:
         """Lines ``[start, stop)``."""
+        snow = None if self.snow_fraction is None else self.snow_fraction[start:stop]
         return Truth(
-            self.cloud_fraction[start:stop], self.surface_ndvi[start:stop], self.land[start:stop]
+            self.cloud_fraction[start:stop],
+            self.surface_ndvi[start:stop],
+            self.land[start:stop],
+            snow,
         )
 
 
@@ -60,7 +67,10 @@ def write_truth(path: Path, truth: Truth) -> None:
             ("cloud_fraction", truth.cloud_fraction, "f4", "fraction of the pixel under cloud"),
             ("surface_ndvi", truth.surface_ndvi, "f4", "NDVI of the surface before clouds"),
             ("land", truth.land.astype(np.uint8), "u1", "1 land, 0 sea (as drawn)"),
+            ("snow_fraction", truth.snow_fraction, "f4", "fraction of the surface under snow"),
         ):
+            if values is None:
+                continue
             variable = dataset.createVariable(name, dtype, ("line", "pixel"), zlib=True)
             variable.long_name = meaning
             variable[:] = values
@@ -79,8 +89,10 @@ def read_truth(granule: str | Path, folder: str | Path | None = None) -> Truth:
         )
     with netCDF4.Dataset(path) as dataset:
         dataset.set_auto_mask(False)
+        snow = dataset.variables.get("snow_fraction")
         return Truth(
             np.asarray(dataset["cloud_fraction"][:], np.float32),
             np.asarray(dataset["surface_ndvi"][:], np.float32),
             np.asarray(dataset["land"][:]).astype(bool),
+            None if snow is None else np.asarray(snow[:], np.float32),
         )
