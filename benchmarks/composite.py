@@ -9,10 +9,17 @@ In one run:
 2. the registration and compositing stage alone on the same swath points: nearline's
    projection + max-NDVI update, against pyresample's BucketResampler (max and average) and
    kd_tree nearest, and pyproj's forward projection alone;
-3. the limits: reading the granule files (cat to /dev/null) and a numpy copy of the same bytes;
-4. igh-1km out of core: peak resident memory of the process tree with ``--memory 2GiB``.
+3. the day against the stage: each end-to-end repeat of the default configuration (one
+   worker per core, one reader) is followed by a measurement of the stage alone on one core,
+   and the ratio end-to-end pixels/s / (cores x stage points/s) is taken per pair, so a
+   machine shared with other work slows both sides of it alike; the median repeat's time is
+   broken down by stage (planning, reading, geolocation, calibration, reflectance and
+   terrain, cloud mask, registration and compositing, compressing, writing);
+4. the limits: reading the granule files (cat to /dev/null) and a numpy copy of the same bytes;
+5. igh-1km out of core: peak resident memory of the process tree with ``--memory 2GiB``.
 
     .venv/bin/python benchmarks/composite.py [--orbits 14] [--repeats 3] [--update-docs]
+    .venv/bin/python benchmarks/composite.py --day-orbits 3 --configs 2+1 --skip-1km  # quick
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +53,8 @@ DOCS = PROJECT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- composite:begin -->", "<!-- composite:end -->"
 DOCS_HEADER = "# Benchmarks\n"
 DATE = "2012-12-12"
+CORES = len(os.sched_getaffinity(0))
+STAGE_REPEATS = 3  # stage runs (median) after each end-to-end repeat
 
 
 def progress(message: str) -> None:
@@ -158,15 +168,20 @@ def child(spec: str) -> int:
 
 def end_to_end(
     paths: list[Path], out: Path, *, grid: str, workers: int, readers: int, memory: str,
-    repeats: int,
+    repeats: int, stage_after: Callable[[], float] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Each repeat in a fresh process, so the memory measured is the run's alone."""
+    """Each repeat in a fresh process, so the memory measured is the run's alone.
+
+    ``stage_after``: measures the stage rate (points/s on one core) after each repeat; each
+    repeat's ratio to it is kept.
+    """
     spec = {
         "paths": [str(p) for p in paths], "out": str(out), "grid": grid, "workers": workers,
         "readers": readers, "memory": memory,
     }  # fmt: skip
     samples = []
     for _ in range(repeats):
+        load = os.getloadavg()[0]
         process = subprocess.Popen(
             [sys.executable, __file__, "--child", json.dumps(spec)],
             stdout=subprocess.PIPE,
@@ -178,15 +193,30 @@ def end_to_end(
             raise SystemExit(f"composite run failed with exit code {process.returncode}")
         line = next(text for text in output.splitlines() if text.startswith("RESULT "))
         result = json.loads(line.split(" ", 1)[1])
-        result.update(tree_peak=tree.peak, process_peak=tree.largest)
+        result.update(tree_peak=tree.peak, process_peak=tree.largest, load=load)
         samples.append(result)
         progress(f"  {grid} W={workers} R={readers}: {result['wall']:.2f} s, "
+                 f"{result['pixels'] / result['wall'] / 1e6:.2f} M pixels/s, "
                  f"tree peak {tree.peak / 2**30:.2f} GiB (PSS)")  # fmt: skip
+        if stage_after is not None:
+            result["stage_rate"] = stage_after()
+            result["ratio"] = result["pixels"] / result["wall"] / (CORES * result["stage_rate"])
+            progress(f"    then the stage alone: {result['stage_rate'] / 1e6:.2f} M points/s; "
+                     f"ratio {100 * result['ratio']:.1f}%")  # fmt: skip
     middle = sorted(samples, key=lambda s: s["wall"])[len(samples) // 2]
+    ratios = {}
+    if stage_after is not None:
+        ratios = {
+            "ratio": statistics.median(s["ratio"] for s in samples),
+            "ratios": [s["ratio"] for s in samples],
+            "stage_rate": statistics.median(s["stage_rate"] for s in samples),
+        }
     return {
         **middle,
+        **ratios,
         "wall": statistics.median(s["wall"] for s in samples),
         "walls": [s["wall"] for s in samples],
+        "loads": [s["load"] for s in samples],
         "tree_peak": max(s["tree_peak"] for s in samples),
         "process_peak": max(s["process_peak"] for s in samples),
         "out_bytes": out.stat().st_size,
@@ -206,8 +236,10 @@ def io_seconds(row: dict[str, Any]) -> float:
 
 
 def stage_points(paths: list[Path], n_points: int) -> dict[str, np.ndarray]:
-    """Observations of the day's first lines, until ``n_points`` pixels: lon, lat, NDVI, ..."""
+    """Observations of every pixel of the day's first lines, by day and by night (the band
+    owners leave most night lines out), until ``n_points`` pixels: lon, lat, NDVI, ..."""
     from nearline.composite.context import prepare
+    from nearline.composite.observe import observe
     from nearline.composite.settings import CompositeSettings
 
     context = prepare(paths, CompositeSettings.parse(workers=1))
@@ -217,11 +249,42 @@ def stage_points(paths: list[Path], n_points: int) -> dict[str, np.ndarray]:
         with context.open_granule(info.index) as granule:
             for first in range(0, granule.n_lines, 1024):
                 block = granule.read(first, min(first + 1024, granule.n_lines))
-                chunks.append(context.observe(info.index, block))
-                count += block.n_lines * 409
+                calibration = context.calibrations[info.index].slice(first, first + block.n_lines)
+                chunks.append(observe(block, calibration, context.ancillary, night=True))
+                count += chunks[-1].lon.size
                 if count >= n_points:
-                    return {"observations": chunks, "context": context}
-    return {"observations": chunks, "context": context}
+                    return {"observations": chunks, "context": context, "count": count}
+    return {"observations": chunks, "context": context, "count": count}
+
+
+def nearline_stage(points: dict[str, Any]) -> Callable[[], None]:
+    """nearline's registration (footprints) + compositing of ``points`` once, as the band
+    owners do it."""
+    from nearline.grid import FootprintRegistrar
+
+    context = points["context"]
+    grid, reducer = context.plan.grid, context.reducer
+    state = reducer.new_state(grid.width * grid.height)
+    registrar = FootprintRegistrar(grid)
+
+    def run_once() -> None:
+        reducer.reset(state)
+        for o in points["observations"]:
+            cells, pixels = registrar.register(o.lon, o.lat)
+            reducer.update(state, cells, o, pixels=pixels)
+
+    return run_once
+
+
+def stage_rate(points: dict[str, Any], repeats: int) -> float:
+    """Points per second of nearline's stage on one core: the median of ``repeats`` runs."""
+    run_once = nearline_stage(points)
+    times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        run_once()
+        times.append(time.perf_counter() - began)
+    return points["count"] / statistics.median(times)
 
 
 def stage(points: dict[str, Any], repeats: int) -> dict[str, float]:
@@ -231,25 +294,15 @@ def stage(points: dict[str, Any], repeats: int) -> dict[str, float]:
     from pyresample import geometry, kd_tree
     from pyresample.bucket import BucketResampler
 
-    from nearline.grid import FootprintRegistrar
-
     context = points["context"]
     observations = points["observations"]
     grid = context.plan.grid
-    reducer = context.reducer
     lon = np.concatenate([o.lon.ravel() for o in observations])
     lat = np.concatenate([o.lat.ravel() for o in observations])
     ndvi = np.concatenate([o.ndvi.ravel() for o in observations])
     n = lon.size
+    reducer = context.reducer
     state = reducer.new_state(grid.width * grid.height)
-
-    registrar = FootprintRegistrar(grid)
-
-    def nearline_stage() -> None:
-        reducer.reset(state)
-        for o in observations:
-            cells, pixels = registrar.register(o.lon, o.lat)
-            reducer.update(state, cells, o, pixels=pixels)
 
     def centres_stage() -> None:
         reducer.reset(state)
@@ -290,7 +343,7 @@ def stage(points: dict[str, Any], repeats: int) -> dict[str, float]:
         fornav(columns, rows, area, values, rows_per_scan=0)
 
     methods = {
-        "nearline register footprints + max-NDVI composite": nearline_stage,
+        "nearline register footprints + max-NDVI composite": nearline_stage(points),
         "nearline register centres + max-NDVI (before issue 22)": centres_stage,
         "pyresample BucketResampler max": lambda: bucket("max"),
         "pyresample BucketResampler average": lambda: bucket("average"),
@@ -314,6 +367,72 @@ def stage(points: dict[str, Any], repeats: int) -> dict[str, float]:
     return rates
 
 
+CHAIN_STAGES = {
+    "geolocation": "geolocation (tie points to every pixel: lon, lat, angles)",
+    "calibration": "calibration (counts to radiance and temperature)",
+    "reflectance_and_terrain": "reflectance, NDVI, quality, terrain correction, land/sea",
+    "cloud_mask": "cloud tests",
+}
+
+
+def breakdown(row: dict[str, Any]) -> list[tuple[str, str, float]]:
+    """(stage, processes, processor seconds summed over them) of one end-to-end run, in
+    chain order; the last row is what is left of wall x cores (processes starting and
+    idling, and other work on the machine)."""
+    t, workers = row["timings"], row["workers"]
+    chain = [(label, "owners", t.get(f"chain_{key}", 0.0)) for key, label in CHAIN_STAGES.items()]
+    compress = t["worker_scratch_mean"] * workers
+    stages = [
+        ("planning (sampling, calibration tables, numba warm-up)", "driver", t["plan"]),
+        ("reading granules into shared memory", "servers", t["server_read_total"]),
+        *chain,
+        (
+            "registration + compositing (and taking deliveries)",
+            "owners",
+            t["worker_cpu_total"] - sum(c[2] for c in chain) - compress,
+        ),
+        ("compressing the bands", "owners", compress),
+        ("writing the output file", "driver", t["output_write"] + t["output_close"]),
+    ]
+    rest = row["wall"] * CORES - sum(seconds for _, _, seconds in stages)
+    return [*stages, ("the rest of wall x cores", "", rest)]
+
+
+def day_against_stage(row: dict[str, Any]) -> list[str]:
+    """The headline: end-to-end rate against cores x the stage rate, and where time went."""
+    rate, t = row["pixels"] / row["wall"], row["timings"]
+    loads = ", ".join(f"{load:.1f}" for load in row["loads"])
+    ratios = ", ".join(f"{100 * r:.1f}%" for r in row["ratios"])
+    lines = [
+        "### The day against the registration + compositing stage",
+        "",
+        f"Default configuration ({row['workers']} workers + {row['readers']} reader on "
+        f"{CORES} cores): end to end {rate / 1e6:.2f} M pixels/s (median wall "
+        f"{row['wall']:.2f} s for {row['pixels'] / 1e6:.1f} M pixels of {row['granules']} "
+        f"orbits); the stage alone, measured right after each repeat on one core, "
+        f"{row['stage_rate'] / 1e6:.2f} M points/s (median). End to end = **"
+        f"{100 * row['ratio']:.1f}%** of {CORES} x the stage rate (median of the repeats' "
+        f"ratios: {ratios}; target >= 35%). The machine is shared with other work (load "
+        f"average over the last minute when the repeats began: {loads}), so read the medians "
+        "and the ratio, not single times.",
+        "",
+        "Where the median repeat's time went: processor seconds of each stage, summed over "
+        "the processes doing it (the owners' chain stages and total are processor time, the "
+        "others wall time of work that does not wait); share of wall x cores; ns per swath "
+        f"pixel. The owners waited {t['worker_wait_mean'] * row['workers']:.2f} s in all "
+        "for lines.",
+        "",
+    ]
+    table = []
+    for stage, where, seconds in breakdown(row):
+        table.append([
+            stage, where, f"{seconds:.2f}", f"{100 * seconds / (row['wall'] * CORES):.1f}%",
+            f"{seconds / row['pixels'] * 1e9:.0f}",
+        ])  # fmt: skip
+    headers = ["stage", "where", "seconds", "share", "ns/pixel"]
+    return [*lines, markdown_table(headers, table), ""]
+
+
 def report(
     args: argparse.Namespace,
     limit: dict,
@@ -323,6 +442,8 @@ def report(
     synth_seconds: float | None,
     coverage: Any = None,
 ) -> str:
+    day = rows[0]["granules"] if rows else args.orbits
+    subset = f" (end to end: the first {day} of them)" if day < args.orbits else ""
     lines = [
         "## composite: a day of AVHRR orbits to a global composite",
         "",
@@ -332,9 +453,9 @@ def report(
         "",
         f"Input: {args.orbits} synthetic NOAA-19 GAC orbits of {args.lines} lines x 409 "
         f"pixels ({limit['bytes'] / 1e9:.2f} GB of granule files, in the page cache), to "
-        f"{args.grid}; median of {args.repeats} runs each. I/O = sampling reads + band owners "
-        "waiting for lines + writing the output; compressing the output is the band owners' "
-        "compute.",
+        f"{args.grid}{subset}; median of {args.repeats} runs each. I/O = sampling reads + "
+        "band owners waiting for lines + writing the output; compressing the output is the "
+        "band owners' compute.",
         "",
     ]
     headers = [
@@ -368,6 +489,7 @@ def report(
             "with at least 6 of their 8 neighbours filled).",
             "",
         ]
+    lines += next((day_against_stage(row) for row in rows if "ratio" in row), [])
     lines += [
         f"Limits in the same run: reading every granule byte {read_rate:.2f} GB/s "
         f"({limit['read_seconds']:.2f} s for the day); a numpy copy of as many bytes "
@@ -403,7 +525,13 @@ def report(
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add = parser.add_argument
-    add("--orbits", type=int, default=14)
+    add("--orbits", type=int, default=14, help="orbits of the synthetic day made and kept")
+    add(
+        "--day-orbits",
+        type=int,
+        default=0,
+        help="composite only the first N of them end to end (quick iteration; default all)",
+    )
     add("--lines", type=int, default=13000)
     add("--repeats", type=int, default=3)
     add("--grid", default="igh-8km")
@@ -446,31 +574,39 @@ def main(argv: list[str] | None = None) -> int:
     from nearline.composite import run
 
     run(paths[:1], out=out / "warmup.nc", grid=args.grid, workers=1)
+    progress("observations for the registration + compositing stage alone")
+    points = stage_points(paths, args.stage_points)
+    day = paths[: args.day_orbits or len(paths)]
+    pairs = [tuple(int(v) for v in pair.split("+")) for pair in args.configs.split(",")]
+    headline = (CORES, 1) if (CORES, 1) in pairs else pairs[0]
     rows = []
-    for pair in args.configs.split(","):
-        workers, readers = (int(v) for v in pair.split("+"))
+    for workers, readers in pairs:
         progress(f"end to end, {workers} workers + {readers} readers")
         row = end_to_end(
-            paths,
+            day,
             out / "day.nc",
             grid=args.grid,
             workers=workers,
             readers=readers,
             memory="2GiB",
             repeats=args.repeats,
-        )
-        row.update(workers=workers, readers=readers)
+            stage_after=(
+                (lambda: stage_rate(points, STAGE_REPEATS)) if (workers, readers) == headline
+                else None
+            ),
+        )  # fmt: skip
+        row.update(workers=workers, readers=readers, granules=len(day))
         rows.append(row)
     from nearline.composite.quality import composite_coverage
 
     coverage = composite_coverage(out / "day.nc")
     progress("registration + compositing stage against pyresample")
-    stage_rates = stage(stage_points(paths, args.stage_points), args.repeats)
+    stage_rates = stage(points, args.repeats)
     one_km = None
     if not args.skip_1km:
         progress(f"igh-1km out of core, --memory {args.memory_1km}")
         one_km = end_to_end(
-            paths,
+            day,
             out / "day-1km.nc",
             grid="igh-1km",
             workers=2,

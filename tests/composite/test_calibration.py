@@ -3,7 +3,12 @@ pixel of each kind follows the published equations by hand."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import math
+import warnings
+from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +18,10 @@ from nearline.composite.calibration import (
     C2,
     LineCalibration,
     calibrate,
-    coefficients,
     line_calibration,
 )
+from nearline.composite.coefficients import load_coefficients, year_fraction
+from nearline.errors import CompositeError
 from nearline.swath import Telemetry
 
 LINES, PIXELS = 260, 409
@@ -49,7 +55,41 @@ def earth_counts(seed: int = 4) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def pygac_cal():
-    return coefficients("noaa19")
+    from pygac.calibration.noaa import Calibrator
+
+    with warnings.catch_warnings():  # PATMOS-x 2023's are PROVISIONAL, pygac warns
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return Calibrator("noaa19")
+
+
+PYGAC_COEFFICIENTS = Path(importlib.util.find_spec("pygac").origin).parent / "data/calibration.json"
+PLATFORMS = sorted(set(json.loads(PYGAC_COEFFICIENTS.read_text())) - {"description"})
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_coefficients_read_from_pygacs_file_equal_its_calibrator(platform):
+    from pygac.calibration.noaa import Calibrator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        theirs = Calibrator(platform)
+    ours = load_coefficients(platform)
+    for name in theirs._fields:
+        if name == "version":
+            continue
+        want, got = getattr(theirs, name), getattr(ours, name)
+        if isinstance(want, np.ndarray):
+            np.testing.assert_array_equal(got, want, err_msg=name)
+            assert got.dtype == want.dtype
+        else:
+            assert got == want, name
+    assert year_fraction(ours.date_of_launch) == Calibrator.date2float(theirs.date_of_launch)
+    assert year_fraction(datetime(2000, 7, 2)) == Calibrator.date2float(datetime(2000, 7, 2))
+
+
+def test_a_platform_pygac_does_not_know_is_named_with_the_known_ones():
+    with pytest.raises(CompositeError, match=r"'noaa99'.*noaa19"):
+        load_coefficients("noaa99")
 
 
 def test_visible_channels_equal_pygac(pygac_cal):

@@ -14,6 +14,7 @@ import xarray as xr
 
 from nearline.composite import run
 from nearline.composite.quality import composite_coverage
+from nearline.composite.reducers import MaxNDVI
 from nearline.errors import ConfigError, GranuleError
 from nearline.mpirun import MPI_ENV
 from nearline.swath import synthesize_day
@@ -84,6 +85,20 @@ def test_any_partition_gives_the_same_composite_as_in_memory(
     assert want.keys() == got.keys()
     for name in want:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+
+
+def test_leaving_out_the_night_changes_no_cell(in_memory, day, tmp_path, monkeypatch):
+    """No reducer uses a pixel without daylight, so the band owners observe only the daylit
+    span of each block: the composite is the one every line gives."""
+    monkeypatch.setattr(MaxNDVI, "uses_night", True)  # observe every line and cloud-test it
+    out = tmp_path / "every-line.nc"
+    result = run(day, out=out, grid="igh-8km", workers=2, readers=1, memory="2GiB")
+    want, got = read(out), read(in_memory)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+    # the owners' chain stages are in the timings
+    for stage in ("geolocation", "calibration", "reflectance_and_terrain", "cloud_mask"):
+        assert 0 < result.timings[f"chain_{stage}"] < result.timings["worker_cpu_total"]
 
 
 def test_a_truncated_granule_fails_the_run_and_leaves_no_output(day, tmp_path):

@@ -97,3 +97,28 @@ def test_even_aligned_blocks_give_the_same_observations(chain):
     for name in ("lon", "lat", "ndvi", "cloud", "qc", "refl1", "bt4"):
         joined = np.concatenate([getattr(p, name) for p in parts])
         np.testing.assert_array_equal(joined, getattr(whole, name), err_msg=name)
+
+
+def test_leaving_out_the_night_observes_every_sunlit_pixel_the_same(chain):
+    block, cal, ancillary = chain
+    whole = observe(block, cal, ancillary)
+    timings: dict[str, float] = {}
+    day_only = observe(block, cal, ancillary, night=False, timings=timings)
+    assert set(timings) == {"geolocation", "calibration", "reflectance and terrain", "cloud mask"}
+    assert all(seconds > 0 for seconds in timings.values())
+    # the block starts in the night: its lines before the one before the first sunlit line
+    # are left out
+    sunlit = whole.sun_zenith < 85
+    first_lit = int(np.flatnonzero(sunlit.any(axis=1))[0])
+    assert first_lit > 100
+    offset = day_only.first_line - block.first_line
+    assert offset == first_lit - 1
+    assert day_only.ndvi.shape == (block.n_lines - offset, 409)
+    rows = slice(offset, None)
+    lit = sunlit[rows]
+    for name in ("lon", "lat", "qc", "sun_zenith", "rel_azimuth", "day", "time_ms"):
+        np.testing.assert_array_equal(getattr(day_only, name), getattr(whole, name)[rows], name)
+    for name in ("ndvi", "cloud", "refl1", "refl2", "bt3", "bt4", "bt5"):
+        np.testing.assert_array_equal(getattr(day_only, name)[lit], getattr(whole, name)[rows][lit])
+    assert (~lit).any()  # the terminator's night pixels are observed, but not cloud-tested
+    assert (day_only.cloud[~lit] == 0).all()

@@ -157,6 +157,23 @@ def _worker(shared: SharedSlots, worker: int, results) -> None:
     results.put((worker, lines))
 
 
+def serve_to(
+    processes: list, task: ReadTask, shared: SharedSlots, results
+) -> tuple[dict[int, list[int]], ServerStats]:
+    """Start the worker ``processes``, serve ``task`` of a 5000-line granule to them through
+    ``shared``; the lines each worker put on ``results``, and the server's stats."""
+    for process in processes:
+        process.start()
+    granule = FakeGranule(5000)
+    stats = ServerStats()
+    serve_pass([task], lambda index: granule, shared.outbox(0), max_lines=256, stats=stats)
+    got = dict(results.get() for _ in processes)
+    for process in processes:
+        process.join(timeout=20)
+        assert process.exitcode == 0
+    return got, stats
+
+
 @pytest.mark.timeout(60)
 def test_shared_memory_slots_deliver_every_line_once_to_its_worker_process():
     ctx = mp.get_context("fork")
@@ -165,14 +182,50 @@ def test_shared_memory_slots_deliver_every_line_once_to_its_worker_process():
     )
     results = ctx.SimpleQueue()
     workers = [ctx.Process(target=_worker, args=(shared, w, results)) for w in range(2)]
-    for process in workers:
-        process.start()
-    granule = FakeGranule(3000)
     task = ReadTask(0, {0: [(0, 1000)], 1: [(900, 3000)]})
-    serve_pass([task], lambda index: granule, shared.outbox(0), max_lines=256, stats=ServerStats())
-    got = dict(results.get() for _ in range(2))
-    for process in workers:
-        process.join(timeout=20)
-        assert process.exitcode == 0
+    got, _ = serve_to(workers, task, shared, results)
     assert got[0] == list(range(0, 1000))
     assert got[1] == list(range(900, 3000))
+
+
+def _holding_worker(shared: SharedSlots, others_done, results) -> None:
+    """Worker 0: keeps its first block (its only slot) until worker 1 has all its lines."""
+    inbox = shared.inbox(0, [("g.nc", "noaa19")])
+    lines = []
+    first = True
+    while (delivery := inbox.get()) is not None:
+        lines += list(range(delivery.block.first_line, delivery.block.first_line + 256))
+        if first:
+            assert others_done.wait(timeout=30), "the server left worker 1 waiting"
+            first = False
+        inbox.release(delivery)
+    results.put((0, lines))
+
+
+def _counting_worker(shared: SharedSlots, expected: int, done, results) -> None:
+    inbox = shared.inbox(1, [("g.nc", "noaa19")])
+    lines = []
+    while (delivery := inbox.get()) is not None:
+        lines += list(range(delivery.block.first_line, delivery.block.first_line + 256))
+        inbox.release(delivery)
+        if len(lines) == expected:
+            done.set()
+    results.put((1, lines))
+
+
+@pytest.mark.timeout(60)
+def test_a_worker_holding_its_slots_does_not_hold_up_the_others():
+    ctx = mp.get_context("fork")
+    shared = SharedSlots(
+        servers=1, workers=2, slots_per_server=2, slot_bytes=block_nbytes(256), context=ctx
+    )
+    results, done = ctx.SimpleQueue(), ctx.Event()
+    processes = [
+        ctx.Process(target=_holding_worker, args=(shared, done, results)),
+        ctx.Process(target=_counting_worker, args=(shared, 2048, done, results)),
+    ]
+    task = ReadTask(0, {0: [(0, 1024)], 1: [(2048, 4096)]})
+    got, stats = serve_to(processes, task, shared, results)
+    assert got[0] == list(range(0, 1024))
+    assert got[1] == list(range(2048, 4096))
+    assert stats.requests == 12

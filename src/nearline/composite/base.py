@@ -97,6 +97,9 @@ class Reducer(ABC):
     """
 
     name: ClassVar[str]
+    # Whether the reduction uses pixels without daylight (NaN NDVI). When it does not, as
+    # none here does, the chain leaves out their channels and cloud tests.
+    uses_night: ClassVar[bool] = False
 
     @abstractmethod
     def variables(self) -> list[OutputVariable]:

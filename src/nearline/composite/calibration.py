@@ -1,7 +1,8 @@
 """Calibration with drift: raw counts to reflectance and brightness temperature.
 
 The equations and coefficients are pygac's (``pygac.calibration.noaa``; PATMOS-x
-coefficients per platform), split in two so the per-pixel part runs in one compiled pass:
+coefficients per platform, read by :mod:`~nearline.composite.coefficients`), split in two so
+the per-pixel part runs in one compiled pass:
 
 - **Visible (channels 1, 2 and 3a)** — Heidinger et al. (2010): the calibration slope
   drifts with time since launch, ``S(t) = S0 (100 + S1 t + S2 t^2) / 100``; AVHRR/3's dual
@@ -22,14 +23,13 @@ whole granule); :func:`calibrate` applies it to a block's counts.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
 import numba
 import numpy as np
 
+from nearline.composite.coefficients import Coefficients, load_coefficients, year_fraction
 from nearline.swath import Telemetry
 from nearline.swath.block import CH3A, CH3B
 
@@ -39,15 +39,6 @@ SMOOTHING_LINES = 51
 PRT_THRESHOLD = 50
 ICT_THRESHOLD = 100
 SPACE_THRESHOLD = 100
-
-
-def coefficients(platform: str) -> Any:
-    """pygac's calibration coefficients for ``platform`` (PROVISIONAL warnings muted)."""
-    from pygac.calibration.noaa import Calibrator
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return Calibrator(platform)
 
 
 @dataclass(frozen=True)
@@ -87,12 +78,10 @@ class LineCalibration:
         )
 
 
-def visible_slopes(cal: Any, moment: datetime) -> tuple[np.ndarray, np.ndarray]:
+def visible_slopes(cal: Coefficients, moment: datetime) -> tuple[np.ndarray, np.ndarray]:
     """Low- and high-gain slopes of channels 1, 2, 3a at ``moment`` (Heidinger et al. 2010)."""
-    from pygac.calibration.noaa import Calibrator
-
     jday = moment.timetuple().tm_yday
-    t = (moment.year + jday / 365.0) - Calibrator.date2float(cal.date_of_launch)
+    t = (moment.year + jday / 365.0) - year_fraction(cal.date_of_launch)
     single_gain = bool(np.isnan(cal.gain_switch).all())
     glow = np.ones(3) if single_gain else np.array([0.5, 0.5, 0.25])
     ghigh = np.ones(3) if single_gain else np.array([1.5, 1.5, 1.75])
@@ -119,7 +108,7 @@ def _smooth(values: np.ndarray) -> np.ndarray:
     return smooth
 
 
-def blackbody_temperature(prt: np.ndarray, cal: Any) -> np.ndarray:
+def blackbody_temperature(prt: np.ndarray, cal: Coefficients) -> np.ndarray:
     """Smoothed internal blackbody temperature per line from the PRT readings (KLM 7.1.2.4-1)."""
     prt = np.asarray(prt, dtype=np.float64).copy()
     lines = np.arange(prt.size)
@@ -139,9 +128,12 @@ def blackbody_temperature(prt: np.ndarray, cal: Any) -> np.ndarray:
     return _smooth(tprt)
 
 
-def line_calibration(telemetry: Telemetry, platform: str) -> LineCalibration:
-    """Calibration tables for every line of a granule."""
-    cal = coefficients(platform)
+def line_calibration(
+    telemetry: Telemetry, platform: str, *, coefficients: Coefficients | None = None
+) -> LineCalibration:
+    """Calibration tables for every line of a granule (``coefficients``: the platform's, if
+    the caller has read them already)."""
+    cal = load_coefficients(platform) if coefficients is None else coefficients
     first = telemetry.times[0].astype("datetime64[ms]").astype(datetime)
     low, high = visible_slopes(cal, first)
     tbb = blackbody_temperature(telemetry.prt_counts, cal)
@@ -192,12 +184,30 @@ def _visible_table(slope_low, slope_high, dark, gain_switch, table):
             table[c, count] = value if value >= 0 else np.nan
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _temperature(count, cs, offset, gain, b0, b1, b2, c1nu3, c2nu, a, b, is_3b):
+    """Brightness temperature (K) of one thermal count on a line (NaN outside 170-350 K)."""
+    linear = offset + gain * count
+    radiance = linear + b0 + b1 * linear + b2 * linear * linear
+    if is_3b and count - cs >= 0:
+        bt = 0.0
+    elif radiance <= 0:
+        bt = np.nan
+    else:
+        bt = (c2nu / math.log(1.0 + c1nu3 / radiance) - a) / b
+    return bt if 170.0 <= bt <= 350.0 else np.nan
+
+
 @numba.njit(cache=True, nogil=True)
 def _calibrate(
     counts, table, space_counts, bb_counts, bb_radiance, space_radiance, nonlinear, wavenumber,
     band_a, band_b, out,
 ):  # fmt: skip
     n_lines, n_pixels = counts.shape[1], counts.shape[2]
+    # A line's temperature is a function of the count alone, and a line of 409 pixels holds
+    # far fewer distinct 10-bit counts: each is converted once per line and channel.
+    memo = np.empty(1024, np.float32)
+    owner = np.full(1024, -1, np.int64)  # the (line, channel) a memo entry was made for
     for i in range(n_lines):
         for c in range(2):
             for j in range(n_pixels):
@@ -212,17 +222,19 @@ def _calibrate(
             c1nu3 = C1 * wavenumber[t] ** 3
             c2nu = C2 * wavenumber[t]
             a, b = band_a[t], band_b[t]
+            key = 3 * i + t
             for j in range(n_pixels):
-                count = float(counts[2 + t, i, j])
-                linear = offset + gain * count
-                radiance = linear + b0 + b1 * linear + b2 * linear * linear
-                if t == 0 and count - cs >= 0:
-                    bt = 0.0
-                elif radiance <= 0:
-                    bt = np.nan
-                else:
-                    bt = (c2nu / math.log(1.0 + c1nu3 / radiance) - a) / b
-                out[2 + t, i, j] = bt if 170.0 <= bt <= 350.0 else np.nan
+                count = counts[2 + t, i, j]
+                if count < 1024 and owner[count] == key:
+                    out[2 + t, i, j] = memo[count]
+                    continue
+                bt = _temperature(
+                    float(count), cs, offset, gain, b0, b1, b2, c1nu3, c2nu, a, b, t == 0
+                )
+                out[2 + t, i, j] = bt
+                if count < 1024:
+                    memo[count] = bt
+                    owner[count] = key
 
 
 def calibrate(

@@ -4,23 +4,25 @@ The output is chunked (128 rows x 1024 columns) and deflate-compressed with the 
 shuffle, as netCDF-4 writes it. Compressing is the costly part of writing it, so each band
 owner compresses its own band's chunks (bands start on chunk rows) and leaves them on local
 disk with an index; the driver then only copies the bytes into the file with HDF5's direct
-chunk write. The chunks are exactly what the HDF5 library would have made: any netCDF or HDF5
-reader opens the file. Chunks holding nothing but the fill value are not written at all:
-HDF5 reads an unwritten chunk as the fill value, and a day of orbits leaves many empty.
+chunk write. The chunks are zlib streams of shuffled bytes, as the HDF5 library's deflate
+filter makes and reads them: any netCDF or HDF5 reader opens the file. They are made with
+ISA-L's deflate (``isal``), level 1: about 5x faster than zlib's level 1 here, for chunks
+about 4 % larger. Chunks holding nothing but the fill value are not written at all: HDF5
+reads an unwritten chunk as the fill value, and a day of orbits leaves many empty.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from isal import isal_zlib
 
 CHUNK_ROWS = 128
 CHUNK_COLUMNS = 1024
-DEFLATE_LEVEL = 1
+DEFLATE_LEVEL = 1  # ISA-L's levels are 0-3
 # index columns: variable number, first row, first column, byte offset, byte length
 _INDEX_FIELDS = 5
 
@@ -31,7 +33,8 @@ def chunk_shape(height: int, width: int, rows: int = CHUNK_ROWS) -> tuple[int, i
 
 
 def encode(block: np.ndarray, shape: tuple[int, int], fill: Any) -> bytes:
-    """One chunk as HDF5 stores it: padded to full size, byte-shuffled, deflated."""
+    """One chunk as HDF5 stores it: padded to full size, byte-shuffled, deflated (a zlib
+    stream)."""
     if block.shape != shape:
         full = np.full(shape, fill if fill is not None else 0, dtype=block.dtype)
         full[: block.shape[0], : block.shape[1]] = block
@@ -39,7 +42,7 @@ def encode(block: np.ndarray, shape: tuple[int, int], fill: Any) -> bytes:
     raw = np.ascontiguousarray(block)
     itemsize = raw.dtype.itemsize
     shuffled = raw.view(np.uint8).reshape(-1, itemsize).T.tobytes() if itemsize > 1 else raw
-    return zlib.compress(shuffled, DEFLATE_LEVEL)
+    return isal_zlib.compress(shuffled, DEFLATE_LEVEL)
 
 
 def write_chunks(

@@ -87,42 +87,59 @@ TILE_LINES = 32  # the clear-neighbour tiles; line runs start on multiples of th
 TILE_COLUMNS = 32
 
 
+DEG = math.pi / 180.0
+COS_GLINT_ZONE = math.cos(GLINT_ZONE * DEG)
+# |cosine - cos(40 deg)| beyond which the glint zone is decided without the arc cosine: its
+# error is 1e-16, and 1e-9 of cosine is 1e-7 degrees of glint angle
+GLINT_GUARD = 1e-9
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
-def glint_angle(sun_zenith, sat_zenith, rel_azimuth):
-    """Degrees between the view and the sun's mirror direction (``rel_azimuth`` 180 = the
-    satellite opposite the sun, as :func:`nearline.swath.orbit.view_angles` gives it)."""
-    deg = math.pi / 180.0
-    s, v = sun_zenith * deg, sat_zenith * deg
-    cosine = math.cos(s) * math.cos(v) - math.sin(s) * math.sin(v) * math.cos(rel_azimuth * deg)
-    return math.acos(min(max(cosine, -1.0), 1.0)) / deg
+def in_glint_zone(cos_sun, cos_view, sun_zenith, sat_zenith, rel_azimuth):
+    """Whether the glint angle, between the view and the sun's mirror direction, is below
+    :data:`GLINT_ZONE` (``rel_azimuth`` 180 = the satellite opposite the sun, as
+    :func:`nearline.swath.orbit.view_angles` gives it). ``cos_sun``, ``cos_view``: the
+    cosines of the two zenith angles, which the caller has already."""
+    cosine = cos_sun * cos_view - math.sin(sun_zenith * DEG) * math.sin(
+        sat_zenith * DEG
+    ) * math.cos(rel_azimuth * DEG)
+    cosine = min(max(cosine, -1.0), 1.0)
+    if cosine > COS_GLINT_ZONE + GLINT_GUARD:
+        return True
+    if cosine < COS_GLINT_ZONE - GLINT_GUARD:
+        return False
+    return math.acos(cosine) / DEG < GLINT_ZONE
 
 
 @numba.njit(cache=True, nogil=True)
 def pixel_tests(
     refl1: float, refl2: float, bt3: float, bt4: float, bt5: float, spread4: float,
     expected: float, sun_zenith: float, sat_zenith: float, rel_azimuth: float, land: bool,
+    cos_sun: float, cos_view: float,
 ) -> int:  # fmt: skip
     """The test bits of one pixel (NaN inputs never fire a test).
 
     ``spread4``: ch4 max - min of the same-surface pixels of its 2x2 window; ``expected``:
-    the warmest ch4 of its clear neighbours (NaN: none).
+    the warmest ch4 of its clear neighbours (NaN: none); ``cos_sun``, ``cos_view``: the
+    cosines of the zenith angles (``math.cos(angle * DEG)``; the chain has them already).
     """
     flags = 0
     day = sun_zenith < DAY_SUN_ZENITH
-    secant_view = 1.0 / max(math.cos(sat_zenith * math.pi / 180.0), 0.1)
+    secant_view = 1.0 / max(cos_view, 0.1)
     if day:
+        # the cheap conditions first: the glint angle costs three sines and cosines
         glint = (
             not land
-            and glint_angle(sun_zenith, sat_zenith, rel_azimuth) < GLINT_ZONE
             and not bt4 < FREEZING
             and not bt4 < expected - 3.0
+            and in_glint_zone(cos_sun, cos_view, sun_zenith, sat_zenith, rel_azimuth)
         )
         if land:
             bright, contrast37 = 35.0, 15.0
         elif glint:
             bright, contrast37 = 40.0, 25.0
         else:
-            air_mass = 1.0 / max(math.cos(sun_zenith * math.pi / 180.0), 0.1) + secant_view
+            air_mass = 1.0 / max(cos_sun, 0.1) + secant_view
             bright, contrast37 = 18.0 + 4.0 * max(air_mass - 3.0, 0.0), 10.0
         if refl1 > bright:
             flags |= REFLECTANCE
@@ -144,37 +161,63 @@ def pixel_tests(
     return flags
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def ch4_spread(bt4, land, i, j, first_line):
-    """Max - min of channel 4 over the pixels of the 2x2 window holding pixel (i, j) that
-    share its surface (NaNs skipped; a coast is not a cloud edge).
+@numba.njit(cache=True, nogil=True)
+def ch4_spreads(bt4, land, first_line):
+    """Per 2x2 window and surface (0 sea, 1 land): max - min of channel 4 over the window's
+    pixels of that surface (NaNs skipped; a coast is not a cloud edge), 0 if none.
 
-    ``bt4`` is the block's (n, 409) array and ``first_line`` its granule line number: windows
-    start on even granule lines and even columns.
+    ``bt4`` is the block's (n, 409) array and ``first_line`` its granule line number:
+    windows start on even granule lines and even columns; pixel (i, j)'s is
+    ``[(first_line + i) // 2 - first_line // 2, j // 2]``.
     """
     n, m = bt4.shape
-    top = i - (first_line + i) % 2
-    left = j - j % 2
-    lo, hi = np.inf, -np.inf
-    for a in range(max(top, 0), min(top + 2, n)):
-        for b in range(left, min(left + 2, m)):
-            value = bt4[a, b]
-            if land[a, b] == land[i, j] and not math.isnan(value):
-                lo = min(lo, value)
-                hi = max(hi, value)
-    return hi - lo if hi >= lo else 0.0
+    base = first_line // 2
+    rows = (first_line + n - 1) // 2 - base + 1
+    lo = np.full((rows, (m + 1) // 2, 2), np.inf)
+    hi = np.full((rows, (m + 1) // 2, 2), -np.inf)
+    for i in range(n):
+        row = (first_line + i) // 2 - base
+        for j in range(m):
+            value = bt4[i, j]
+            if not math.isnan(value):
+                surface = 1 if land[i, j] else 0
+                lo[row, j // 2, surface] = min(lo[row, j // 2, surface], value)
+                hi[row, j // 2, surface] = max(hi[row, j // 2, surface], value)
+    spread = np.zeros_like(lo)
+    for row in range(rows):
+        for column in range(lo.shape[1]):
+            for surface in range(2):
+                if hi[row, column, surface] >= lo[row, column, surface]:
+                    spread[row, column, surface] = (
+                        hi[row, column, surface] - lo[row, column, surface]
+                    )
+    return spread
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def coastal(land, i, j):
-    """Whether a pixel of the 3x3 around (i, j) is of the other surface: a coastal pixel
-    may hold both (and the terrain correction may have moved it across the coast)."""
+@numba.njit(cache=True, nogil=True)
+def coasts(land):
+    """(n, m) bool: whether a pixel of the 3x3 around each pixel is of the other surface (a
+    coastal pixel may hold both, and the terrain correction may have moved it across the
+    coast). Both surfaces in the 3x3, found with row-wise then column-wise runs of three."""
     n, m = land.shape
-    for a in range(max(i - 1, 0), min(i + 2, n)):
-        for b in range(max(j - 1, 0), min(j + 2, m)):
-            if land[a, b] != land[i, j]:
-                return True
-    return False
+    some_land = np.zeros((n, m), np.bool_)  # land within a column of the pixel, same row
+    some_sea = np.zeros((n, m), np.bool_)
+    for i in range(n):
+        for j in range(m):
+            for b in range(max(j - 1, 0), min(j + 2, m)):
+                if land[i, b]:
+                    some_land[i, j] = True
+                else:
+                    some_sea[i, j] = True
+    out = np.empty((n, m), np.bool_)
+    for i in range(n):
+        for j in range(m):
+            seen_land, seen_sea = False, False
+            for a in range(max(i - 1, 0), min(i + 2, n)):
+                seen_land |= some_land[a, j]
+                seen_sea |= some_sea[a, j]
+            out[i, j] = seen_land and seen_sea
+    return out
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -185,8 +228,10 @@ def surface_kind(land, sun_zenith):
 
 
 @numba.njit(cache=True, nogil=True)
-def _tile_maxima(bt4, land, sun_zenith, first_line):
-    """Warmest ch4 per (tile row, tile column, surface kind) of the block (-inf: none)."""
+def _expected_surfaces(bt4, land, coast, sun_zenith, first_line, night):
+    """Per (tile row, tile column, surface kind): the warmest ch4 of that kind over the tile
+    and the tiles left and right of it, -inf if none (the kinds of night only if
+    ``night``)."""
     n, m = bt4.shape
     offset = first_line % TILE_LINES
     rows = (offset + n + TILE_LINES - 1) // TILE_LINES
@@ -196,40 +241,56 @@ def _tile_maxima(bt4, land, sun_zenith, first_line):
         row = (offset + i) // TILE_LINES
         for j in range(m):
             value = bt4[i, j]
-            if not math.isnan(value) and not coastal(land, i, j):
-                kind = surface_kind(land[i, j], sun_zenith[i, j])
+            if math.isnan(value) or coast[i, j]:
+                continue
+            kind = surface_kind(land[i, j], sun_zenith[i, j])
+            if night or kind & 1:
                 column = j // TILE_COLUMNS
                 warmest[row, column, kind] = max(warmest[row, column, kind], value)
-    return warmest
+    around = np.empty_like(warmest)
+    for row in range(rows):
+        for column in range(columns):
+            for kind in range(4):
+                best = -np.inf
+                for c in range(max(column - 1, 0), min(column + 2, columns)):
+                    best = max(best, warmest[row, c, kind])
+                around[row, column, kind] = best
+    return around
 
 
 @numba.njit(cache=True, nogil=True)
-def expected_surface(warmest, i, j, kind, first_line):
-    """The warmest ch4 of pixel (i, j)'s surface kind in its tile and the two tiles left and
-    right (NaN if there is none)."""
-    row = (first_line % TILE_LINES + i) // TILE_LINES
-    column = j // TILE_COLUMNS
-    best = -np.inf
-    for c in range(max(column - 1, 0), min(column + 2, warmest.shape[1])):
-        best = max(best, warmest[row, c, kind])
-    return best if best > -np.inf else np.nan
+def _cosines(sun_zenith, sat_zenith, cos_sun, cos_view):
+    for i in range(sun_zenith.shape[0]):
+        for j in range(sun_zenith.shape[1]):
+            cos_sun[i, j] = math.cos(sun_zenith[i, j] * DEG)
+            cos_view[i, j] = math.cos(sat_zenith[i, j] * DEG)
 
 
 @numba.njit(cache=True, nogil=True)
 def _cloud_tests(refl1, refl2, bt3, bt4, bt5, sun_zenith, sat_zenith, rel_azimuth, land,
-                 first_line, out):  # fmt: skip
+                 cos_sun, cos_view, first_line, night, out):  # fmt: skip
     n, m = bt4.shape
-    warmest = _tile_maxima(bt4, land, sun_zenith, first_line)
+    coast = coasts(land)
+    around = _expected_surfaces(bt4, land, coast, sun_zenith, first_line, night)
+    spreads = ch4_spreads(bt4, land, first_line)
+    offset = first_line % TILE_LINES
     for i in range(n):
+        row = (offset + i) // TILE_LINES
+        window = (first_line + i) // 2 - first_line // 2
         for j in range(m):
-            spread = ch4_spread(bt4, land, i, j, first_line)
-            kind = surface_kind(land[i, j], sun_zenith[i, j])
+            if not night and not sun_zenith[i, j] < DAY_SUN_ZENITH:
+                out[i, j] = 0
+                continue
+            spread = spreads[window, j // 2, 1 if land[i, j] else 0]
             expected = np.nan
-            if not coastal(land, i, j):
-                expected = expected_surface(warmest, i, j, kind, first_line)
+            if not coast[i, j]:
+                warmest = around[row, j // TILE_COLUMNS, surface_kind(land[i, j], sun_zenith[i, j])]
+                if warmest > -np.inf:
+                    expected = warmest
             out[i, j] = pixel_tests(
                 refl1[i, j], refl2[i, j], bt3[i, j], bt4[i, j], bt5[i, j], spread, expected,
                 sun_zenith[i, j], sat_zenith[i, j], rel_azimuth[i, j], land[i, j],
+                cos_sun[i, j], cos_view[i, j],
             )  # fmt: skip
 
 
@@ -241,6 +302,8 @@ def cloud_tests(
     sat_zenith: np.ndarray | None = None,
     rel_azimuth: np.ndarray | None = None,
     first_line: int = 0,
+    night: bool = True,
+    cosines: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Test bits (n, 409) uint8 of a block.
 
@@ -249,17 +312,26 @@ def cloud_tests(
     temperatures (K) of 3b, 4 and 5; ``sun_zenith``, ``sat_zenith`` (default: nadir) and
     ``rel_azimuth`` (default: 0, away from the glint) degrees; ``land`` bool.
     ``first_line``: the block's first granule line (for the windows and tiles).
+    ``night=False`` tests sunlit pixels only and leaves the others 0 (a composite uses no
+    night pixel); the sunlit pixels' bits are the same either way. ``cosines``: the
+    cosines of the sun and satellite zenith angles, (n, 409) float64 each, if the caller
+    has them (:func:`nearline.composite.observe.observe` does).
     """
     shape = np.shape(calibrated[3])
     out = np.empty(shape, np.uint8)
     refl1, refl2, bt3, bt4, bt5 = (np.asarray(c, np.float32) for c in calibrated)
-    angles = [
-        np.broadcast_to(np.asarray(0.0 if a is None else a, np.float32), shape)
+    sun, sat, azimuth = (
+        np.ascontiguousarray(
+            np.broadcast_to(np.asarray(0.0 if a is None else a, np.float32), shape)
+        )
         for a in (sun_zenith, sat_zenith, rel_azimuth)
-    ]
+    )
+    if cosines is None:
+        cosines = (np.empty(shape, np.float64), np.empty(shape, np.float64))
+        _cosines(sun, sat, *cosines)
     _cloud_tests(
-        refl1, refl2, bt3, bt4, bt5, *angles, np.broadcast_to(np.asarray(land, np.bool_), shape),
-        first_line, out,
+        refl1, refl2, bt3, bt4, bt5, sun, sat, azimuth,
+        np.broadcast_to(np.asarray(land, np.bool_), shape), *cosines, first_line, night, out,
     )  # fmt: skip
     return out
 

@@ -22,9 +22,10 @@ import numpy as np
 from nearline.composite.ancillary import Ancillary
 from nearline.composite.base import Reducer
 from nearline.composite.calibration import LineCalibration, line_calibration
+from nearline.composite.coefficients import Coefficients, load_coefficients
 from nearline.composite.observe import observe
 from nearline.composite.periods import period_label, period_window
-from nearline.composite.plan import GranuleInfo, Plan, make_plan
+from nearline.composite.plan import GranuleInfo, Plan, make_plan, observed_lines
 from nearline.composite.reducers import get_reducer
 from nearline.composite.settings import CompositeSettings, OnError
 from nearline.errors import CompositeError, ConfigError, GranuleError
@@ -52,6 +53,7 @@ class RunContext:
     lines_done: int = 0
     lines_total: int = 0
     sample_seconds: float = 0.0  # reading tie latitudes and telemetry
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # observe(), processor time
 
     def granule_names(self) -> list[tuple[str, str]]:
         return [(info.path.name, info.platform) for info in self.plan.granules]
@@ -60,10 +62,14 @@ class RunContext:
         return open_granule(self.plan.granules[index].path)
 
     def observe(self, granule: int, block: Any) -> Any:
-        """Calibrated, masked, terrain-corrected observations of one delivered block."""
+        """Calibrated, masked, terrain-corrected observations of one delivered block; the
+        processor seconds of each stage are added to :attr:`stage_seconds`."""
         first = block.first_line
         calibration = self.calibrations[granule].slice(first, first + block.n_lines)
-        return observe(block, calibration, self.ancillary)
+        return observe(
+            block, calibration, self.ancillary, night=self.reducer.uses_night,
+            timings=self.stage_seconds,
+        )  # fmt: skip
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) every kernel once, here, before the workers
@@ -76,6 +82,7 @@ class RunContext:
         state = self.reducer.new_state(self.plan.grid.width)
         self.reducer.update(state, cells, observations, pixels=pixels)
         self.reducer.finish(state)
+        self.stage_seconds.clear()
 
     def serve(
         self,
@@ -136,7 +143,9 @@ def prepare(
     reducer = get_reducer(settings.reducer)
     infos: list[GranuleInfo] = []
     latitudes: list[np.ndarray] = []
+    line_weights: list[np.ndarray] = []  # when the owners observe sunlit lines only
     calibrations: list[LineCalibration] = []
+    coefficients: dict[str, Coefficients] = {}  # per platform, read once
     skipped: list[tuple[Path, str]] = []
     sample_seconds = 0.0
     for done, path in enumerate(paths, start=1):
@@ -144,9 +153,17 @@ def prepare(
             began = time.perf_counter()
             with open_granule(path) as granule:
                 tie_latitudes = granule.read_tie_latitudes()
+                weights = (
+                    None if reducer.uses_night else observed_lines(granule.read_tie_sun_zenith())
+                )
                 telemetry = granule.read_telemetry()
                 sample_seconds += time.perf_counter() - began
-                calibration = line_calibration(telemetry, granule.platform)
+                platform = granule.platform
+                if platform not in coefficients:
+                    coefficients[platform] = load_coefficients(platform)
+                calibration = line_calibration(
+                    telemetry, platform, coefficients=coefficients[platform]
+                )
                 info = GranuleInfo(
                     len(infos), path, granule.platform, granule.n_lines, granule.start_time
                 )
@@ -161,6 +178,8 @@ def prepare(
                 progress("plan", done, len(paths))
         infos.append(info)
         latitudes.append(tie_latitudes)
+        if weights is not None:
+            line_weights.append(weights)
         calibrations.append(calibration)
     if not infos:
         raise CompositeError(
@@ -176,6 +195,7 @@ def prepare(
         workers=settings.workers,
         state_bytes_per_cell=state_bytes,
         memory_per_worker=max(budget, 0),
+        line_weights=None if reducer.uses_night else line_weights,
     )
     context = RunContext(settings, plan, reducer, calibrations, Ancillary.load(), skipped, progress)
     context.sample_seconds = sample_seconds

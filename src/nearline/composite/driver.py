@@ -219,6 +219,7 @@ def _account(
         "worker_wait_mean": sum(s["wait_seconds"] for s in workers) / n,
         "worker_tail_mean": sum(s["tail_seconds"] for s in workers) / n,
         "worker_scratch_mean": sum(s["scratch_seconds"] for s in workers) / n,
+        "worker_cpu_total": sum(s["cpu_seconds"] for s in workers),
         "server_read_total": sum(s["read_seconds"] for s in servers),
         "server_wait_total": sum(s["wait_seconds"] for s in servers),
         "output_write": write_seconds,
@@ -226,6 +227,11 @@ def _account(
         "bytes_read": float(sum(s["bytes_read"] for s in servers)),
         "read_requests": float(sum(s["requests"] for s in servers)),
     }
+    # the chain's stages, processor seconds summed over the workers ("chain_cloud_mask", ...)
+    for worker in workers:
+        for stage, seconds in worker["stages"].items():
+            key = "chain_" + stage.replace(" ", "_")
+            result.timings[key] = result.timings.get(key, 0.0) + seconds
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     result.peak_rss_bytes = max(own, children) * 1024

@@ -9,6 +9,7 @@ into the output file as soon as it is finished. A child that fails or dies stops
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
 import queue
 import time
@@ -25,10 +26,28 @@ from nearline.swath.shm import SharedSlots
 from nearline.swath.wire import block_nbytes
 
 SLOTS_PER_WORKER = 3
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 _POLL_SECONDS = 0.2
 
 
+def keep_freed_memory() -> None:
+    """Keep memory freed by this process for its next allocations (glibc only).
+
+    glibc gives freed blocks back to the kernel (past 128 KiB, or at the heap's top), so a
+    band owner's arrays for the next block fault in every page again, zeroed by the kernel:
+    about 280,000 faults and a second of system time over a 14-orbit day, a tenth of the
+    run's processor time. Called in the forked children, never in the caller's process.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)  # glibc's largest: blocks of up to 32 MiB
+    libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+
+
 def _child(results: Any, role: str, index: int, body: Callable[[], Any]) -> None:
+    keep_freed_memory()
     try:
         stats = body()
         results.put(("stats", role, index, asdict(stats)))
@@ -72,6 +91,7 @@ def run_local(context: RunContext, scratch: Path, write_band: Callable[[int], No
             shared.inbox(worker, names),
             reducer=context.reducer,
             observe=context.observe,
+            stage_seconds=context.stage_seconds,
             scratch=scratch,
             barrier=barrier.wait,
             band_done=lambda band: results.put(("band", "worker", worker, band)),

@@ -74,6 +74,7 @@ def run_mpi(
             MPIInbox(comm, servers, names, max_lines=settings.max_lines),
             reducer=context.reducer,
             observe=context.observe,
+            stage_seconds=context.stage_seconds,
             scratch=scratch,
             barrier=comm.Barrier,
             band_done=lambda index: comm.send(index, dest=0, tag=TAG_BAND_DONE),

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from nearline.composite.chunks import CHUNK_ROWS
-from nearline.composite.cloudmask import TILE_LINES
+from nearline.composite.cloudmask import DAY_SUN_ZENITH, TILE_LINES
 from nearline.errors import CompositeError
 from nearline.grid import Band, Grid, row_of_latitude, split_rows
 from nearline.swath.servers import ReadTask, Runs, merge_runs
@@ -29,6 +29,12 @@ from nearline.swath.servers import ReadTask, Runs, merge_runs
 # h * tan(68 deg) ~ 22 km ~ 0.2 deg, and interpolation on the sphere near the poles bends
 # lines a little: 0.3 deg keeps every pixel inside.
 LATITUDE_MARGIN = 0.3
+# What a line the band owners do not observe (no daylight near it, for a reducer of sunlit
+# pixels only) costs them, against one they observe: its delivery and the daylight check.
+UNOBSERVED_WEIGHT = 0.05
+# Pixels between and beyond the tie points have solar zenith angles within a degree of the
+# tie points' range.
+SUN_MARGIN = 1.0
 
 
 @dataclass(frozen=True)
@@ -116,11 +122,26 @@ def line_rows(grid: Grid, tie_latitudes: np.ndarray) -> np.ndarray:
     return np.stack([first, last], axis=1).astype(np.int64)
 
 
-def row_weights(grid: Grid, rows: Sequence[np.ndarray]) -> np.ndarray:
-    """Expected pixels per grid row: each line's pixels spread evenly over the rows it spans."""
+def observed_lines(tie_sun_zenith: np.ndarray) -> np.ndarray:
+    """(n_lines,) weights for :func:`row_weights` when the owners observe sunlit pixels only:
+    1 for a line with daylight or next to one, :data:`UNOBSERVED_WEIGHT` for the others."""
+    tie = np.asarray(tie_sun_zenith, dtype=np.float64)
+    lit = np.zeros(tie.shape[0] + 2, bool)
+    lit[1:-1] = np.nanmin(tie, axis=1, initial=np.inf) < DAY_SUN_ZENITH + SUN_MARGIN
+    near = lit[1:-1] | lit[:-2] | lit[2:]
+    return np.where(near, 1.0, UNOBSERVED_WEIGHT)
+
+
+def row_weights(
+    grid: Grid, rows: Sequence[np.ndarray], lines: Sequence[np.ndarray] | None = None
+) -> np.ndarray:
+    """Expected work per grid row: each line's pixels spread evenly over the rows it spans,
+    weighted by ``lines`` (per granule, one weight per line; default 1)."""
     diff = np.zeros(grid.height + 1)
-    for pairs in rows:
+    for index, pairs in enumerate(rows):
         share = 409.0 / (pairs[:, 1] - pairs[:, 0] + 1)
+        if lines is not None:
+            share = share * lines[index]
         np.add.at(diff, pairs[:, 0], share)
         np.add.at(diff, pairs[:, 1] + 1, -share)
     return np.maximum(np.cumsum(diff[:-1]), 0.0)  # round-off must not make work negative
@@ -134,10 +155,12 @@ def make_plan(
     workers: int,
     state_bytes_per_cell: int,
     memory_per_worker: int,
+    line_weights: Sequence[np.ndarray] | None = None,
 ) -> Plan:
-    """Split ``grid`` into bands that balance the work and fit ``memory_per_worker`` each."""
+    """Split ``grid`` into bands that balance the work and fit ``memory_per_worker`` each;
+    ``line_weights`` (per granule, :func:`observed_lines`) weigh each line's work."""
     rows = [line_rows(grid, lat) for lat in tie_latitudes]
-    weights = row_weights(grid, rows)
+    weights = row_weights(grid, rows, line_weights)
     max_rows = memory_per_worker // (state_bytes_per_cell * grid.width)
     if max_rows < 1:
         raise CompositeError(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,10 @@ class WorkerStats:
     tail_seconds: float = 0.0  # of which after the last block of a pass (others still busy)
     scratch_seconds: float = 0.0  # compressing finished bands' chunks onto local disk
     pixels_used: int = 0  # (cell, pixel) pairs composited
+    cpu_seconds: float = 0.0  # processor time of the whole run of the worker
+    # the chain's stages, processor seconds (RunContext.stage_seconds): of cpu_seconds, the
+    # rest is registration and compositing, compressing, and taking deliveries
+    stages: dict[str, float] = field(default_factory=dict)
 
 
 def band_file(scratch: Path, band_index: int) -> Path:
@@ -45,9 +49,12 @@ def work(
     scratch: Path,
     barrier: Callable[[], None],
     band_done: Callable[[int], None],
+    stage_seconds: dict[str, float] | None = None,
 ) -> WorkerStats:
-    """Run every pass of ``worker``; ``observe(granule, block)`` gives a block's observations."""
+    """Run every pass of ``worker``; ``observe(granule, block)`` gives a block's observations
+    and adds the seconds of its stages to ``stage_seconds``."""
     stats = WorkerStats()
+    cpu_began = time.process_time()
     grid = plan.grid
     whole = reducer.new_state(plan.max_band_cells)
     registrar = FootprintRegistrar(grid)
@@ -86,4 +93,6 @@ def work(
         )
         stats.scratch_seconds += time.perf_counter() - started
         band_done(band.index)
+    stats.stages = dict(stage_seconds or {})
+    stats.cpu_seconds = time.process_time() - cpu_began
     return stats

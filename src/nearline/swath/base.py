@@ -119,6 +119,16 @@ class Granule(ABC):
             lat[wanted] = block.tie_lat[rows[wanted] - start]
         return lon, lat
 
+    def read_tie_sun_zenith(self) -> np.ndarray:
+        """Tie-point solar zenith angles of every line, (n_lines, 51) float32 degrees, as
+        ``read`` gives them; formats that can read the variable alone override this (the
+        default reads whole blocks, counts and all)."""
+        out = np.empty((self.n_lines, TIE_COLUMNS.size), np.float32)
+        for start in range(0, self.n_lines, READ_LINES):
+            stop = min(start + READ_LINES, self.n_lines)
+            out[start:stop] = self.read(start, stop).tie_sun_zenith
+        return out
+
     @abstractmethod
     def read(self, start: int, stop: int) -> SwathBlock:
         """Lines ``[start, stop)``, each variable read in one request.

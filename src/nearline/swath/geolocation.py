@@ -24,55 +24,84 @@ def _quadratic(a, b, c, t):
 
 
 @numba.njit(cache=True, nogil=True)
-def _interpolate_line(tie_lon, tie_lat, columns, out_lon, out_lat):
-    n_tie = tie_lon.size
+def _parabola_columns(columns, n_pixels):
+    """Per pixel column: the first of its three nearest tie points and its position ``t``
+    (0..2) on their parabola; the same for every line, so computed once per block."""
+    n_tie = columns.size
     step = columns[1] - columns[0]
+    first = np.empty(n_pixels, np.int64)
+    position = np.empty(n_pixels, np.float64)
+    for j in range(n_pixels):
+        k = min(max(round((j - columns[0]) / step) - 1, 0), n_tie - 3)
+        first[j] = k
+        position[j] = (j - columns[k]) / step
+    return first, position
+
+
+@numba.njit(cache=True, nogil=True)
+def _chord_columns(columns, n_pixels):
+    """Per pixel column: the tie point before it and its weight toward the next one."""
+    n_tie = columns.size
+    step = columns[1] - columns[0]
+    before = np.empty(n_pixels, np.int64)
+    weight = np.empty(n_pixels, np.float64)
+    for j in range(n_pixels):
+        k = min(max((j - columns[0]) // step, 0), n_tie - 2)
+        before[j] = k
+        weight[j] = (j - columns[k]) / (columns[k + 1] - columns[k])
+    return before, weight
+
+
+@numba.njit(cache=True, nogil=True)
+def _interpolate_line(tie_lon, tie_lat, first, position, before, weight, xyz, out_lon, out_lat):
+    n_tie = tie_lon.size
     polar = False
     for k in range(n_tie):
         if abs(tie_lat[k]) > 75.0:
             polar = True
-    deg = np.pi / 180.0
-    for j in range(out_lon.size):
-        if not polar:
-            # on a parabola through the three nearest tie points: pixels spread faster
-            # toward the scan edges, and a straight line between tie points misses by km
-            k = min(max(round((j - columns[0]) / step) - 1, 0), n_tie - 3)
-            t = (j - columns[k]) / step
+    if not polar:
+        # on a parabola through the three nearest tie points: pixels spread faster
+        # toward the scan edges, and a straight line between tie points misses by km
+        for j in range(out_lon.size):
+            k, t = first[j], position[j]
             base = tie_lon[k + 1]
             lon = base + _quadratic(_wrap(tie_lon[k] - base), 0.0, _wrap(tie_lon[k + 2] - base), t)
             out_lon[j] = _wrap(lon)
             lat = _quadratic(tie_lat[k], tie_lat[k + 1], tie_lat[k + 2], t)
             out_lat[j] = min(90.0, max(-90.0, lat))
-            continue
-        # near a pole, on the unit sphere: longitudes swing fast there
-        k = min(max((j - columns[0]) // step, 0), n_tie - 2)
-        w = (j - columns[k]) / step
-        x0 = np.cos(tie_lat[k] * deg) * np.cos(tie_lon[k] * deg)
-        y0 = np.cos(tie_lat[k] * deg) * np.sin(tie_lon[k] * deg)
-        z0 = np.sin(tie_lat[k] * deg)
-        x1 = np.cos(tie_lat[k + 1] * deg) * np.cos(tie_lon[k + 1] * deg)
-        y1 = np.cos(tie_lat[k + 1] * deg) * np.sin(tie_lon[k + 1] * deg)
-        z1 = np.sin(tie_lat[k + 1] * deg)
-        x = x0 + w * (x1 - x0)
-        y = y0 + w * (y1 - y0)
-        z = z0 + w * (z1 - z0)
+        return
+    # near a pole, on the unit sphere: longitudes swing fast there
+    deg = np.pi / 180.0
+    for k in range(n_tie):  # each tie point on the sphere once, not once per pixel
+        xyz[k, 0] = np.cos(tie_lat[k] * deg) * np.cos(tie_lon[k] * deg)
+        xyz[k, 1] = np.cos(tie_lat[k] * deg) * np.sin(tie_lon[k] * deg)
+        xyz[k, 2] = np.sin(tie_lat[k] * deg)
+    for j in range(out_lon.size):
+        k, w = before[j], weight[j]
+        x = xyz[k, 0] + w * (xyz[k + 1, 0] - xyz[k, 0])
+        y = xyz[k, 1] + w * (xyz[k + 1, 1] - xyz[k, 1])
+        z = xyz[k, 2] + w * (xyz[k + 1, 2] - xyz[k, 2])
         out_lon[j] = np.arctan2(y, x) / deg
         out_lat[j] = np.arctan2(z, np.sqrt(x * x + y * y)) / deg
 
 
 @numba.njit(cache=True, nogil=True)
 def _interpolate(tie_lon, tie_lat, columns, out_lon, out_lat):
+    first, position = _parabola_columns(columns, out_lon.shape[1])
+    before, weight = _chord_columns(columns, out_lon.shape[1])
+    xyz = np.empty((columns.size, 3), np.float64)
     for i in range(tie_lon.shape[0]):
-        _interpolate_line(tie_lon[i], tie_lat[i], columns, out_lon[i], out_lat[i])
+        _interpolate_line(
+            tie_lon[i], tie_lat[i], first, position, before, weight, xyz, out_lon[i], out_lat[i]
+        )
 
 
 @numba.njit(cache=True, nogil=True)
 def _interpolate_plain(tie, columns, longitude, out):
-    n_tie = columns.size
+    before, weight = _chord_columns(columns, out.shape[1])
     for i in range(tie.shape[0]):
         for j in range(out.shape[1]):
-            k = min(max((j - columns[0]) // (columns[1] - columns[0]), 0), n_tie - 2)
-            w = (j - columns[k]) / (columns[k + 1] - columns[k])
+            k, w = before[j], weight[j]
             if longitude:  # the short way round, then back into -180..180
                 out[i, j] = _wrap(tie[i, k] + w * _wrap(tie[i, k + 1] - tie[i, k]))
             else:

@@ -90,7 +90,7 @@ def cache_folder() -> Path:
 def land_bits(folder: Path | None = None) -> np.ndarray:
     path = (folder or cache_folder()) / LAND_FILE
     if not path.exists():
-        source = _package_folder("global_land_mask") / "globe_combined_mask_compressed.npz"
+        source = package_folder("global_land_mask") / "globe_combined_mask_compressed.npz"
         with np.load(source) as data:
             ocean = data["mask"]  # True over the ocean, row 0 at 90 N, column 0 at 180 W
         if ocean.shape != (LAND_ROWS, LAND_COLUMNS):
@@ -106,7 +106,7 @@ def land_bits(folder: Path | None = None) -> np.ndarray:
 def height_codes() -> np.ndarray:
     import h5py
 
-    path = _package_folder("pvlib") / "data" / "Altitude.h5"
+    path = package_folder("pvlib") / "data" / "Altitude.h5"
     with h5py.File(path, "r") as handle:
         codes = handle["Altitude"][...]
     if codes.shape != (HEIGHT_ROWS, HEIGHT_COLUMNS) or codes.dtype != np.uint8:
@@ -114,7 +114,8 @@ def height_codes() -> np.ndarray:
     return codes
 
 
-def _package_folder(name: str) -> Path:
+def package_folder(name: str) -> Path:
+    """The folder of an installed package, found without importing it."""
     spec = importlib.util.find_spec(name)
     if spec is None or spec.origin is None:
         raise SwathError(f"the {name} package is missing; reinstall nearline's dependencies")

@@ -161,6 +161,9 @@ class NetCDFGranule(Granule):
     def read_tie_latitudes(self) -> np.ndarray:
         return self._tie_variable("latitude")
 
+    def read_tie_sun_zenith(self) -> np.ndarray:
+        return self._tie_variable(TIE_VARIABLES["tie_sun_zenith"])
+
     def read_tie_lonlat(self, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """The two variables alone; only the sampled lines are kept."""
         rows = tie_rows(self.n_lines, step)

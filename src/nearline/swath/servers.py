@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,6 +70,13 @@ class Outbox(ABC):
     def end_pass(self) -> None:
         """Tell every worker this server has shipped everything for the current pass."""
 
+    def ready(self, worker: int) -> bool:
+        """Whether :meth:`buffer` would give a buffer for ``worker`` without waiting."""
+        return True
+
+    def wait(self) -> None:  # noqa: B027 - an outbox whose buffers never run out never waits
+        """Wait until a buffer is freed (for whichever worker)."""
+
     def ship(self, worker: int, header: BlockHeader, block: SwathBlock) -> None:
         """Copy a block already in memory into a buffer and send it."""
         buffer = self.buffer(worker)
@@ -123,6 +131,31 @@ def _requests(tasks: Sequence[ReadTask], max_lines: int) -> list[tuple[int, int,
     return order
 
 
+def _in_turns(
+    requests: list[tuple[int, int, int, int]], outbox: Outbox
+) -> Iterator[tuple[int, int, int, int]]:
+    """``requests`` with the workers taking turns, each worker's in order, skipping a worker
+    whose buffers are all still in use while another's are free: a worker busy with a
+    costly block does not leave the others waiting (blocks differ tenfold in cost: most of a
+    night block is left out). When every worker's buffers are in use, wait for one."""
+    queues: dict[int, deque[tuple[int, int, int, int]]] = {}
+    for request in requests:
+        queues.setdefault(request[0], deque()).append(request)
+    turn = deque(queues)
+    while turn:
+        for _ in range(len(turn)):
+            if outbox.ready(turn[0]):
+                break
+            turn.rotate(-1)
+        else:
+            outbox.wait()
+            continue
+        worker = turn.popleft()
+        yield queues[worker].popleft()
+        if queues[worker]:
+            turn.append(worker)
+
+
 def serve_pass(
     tasks: Sequence[ReadTask],
     open_granule: Callable[[int], Granule],
@@ -136,7 +169,8 @@ def serve_pass(
 
     Each read goes straight into the buffer that carries it to its worker
     (``Granule.read_into``), and the kernel is told about the next read before this one
-    is shipped (read-ahead).
+    is shipped (read-ahead). Workers take turns, skipping one with no free buffer
+    (:func:`_in_turns`).
     """
     requests = _requests(tasks, max_lines)
     granules: dict[int, Granule] = {}
@@ -146,12 +180,14 @@ def serve_pass(
             granules[index] = open_granule(index)
         return granules[index]
 
+    turns = _in_turns(requests, outbox)
     try:
-        for number, (worker, granule, first, stop) in enumerate(requests):
-            if number + 1 < len(requests):
+        for number in range(len(requests)):
+            began = time.perf_counter()
+            worker, granule, first, stop = next(turns)  # may wait for a free buffer
+            if number + 1 < len(requests):  # the next in plain turns: a good guess
                 _, upcoming, next_first, next_stop = requests[number + 1]
                 granule_of(upcoming).prefetch(next_first, next_stop)
-            began = time.perf_counter()
             buffer = outbox.buffer(worker)
             read = time.perf_counter()
             stats.bytes_read += granule_of(granule).read_into(first, stop, buffer)

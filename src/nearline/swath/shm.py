@@ -76,10 +76,19 @@ class SharedOutbox(Outbox):
 
     def buffer(self, worker: int) -> np.ndarray:
         while not self._free[worker]:
-            returned = self._shared.to_server[self._server].get()
-            self._free[self._owner[returned]].append(returned)
+            self.wait()
         self._current = self._free[worker].pop()
         return self._shared.slot(self._server, self._current)
+
+    def ready(self, worker: int) -> bool:
+        returns = self._shared.to_server[self._server]
+        while not self._free[worker] and not returns.empty():
+            self.wait()
+        return bool(self._free[worker])
+
+    def wait(self) -> None:
+        returned = self._shared.to_server[self._server].get()
+        self._free[self._owner[returned]].append(returned)
 
     def send(self, worker: int, header: BlockHeader, buffer: np.ndarray) -> None:
         message = (

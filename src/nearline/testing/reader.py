@@ -46,6 +46,11 @@ class ReaderTests:
             for name in ("counts", "tie_lat", "tie_lon", "prt_counts", "ict_counts"):
                 np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
 
+    def test_tie_sun_zenith_alone_is_what_read_gives(self, granule_path: Path):
+        with self.reader().open(granule_path) as granule:
+            want = granule.read(0, granule.n_lines).tie_sun_zenith
+            np.testing.assert_array_equal(granule.read_tie_sun_zenith(), want)
+
     def test_lines_beyond_the_end_are_refused(self, granule_path: Path):
         with self.reader().open(granule_path) as granule, pytest.raises(GranuleError):
             granule.read(granule.n_lines - 1, granule.n_lines + 5)
