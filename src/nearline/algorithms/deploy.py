@@ -1,7 +1,7 @@
 """A new version's way to live: its Python environment, its build in the sandbox, and its
 declared test cases run exactly as real runs are, outputs compared with what the package
 expects. Any failure is a :class:`DeployError` carrying the end of the log; the registry then
-throws the version away (test, then promote, as the seed's NADM audit did).
+throws the version away (test, then promote, as S4PM-DM's NADM audit did).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """``composite.run``: a period of AVHRR orbits to one global composite file.
 
-The steps, as the seed designed them: sample the input to map scan lines to latitude bands
-(the plan); start input data servers and band owners (local processes, or MPI ranks under
-mpiexec); servers read granules in large contiguous pieces and ship each band owner its
-lines; owners calibrate, mask, correct, register and composite into their band, out of core
-when the bands do not all fit the memory budget; finished bands are rewritten from local disk
-into one CF netCDF-4 file, published only when complete.
+The steps, as Saltz et al. designed them for the AVHRR Pathfinder chain: sample the input to
+map scan lines to latitude bands (the plan); start input data servers and band owners (local
+processes, or MPI ranks under mpiexec); servers read granules in large contiguous pieces and
+ship each band owner its lines; owners calibrate, mask, correct, register and composite into
+their band, out of core when the bands do not all fit the memory budget; finished bands are
+rewritten from local disk into one CF netCDF-4 file, published only when complete.
 """
 
 from __future__ import annotations

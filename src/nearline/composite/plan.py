@@ -1,5 +1,5 @@
 """The partition: which latitude band each worker owns in each pass, and which scan lines
-every band needs from every granule, found by sampling the input (the seed's design).
+every band needs from every granule, found by sampling the input (Saltz et al.'s design).
 
 Sampling reads only the tie-point latitudes of each granule (51 per line, a few MB a day).
 Each line's latitude range, widened by a margin for the pixels between and beyond the tie

@@ -1,7 +1,7 @@
 """A band owner: turn the scan lines it receives into observations and fold them into its
 band, one band per pass; then leave the finished band on local disk for the final rewrite.
 
-No two workers own the same cell, so updates need no locking or communication: the seed's
+No two workers own the same cell, so updates need no locking or communication: Saltz et al.'s
 reason for partitioning the output by latitude.
 """
 

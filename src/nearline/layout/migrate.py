@@ -1,6 +1,7 @@
-"""Moving closed file sets to the archive tier, as the seed's companion script did beside
-its model: bundle each set as soon as it is marked complete, copy it off, verify the copy by
-reading it back, record it, and only then remove the source (its marker last).
+"""Moving closed file sets to the archive tier, as Hierarchical Data Structuring's companion
+script did beside its model: bundle each set as soon as it is marked complete, copy it off,
+verify the copy by reading it back, record it, and only then remove the source (its marker
+last).
 
 Every step is journalled (see :mod:`nearline.layout.journal`), so a migrator killed at any
 point and started again finishes each set exactly once.

@@ -42,10 +42,10 @@ class OutputPath:
 class Layout:
     """How many entries a folder may hold, and how many ranks and steps the run expects.
 
-    ``fanout`` defaults to the number of ranks, as in the seed's T3E runs, but never below
-    1024; ``ranks``/``steps`` of None mean "no more than fits in one folder". A step folder
-    holds two entries per file group (its folder and its assembled file), so a run may use at
-    most ``fanout // 2`` file groups.
+    ``fanout`` defaults to the number of ranks, as in Werne et al.'s T3E runs (Hierarchical
+    Data Structuring), but never below 1024; ``ranks``/``steps`` of None mean "no more than
+    fits in one folder". A step folder holds two entries per file group (its folder and its
+    assembled file), so a run may use at most ``fanout // 2`` file groups.
     """
 
     fanout: int = DEFAULT_FANOUT

@@ -1,9 +1,9 @@
 """From an execute request to runs: find each data input's granules, check the parameters,
 and split the granules into runs of at most the algorithm's maximum input count.
 
-NADM took one input file and gave one output file per run, the seed's named deficiency; here
-every data input takes between its ``min_count`` and ``max_count`` granules, and an order
-over more than ``max_count`` becomes several runs of the same algorithm.
+NADM took one input file and gave one output file per run, the deficiency the S4PM-DM paper
+names; here every data input takes between its ``min_count`` and ``max_count`` granules, and
+an order over more than ``max_count`` becomes several runs of the same algorithm.
 """
 
 from __future__ import annotations
