@@ -255,7 +255,7 @@ def postgres_rate(url: str, items: list) -> float:
 def served(stack: contextlib.ExitStack, data: Path, db: str | None, catalogue: Any) -> SearchTarget:
     """``nearline serve`` on ``data`` (and PostgreSQL at ``db``), with user bench, until the
     stack closes; to be searched beside ``catalogue``, the one it serves, in-process."""
-    from nearline.archive import parse_search
+    from nearline.archive import parse_search, query_values
 
     live = LiveService(data, db=db)
     live.add_user("bench")
@@ -265,7 +265,10 @@ def served(stack: contextlib.ExitStack, data: Path, db: str | None, catalogue: A
     return SearchTarget(
         url=live.url,
         headers={"Authorization": f"Bearer {live.tokens['bench']}"},
-        in_process=lambda query: catalogue.search(parse_search(query, viewer="bench")),
+        # the GET query's text as the service reads it (query_values), then the same search
+        in_process=lambda query: catalogue.search(
+            parse_search(query_values(query), viewer="bench")
+        ),
     )
 
 
