@@ -1,50 +1,52 @@
 """Imports point one way: no module of nearline imports one that imports it back, and each
-room uses only the rooms ../shared/ARCHITECTURE.md allows it.
+room uses only the rooms docs/architecture.md allows it.
 
-Every import counts, the ones inside functions too: a lazy import is still a dependency.
+The rules are read from that page's two tables (the rooms and what each may import, and the
+shared helpers at the package root), so the plan and this test cannot disagree. Every import
+counts, the ones inside functions too: a lazy import is still a dependency.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "nearline"
+PROJECT = Path(__file__).resolve().parents[1]
+PACKAGE = PROJECT / "src" / "nearline"
+PLAN = PROJECT / "docs" / "architecture.md"
+EVERY_ROOM = "every room"  # in the plan: every room but the ones that may import them all
 
-# the rooms each room may import (besides itself and the shared helpers at the root)
-ALLOWED = {
-    "burst": {"layout"},
-    "layout": set(),
-    "grid": set(),
-    "swath": set(),
-    "monitor": set(),
-    "composite": {"swath", "grid", "burst"},
-    "archive": {"layout", "swath"},
-    "algorithms": {"archive", "monitor"},
-    "orders": {"algorithms", "archive", "monitor"},
-    "api": {"orders", "archive", "algorithms"},
-    # checks what the other rooms need from the machine, with their own tools (and the test
-    # support's throwaway PostgreSQL cluster, to prove PostGIS works)
-    "doctor": {"algorithms", "burst", "testing"},
-}
+
+def plan_rows(table: str) -> list[list[str]]:
+    """The cells of the plan's table between its ``<!-- table:begin/end -->`` markers."""
+    text = PLAN.read_text()
+    block = text.split(f"<!-- {table}:begin -->")[1].split(f"<!-- {table}:end -->")[0]
+    lines = block.strip().splitlines()[2:]  # past the header and its rule
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines]
+
+
+def names_in(cell: str) -> set[str]:
+    return set(re.findall(r"`([a-z_]+)`", cell))
+
+
+def house_plan() -> tuple[dict[str, set[str]], set[str]]:
+    """({room: the rooms it may import}, the shared helpers), as docs/architecture.md says."""
+    rows = {next(iter(names_in(room))): allowed for room, allowed, _ in plan_rows("rooms")}
+    everyone = {room for room, allowed in rows.items() if EVERY_ROOM not in allowed}
+    allowed = {
+        room: everyone if EVERY_ROOM in text else names_in(text) for room, text in rows.items()
+    }
+    shared = {next(iter(names_in(helper))) for helper, _ in plan_rows("shared")}
+    return allowed, shared
+
+
+ALLOWED, SHARED = house_plan()
 ROOMS = set(ALLOWED)
-# the command line (one module per command family) is where every room meets the shell
-ALLOWED["cli"] = ROOMS
-# the test support (conformance suites, strategies, reference implementations, throwaway
-# clusters) may use every room; no room uses it but the doctor
-ALLOWED["testing"] = ROOMS
-USE_TESTING = {"testing", "doctor"}
-SHARED = {
-    "errors",
-    "durable",
-    "units",
-    "closing",
-    "mpirun",
-    "plugins",
-    "db",  # the state database: its contract, SQLite, PostgreSQL
-}
+# the rooms that may use the test support: itself, and those the plan lets import it
+USE_TESTING = {room for room, allowed in ALLOWED.items() if "testing" in allowed} | {"testing"}
 
 
 def module_name(path: Path) -> str:
@@ -172,3 +174,17 @@ def test_nothing_but_the_doctor_uses_the_test_support() -> None:
         if room_of(target) == "testing"
     )
     assert users == []
+
+
+def test_the_plan_names_every_room_and_root_module_there_is() -> None:
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
+    assert packages | modules == ROOMS | SHARED
+
+
+def test_the_plan_reader_finds_the_rules() -> None:
+    assert ALLOWED["composite"] == {"swath", "grid", "burst"}
+    assert ALLOWED["layout"] == set()
+    assert ALLOWED["cli"] == ROOMS - {"cli", "testing"}
+    assert {"errors", "db", "plugins"} <= SHARED
+    assert {"testing", "doctor"} == USE_TESTING
