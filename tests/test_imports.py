@@ -131,7 +131,7 @@ def test_the_graph_sees_lazy_imports() -> None:
     # base imports wire at the top, tiers its implementations: both must count
     assert len(graph) > 90
     assert "nearline.swath.wire" in graph["nearline.swath.base"]
-    assert "nearline.layout.tier_local" in graph["nearline.layout.tiers"]
+    assert "nearline.layout.tier_local" in graph["nearline.layout.tier_registry"]
 
 
 def test_no_import_cycles() -> None:

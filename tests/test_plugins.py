@@ -20,7 +20,7 @@ from nearline.burst.sinks import SINKS
 from nearline.errors import ConfigError, GridError
 from nearline.grid import available_grids, get_grid
 from nearline.grid.registry import GRID_REGISTRY
-from nearline.layout.tiers import TIERS, open_tier
+from nearline.layout.tier_registry import TIERS, open_tier
 from nearline.orders import available_executors, open_executor
 from nearline.plugins import Registry
 
@@ -229,7 +229,7 @@ def test_importing_the_rooms_reads_no_entry_points():
             return real(**selection)
 
         metadata.entry_points = counted
-        import nearline.burst, nearline.grid, nearline.layout.tiers, nearline.orders
+        import nearline.burst, nearline.grid, nearline.layout.tier_registry, nearline.orders
         import nearline.swath.registry
         print(sorted(g for g in groups if g.startswith("nearline.")))
     """

@@ -47,7 +47,7 @@ def make_run(
 def archived_files(archive: str | Path) -> dict[str, list[str]]:
     """{path relative to the source root: [SHA-256 in each manifest that lists it]}."""
     from nearline.layout.restore import manifests
-    from nearline.layout.tiers import open_tier
+    from nearline.layout.tier_registry import open_tier
 
     found: dict[str, list[str]] = {}
     for manifest in manifests(open_tier(archive)):

@@ -16,7 +16,7 @@ import pytest
 from nearline.layout import verify_archive
 from nearline.layout.journal import Journal, State
 from nearline.layout.restore import manifests
-from nearline.layout.tiers import open_tier
+from nearline.layout.tier_registry import open_tier
 from tests.layout.crash_worker import archived_files, make_run
 
 WORKER = Path(__file__).with_name("crash_worker.py")

@@ -508,7 +508,7 @@ def test_cli_restore_reports_the_good_sets_and_exits_non_zero_naming_the_bad(tmp
     assert cli(["migrate", str(source), str(archive)]) == 0
     capsys.readouterr()
     from nearline.layout import manifests
-    from nearline.layout.tiers import open_tier
+    from nearline.layout.tier_registry import open_tier
 
     middle = next(m for m in manifests(open_tier(archive)) if m.step == 1)
     entry = flip_a_byte(archive, middle, 2)

@@ -94,7 +94,7 @@ class RunContext:
         after_pass: Callable[[], None] | None = None,
     ) -> Any:
         """Run input data server ``server`` through every pass; return its stats."""
-        from nearline.swath.servers import ServerStats, serve_pass
+        from nearline.swath.input_servers import ServerStats, serve_pass
 
         stats = ServerStats()
         for pass_index in range(self.plan.passes):

@@ -23,7 +23,7 @@ from nearline.composite.chunks import CHUNK_ROWS
 from nearline.composite.cloudmask import DAY_SUN_ZENITH, TILE_LINES
 from nearline.errors import CompositeError
 from nearline.grid import Band, Grid, row_of_latitude, split_rows
-from nearline.swath.servers import ReadTask, Runs, merge_runs
+from nearline.swath.input_servers import ReadTask, Runs, merge_runs
 
 # Beyond the extrapolated scan ends, the terrain correction moves pixels by at most
 # h * tan(68 deg) ~ 22 km ~ 0.2 deg, and interpolation on the sphere near the poles bends

@@ -17,7 +17,7 @@ from nearline.composite.base import Reducer
 from nearline.composite.chunks import write_chunks
 from nearline.composite.plan import Plan
 from nearline.grid import FootprintRegistrar
-from nearline.swath.servers import Inbox
+from nearline.swath.input_servers import Inbox
 
 
 @dataclass

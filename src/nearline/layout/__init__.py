@@ -22,7 +22,7 @@ from nearline.layout.restore import (
     restore_member,
     verify_archive,
 )
-from nearline.layout.tier import ArchiveTier
+from nearline.layout.tier_base import ArchiveTier
 
 __all__ = [
     "MARKER",

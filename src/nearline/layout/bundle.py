@@ -19,7 +19,7 @@ from nearline.layout.manifest import BundleKind, Entry, Manifest, loose_name, ta
 from nearline.layout.pump import Interrupted
 from nearline.layout.readahead import FileStream, ReadAhead
 from nearline.layout.sources import SourceFile
-from nearline.layout.tier import ArchiveTier, archive_failure, temporary_name
+from nearline.layout.tier_base import ArchiveTier, archive_failure, temporary_name
 
 BLOCK = tarfile.BLOCKSIZE
 RECORD = tarfile.RECORDSIZE

@@ -29,8 +29,8 @@ from nearline.layout.markers import MARKER, FileSet, closed_sets, read_marker
 from nearline.layout.pump import Interrupted
 from nearline.layout.readback import verify_copy
 from nearline.layout.sources import SourceFile, checked_files, describe, recheck, remove_set
-from nearline.layout.tier import ArchiveTier, archive_failure
-from nearline.layout.tiers import open_tier
+from nearline.layout.tier_base import ArchiveTier, archive_failure
+from nearline.layout.tier_registry import open_tier
 from nearline.units import parse_size
 
 log = logging.getLogger(__name__)

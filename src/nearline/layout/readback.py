@@ -26,7 +26,7 @@ from nearline.errors import ArchiveError
 from nearline.layout.manifest import Entry, Manifest
 from nearline.layout.pump import Interrupted, Pump, ReadInto, Write
 from nearline.layout.sources import changed
-from nearline.layout.tier import ArchiveTier, archive_failure
+from nearline.layout.tier_base import ArchiveTier, archive_failure
 
 
 def _corrupt(manifest: Manifest, tier: ArchiveTier, entry: Entry, what: str) -> ArchiveError:

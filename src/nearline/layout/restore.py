@@ -20,8 +20,8 @@ from nearline.layout.manifest import MANIFEST_SUFFIX, Entry, Manifest, step_fold
 from nearline.layout.paths import STEP_WIDTH, check_name
 from nearline.layout.pump import Pump
 from nearline.layout.readback import read_entry, verify
-from nearline.layout.tier import ArchiveTier, archive_failure, is_temporary
-from nearline.layout.tiers import open_tier
+from nearline.layout.tier_base import ArchiveTier, archive_failure, is_temporary
+from nearline.layout.tier_registry import open_tier
 from nearline.units import parse_size
 
 Progress = Callable[[MigrationEvent], None]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from nearline.errors import ConfigError
-from nearline.layout.tier import ArchiveTier
+from nearline.layout.tier_base import ArchiveTier
 
 
 class FsspecTier(ArchiveTier):

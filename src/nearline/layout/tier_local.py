@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from nearline.durable import fsync_path
-from nearline.layout.tier import ArchiveTier
+from nearline.layout.tier_base import ArchiveTier
 
 WRITEBACK = 8 * 1024**2  # start writing dirty pages to disk every this many bytes
 

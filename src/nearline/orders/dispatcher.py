@@ -8,7 +8,7 @@ free now, so a heavy load queues instead of driving the machine out of memory.
 
 Several servers may share one database (``--db``): each admits against its own capacity, a
 run belongs to the server whose admission moved it out of the queue (compare-and-set, so never
-two), and a server takes over only the runs of servers that are gone (servers.py).
+two), and a server takes over only the runs of servers that are gone (server_roster.py).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from nearline.orders.admission import (
 from nearline.orders.base import Executor, Job, Run, Station
 from nearline.orders.executors import LocalExecutor
 from nearline.orders.memory import MemoryNow, read_memory_now
-from nearline.orders.servers import Servers
+from nearline.orders.server_roster import Servers
 from nearline.orders.store import JobStore
 from nearline.units import format_size
 

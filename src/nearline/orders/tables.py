@@ -13,7 +13,7 @@ from pathlib import Path
 from nearline.algorithms.store import VersionStore
 from nearline.archive import open_catalogue
 from nearline.db import database_url, open_database
-from nearline.orders.servers import Servers
+from nearline.orders.server_roster import Servers
 from nearline.orders.store import JobStore
 from nearline.orders.subscriptions.store import SubscriptionStore
 from nearline.orders.users import UserStore

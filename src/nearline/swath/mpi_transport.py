@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from nearline.swath.servers import Delivery, Inbox, Outbox
+from nearline.swath.input_servers import Delivery, Inbox, Outbox
 from nearline.swath.wire import BlockHeader, block_nbytes, unpack_block
 
 TAG_LINES = 7401

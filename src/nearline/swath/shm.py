@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from nearline.swath.servers import Delivery, Inbox, Outbox
+from nearline.swath.input_servers import Delivery, Inbox, Outbox
 from nearline.swath.wire import BlockHeader, unpack_block
 
 _BLOCK, _END = 0, 1

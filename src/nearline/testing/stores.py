@@ -24,7 +24,7 @@ from nearline.db import Database
 from nearline.errors import Conflict, JobNotFound, NotFound, Unauthorized
 from nearline.orders.admission import Allotment
 from nearline.orders.base import PIPELINE, InputRef, Job, JobStatus, OutputFile, Run, Station
-from nearline.orders.servers import Servers
+from nearline.orders.server_roster import Servers
 from nearline.orders.store import JobStore
 from nearline.orders.users import UserStore
 

@@ -1,6 +1,6 @@
 """Which archive tier an ``archive`` argument names.
 
-The one place that knows every implementation, so ``tier.py`` (the contract) imports none of
+The one place that knows every implementation, so ``tier_base.py`` (the contract) imports none of
 them and each implementation imports only the contract: imports point one way. A local folder
 is a :class:`LocalTier`; a URL is an :class:`FsspecTier`, unless a tier plugged in through the
 ``nearline.tiers`` entry points is named by its scheme (``hpss = "mypackage:HPSSTier"`` takes
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from nearline.layout.tier import ArchiveTier
+from nearline.layout.tier_base import ArchiveTier
 from nearline.layout.tier_fsspec import FsspecTier
 from nearline.layout.tier_local import LocalTier
 from nearline.plugins import Registry

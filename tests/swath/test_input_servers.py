@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nearline.swath import N_PIXELS, Granule, SwathBlock
-from nearline.swath.servers import Outbox, ReadTask, ServerStats, merge_runs, serve_pass
+from nearline.swath.input_servers import Outbox, ReadTask, ServerStats, merge_runs, serve_pass
 from nearline.swath.shm import SharedSlots
 from nearline.swath.wire import BlockHeader, block_nbytes, pack_block, unpack_block
 
