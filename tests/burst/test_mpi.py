@@ -195,7 +195,7 @@ def test_killed_io_rank_is_reported_not_hung(tmp_path, recovery):
         return
     reports = [line for line in result.stderr.splitlines() if "BurstError" in line]
     assert reports
-    assert all("died" in line and "'dynamics'" in line for line in reports)
+    assert all("died" in line and "'dynamics'" in line for line in reports), reports
 
 
 @pytest.mark.parametrize(("sink", "ext"), [("hdf5", "h5"), ("zarr", "zarr"), ("raw", "dat")])

@@ -46,7 +46,7 @@ def test_two_servers_run_every_run_once_and_a_killed_ones_runs_are_taken_over(
             with server.client("alice") as client:
                 response = client.post(
                     "/processes/sleeper/execution",
-                    json={"inputs": {"granules": {"ids": ids}, "seconds": 3}},
+                    json={"inputs": {"granules": {"ids": ids}, "seconds": 8}},
                     headers={"Prefer": "respond-async"},
                 )
             assert response.status_code == 201, response.text
