@@ -36,7 +36,7 @@ from nearline.algorithms._namespaces import SCRATCH
 log = logging.getLogger(__name__)
 
 SPACE_PREFIX = ".nearline-disk-"
-_SPACE = re.compile(rf"/{re.escape(SPACE_PREFIX)}(\d+)-(\d+)-[0-9a-f]+/mount$")
+_SPACE = re.compile(rf"{re.escape(SPACE_PREFIX)}(\d+)-(\d+)-[0-9a-f]+$")
 _BLOCK = 4096
 _INODE_RATIO = 16384  # one file per 16 KiB of image, ext4's usual
 _INODE_SIZE = 256
@@ -235,16 +235,22 @@ def _remove(home: Path) -> None:
     shutil.rmtree(home, ignore_errors=True)
 
 
+def _orphaned(home: Path) -> bool:
+    """Whether ``home`` is a run's disk whose maker (named in it: pid and start time) is
+    gone, killed before it could remove it."""
+    found = _SPACE.fullmatch(home.name)
+    if found is None:
+        return False
+    pid, start = found.groups()
+    return service_stamp(int(pid)) != f"{pid}-{start}"
+
+
 def _remove_orphans(folder: Path) -> None:
     """Unmount and delete the disks that earlier attempts of a run left in its ``folder``
     when the process that made them was killed (a Dask worker killed mid-run, whose run is
     retried elsewhere); a disk whose maker still runs is left alone."""
     for home in folder.glob(f"{SPACE_PREFIX}*"):
-        found = _SPACE.search(f"/{home.name}/mount")
-        if found is None:
-            continue
-        pid, start = found.groups()
-        if service_stamp(int(pid)) != f"{pid}-{start}":
+        if _orphaned(home):
             _remove(home)
 
 
@@ -301,14 +307,10 @@ def cleanup_stale() -> list[Path]:
     except OSError:
         return removed
     for line in lines:
-        point = line.split()[4].replace("\\040", " ")
-        found = _SPACE.search(point)
-        if found is None:
+        point = Path(line.split()[4].replace("\\040", " "))
+        home = point.parent
+        if point.name != "mount" or not _orphaned(home):
             continue
-        pid, start = found.groups()
-        if service_stamp(int(pid)) == f"{pid}-{start}":
-            continue
-        home = Path(point).parent
         _remove(home)
         if not home.exists():
             removed.append(home)
