@@ -97,6 +97,8 @@ int main(int argc, char **argv) {
     void *block = malloc((rows + size) * NY * NZ * 8);
     check(io, nlb_attr(io, "dynamics", "v_f4", "units", "K"), rank);
     for (int step = 0; step < steps; step++) {
+        if (step == kill_at) /* every rank has written a step, so each has files at risk */
+            MPI_Barrier(comm);
         if (step == kill_at && rank == 0) { /* the test kills an I/O rank once it sees this */
             FILE *marker = fopen(argv[3], "w");
             fclose(marker);

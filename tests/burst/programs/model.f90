@@ -46,6 +46,8 @@ program model
     call nlb_attr('dynamics', 'v_f8', 'units', 'K', ierr)
     call check(ierr)
     do step = 0, steps - 1
+        ! every rank has written a step before the kill, so each has files at risk
+        if (step == kill_at) call MPI_Barrier(comm, ierr)
         if (step == kill_at .and. rank == 0) then
             open (unit=10, file=trim(marker), status='replace')
             close (10)

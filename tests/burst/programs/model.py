@@ -38,8 +38,10 @@ def main(io, comm):
     begin = sum(rows[: comm.rank])
     buffer = np.empty((rows[comm.rank], *shape[1:]), dtype=dtype)
     for step in range(config["steps"]):
-        if config.get("kill_io_at") == step and comm.rank == 0:
-            os.kill(pids[-1], 9)
+        if config.get("kill_io_at") == step:
+            comm.Barrier()  # every compute rank has written a step, so each has files at risk
+            if comm.rank == 0:
+                os.kill(pids[-1], 9)
         for name in config["variables"]:
             full = expected_array(name, step, shape, dtype)
             if config.get("buffer"):  # zero-copy: compute into the server's queue memory
