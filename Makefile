@@ -51,14 +51,17 @@ lock: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/nearline demo
 
-# `make test` first installs the Debian packages the suite needs (as root: scripts/system-packages)
-# and proves with `nearline doctor` that each capability works, stopping with its lines when one
-# does not. Tests run in TEST_WORKERS processes (pytest-xdist), each test file in one of them so
-# that a file's server starts once: most tests wait on servers, ranks and disks, not on a core.
+# `make test` first installs the Debian packages the suite needs (as root: scripts/system-packages),
+# builds SeaweedFS, the tests' S3 server, once a machine (into ~/.cache/nearline: about 8 minutes
+# on two cores the first time), and proves with `nearline doctor` that each capability works,
+# stopping with its lines when one does not. Tests run in TEST_WORKERS processes (pytest-xdist),
+# each test file in one of them so that a file's server starts once: most tests wait on servers,
+# ranks and disks, not on a core.
 TEST_WORKERS ?= 2
 
 test: $(STAMP)
 	scripts/system-packages
+	$(BIN)/python -m nearline.testing.s3server build
 	$(BIN)/nearline doctor
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks

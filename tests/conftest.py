@@ -12,14 +12,18 @@ import pytest
 from nearline.mpirun import MPI_ENV
 
 from .postgres_server import postgres_server  # noqa: F401 - a session fixture for every test
+from .s3_server import s3_bucket, s3_server  # noqa: F401 - a session fixture for every test
 
 
 @pytest.fixture(autouse=True)
 def _clean_nearline_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test starts without NEARLINE_* settings from the developer's shell."""
+    """Every test starts without NEARLINE_* or AWS settings from the developer's shell or
+    ~/.aws: a test that needs credentials passes them itself."""
     for name in list(os.environ):
-        if name.startswith("NEARLINE_"):
+        if name.startswith(("NEARLINE_", "AWS_")):
             monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
 
 
 def mpiexec(

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from nearline.doctor import builds, services
 from nearline.doctor.base import Capability
 from nearline.errors import ConfigError
+from nearline.testing.s3server import build_command
 
 PYTHON_DEPENDENCIES = "make .venv/.installed (nearline's Python dependencies, from uv.lock)"
 
@@ -48,6 +49,12 @@ CAPABILITIES: tuple[Capability, ...] = (
         purpose="burst's Fortran models",
         probe=builds.mpi_fortran,
         packages=("openmpi-bin", "libopenmpi-dev", "gfortran"),
+    ),
+    Capability(
+        name="s3-server",
+        purpose="the archive on object storage: a real S3 server (SeaweedFS) for the tests",
+        probe=services.s3_server,
+        install=build_command(),
     ),
 )
 

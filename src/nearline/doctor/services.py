@@ -195,3 +195,30 @@ def chromium_processes() -> list[psutil.Process]:
         except psutil.NoSuchProcess:
             continue
     return found
+
+
+def s3_server(folder: Path) -> str:
+    """SeaweedFS (the tests' S3 server) starts on 127.0.0.1, takes an object into a new bucket
+    and gives it back byte for byte; the read-only identity is refused a write."""
+    from nearline.testing.s3server import READER, S3ServerMissing, SeaweedFS, server_version
+
+    try:
+        version = server_version()
+    except S3ServerMissing as error:
+        raise CapabilityMissing(str(error)) from None
+    data = os.urandom(1 << 20)
+    with SeaweedFS(folder) as server:
+        s3 = server.client()
+        server.make_bucket("doctor")
+        s3.put_object(Bucket="doctor", Key="probe", Body=data)
+        back = s3.get_object(Bucket="doctor", Key="probe")["Body"].read()
+        try:
+            server.client(READER, retries=0).put_object(Bucket="doctor", Key="no", Body=b"")
+            refused = False
+        except Exception:
+            refused = True
+    if back != data:
+        raise CapabilityMissing("SeaweedFS gave back different bytes than it was given")
+    if not refused:
+        raise CapabilityMissing("SeaweedFS let the read-only identity write")
+    return f"SeaweedFS ({version.removeprefix('version ')}) stored and returned 1 MiB over S3"
