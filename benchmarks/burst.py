@@ -811,7 +811,7 @@ def report(
         *warn,
     ]
     parts = [
-        "## burst: AsyncIO's output pattern (seed paper, section 3.1)",
+        "## burst: AsyncIO's output pattern (the AsyncIO paper, section 3.1)",
         "",
         f"- Machine: {machine_summary(Path(args.out))}",
         f"- Date: {now_stamp()}",

@@ -1,4 +1,4 @@
-"""Hierarchical Data Structuring (the seed's T3E runs): one flat output folder against nearline's
+"""Hierarchical Data Structuring (the paper's T3E runs): one flat output folder against nearline's
 folder tree, as the files pile up.
 
 R ranks x F file groups write one small file each per step (500 x 2 by default, up to 10^5
