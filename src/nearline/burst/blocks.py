@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import BurstInputError, LayoutError
-from nearline.layout.paths import check_name
+from nearline.layout import check_name
 
 SUPPORTED = tuple(
     np.dtype(t)

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nearline.swath.maps import cache_folder, height, height_at, height_codes, is_land, land_at
-from nearline.swath.maps import land_bits as load_land_bits
+from nearline.swath import cache_folder, height, height_at, height_codes, is_land, land_at
+from nearline.swath import land_bits as load_land_bits
 
 OZONE_DU = 300.0  # Dobson units, a constant climatological total column
 OZONE_ABSORPTION_CH1 = 0.09  # per atm-cm (1000 DU): AVHRR channel 1 in the Chappuis band

@@ -30,8 +30,7 @@ import numba
 import numpy as np
 
 from nearline.composite.coefficients import Coefficients, load_coefficients, year_fraction
-from nearline.swath import Telemetry
-from nearline.swath.block import CH3A, CH3B
+from nearline.swath import CH3A, CH3B, Telemetry
 
 C1 = 1.1910427e-5  # mW/m^2/sr/cm^-4
 C2 = 1.4387752  # cm K

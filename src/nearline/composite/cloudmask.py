@@ -392,7 +392,7 @@ def near_infrared_tests(
     zone and above :data:`NEAR_IR_LAND` over land, and land that :func:`is_snow` loses its
     REFLECTANCE bit. Nothing changes on lines that carry 3b.
     """
-    from nearline.swath.orbit import glint_angle
+    from nearline.swath import glint_angle
 
     shape = flags.shape
     refl3a = np.broadcast_to(np.asarray(refl3a, np.float32), shape)

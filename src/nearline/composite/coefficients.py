@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from nearline.errors import CompositeError
-from nearline.swath.maps import package_folder
+from nearline.swath import package_folder
 
 VISIBLE = ("channel_1", "channel_2", "channel_3a")
 THERMAL = ("channel_3b", "channel_4", "channel_5")

@@ -22,8 +22,8 @@ from typing import Any
 from nearline.composite.context import RunContext
 from nearline.composite.worker import work
 from nearline.errors import CompositeError
+from nearline.swath import block_nbytes
 from nearline.swath.shm import SharedSlots
-from nearline.swath.wire import block_nbytes
 
 SLOTS_PER_WORKER = 3
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters

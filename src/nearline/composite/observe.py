@@ -27,9 +27,15 @@ from nearline.composite.ancillary import Ancillary, height_at, land_at
 from nearline.composite.calibration import LineCalibration, calibrate, channel3a
 from nearline.composite.cloudmask import DAY_SUN_ZENITH, cloud_tests, near_infrared_tests
 from nearline.composite.terrain import NADIR_COLUMN, shift_toward_nadir
-from nearline.swath import N_PIXELS, SwathBlock, interpolate_tiepoints, lonlat
-from nearline.swath.block import CH3A
-from nearline.swath.orbit import gac_scan_angles, sun_distance_squared
+from nearline.swath import (
+    CH3A,
+    N_PIXELS,
+    SwathBlock,
+    gac_scan_angles,
+    interpolate_tiepoints,
+    lonlat,
+    sun_distance_squared,
+)
 
 # quality bits
 BAD_CALIBRATION, NIGHT, SCAN_EDGE, LOW_SUN = 1, 2, 4, 8

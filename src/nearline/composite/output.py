@@ -20,7 +20,7 @@ from nearline.burst import VariableSpec, get_sink
 from nearline.composite.chunks import chunk_shape, read_chunks
 from nearline.durable import discard, publish, temporary_path
 from nearline.grid import Grid
-from nearline.swath.netcdf_granule import HDF5_MAGIC
+from nearline.swath import HDF5_MAGIC
 
 PRODUCT = "nearline-composite"
 

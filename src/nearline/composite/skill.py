@@ -34,9 +34,7 @@ from nearline.composite.calibration import line_calibration
 from nearline.composite.cloudmask import DAY_SUN_ZENITH
 from nearline.composite.observe import BAD_CALIBRATION, observe
 from nearline.grid import Grid, get_grid
-from nearline.swath import interpolate_tiepoints, open_granule
-from nearline.swath.orbit import glint_angle
-from nearline.swath.truth import Truth, read_truth
+from nearline.swath import Truth, glint_angle, interpolate_tiepoints, open_granule, read_truth
 
 CLOUDY_ABOVE = 0.5
 CLEAR_BELOW = 0.05

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nearline.burst.base import Sink, VariableSpec
+from nearline.burst import Sink, VariableSpec
 
 DTYPES = tuple(
     np.dtype(code) for code in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8")
