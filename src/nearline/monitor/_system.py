@@ -20,8 +20,8 @@ import psutil
 
 from nearline.closing import Closing
 from nearline.errors import ConfigError, MonitorError
-from nearline.monitor.devices import is_virtual
-from nearline.monitor.records import SECTOR, DiskRate, Mark, RecordFile, SystemSample
+from nearline.monitor._devices import is_virtual
+from nearline.monitor._records import SECTOR, DiskRate, Mark, RecordFile, SystemSample
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from nearline.monitor.base import Usage
+from nearline.monitor._base import Usage
 
 PROC = Path("/proc")
 _TICK = os.sysconf("SC_CLK_TCK")

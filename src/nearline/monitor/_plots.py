@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from nearline.durable import publish, temporary_path
 from nearline.errors import MonitorError
-from nearline.monitor.records import MB, SECTOR, Recording, SystemSample, read_recording
+from nearline.monitor._records import MB, SECTOR, Recording, SystemSample, read_recording
 
 DPI = 100
 WIDTH = 10.0  # inches; a figure is WIDTH * DPI pixels wide
