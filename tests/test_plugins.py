@@ -19,7 +19,7 @@ from nearline.burst import available_sinks, get_sink
 from nearline.burst.sinks import SINKS
 from nearline.errors import ConfigError, GridError
 from nearline.grid import available_grids, get_grid
-from nearline.grid.registry import GRID_REGISTRY
+from nearline.grid._registry import GRID_REGISTRY
 from nearline.layout.tier_registry import TIERS, open_tier
 from nearline.orders import available_executors, open_executor
 from nearline.plugins import Registry

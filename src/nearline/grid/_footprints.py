@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
-from nearline.grid import igh
+from nearline.grid import _igh as igh
 
 if TYPE_CHECKING:
-    from nearline.grid.base import Grid
+    from nearline.grid._base import Grid
 
 MAX_SPAN = 64  # cells: a footprint wider or taller than this gives its centre's cell only
 _DEG = math.pi / 180.0

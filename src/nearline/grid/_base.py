@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GridError
-from nearline.grid import igh, latlon
+from nearline.grid import _igh as igh
+from nearline.grid import _latlon as latlon
 
 
 class Kind(StrEnum):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nearline.errors import GridError
-from nearline.grid.base import Grid
+from nearline.grid._base import Grid
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ other packages plug in through the ``nearline.grids`` entry points, each naming 
 from __future__ import annotations
 
 from nearline.errors import GridError
-from nearline.grid.base import Grid, Kind
+from nearline.grid._base import Grid, Kind
 from nearline.plugins import Registry
 
 IGH_CRS = "+proj=igh +R=6370997 +units=m +no_defs"
