@@ -230,7 +230,7 @@ def test_importing_the_rooms_reads_no_entry_points():
 
         metadata.entry_points = counted
         import nearline.burst, nearline.grid, nearline.layout.tier_registry, nearline.orders
-        import nearline.swath.registry
+        import nearline.swath._registry
         print(sorted(g for g in groups if g.startswith("nearline.")))
     """
     done = subprocess.run(

@@ -23,8 +23,8 @@ from nearline.composite.cloudmask import (
 from nearline.composite.observe import observe
 from nearline.composite.skill import score_day
 from nearline.swath import open_granule, synthesize_day
-from nearline.swath.block import CH3A, CH3B, Telemetry
-from nearline.swath.truth import read_truth
+from nearline.swath._block import CH3A, CH3B, Telemetry
+from nearline.swath._truth import read_truth
 
 LINES = 6144  # MetOp-A from 00:00 UTC: 3a from the start, 3b from line 5382 (nadir at dusk)
 

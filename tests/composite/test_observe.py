@@ -13,7 +13,7 @@ from nearline.composite.calibration import calibrate, line_calibration
 from nearline.composite.cloudmask import cloud_tests
 from nearline.composite.observe import NIGHT, SCAN_EDGE, observe
 from nearline.swath import interpolate_tiepoints, lonlat, open_granule, synthesize_day
-from nearline.swath.orbit import sun_distance_squared
+from nearline.swath._orbit import sun_distance_squared
 
 FIRST, STOP = 3800, 4600  # night, the terminator, then day over the southern Pacific
 

@@ -49,7 +49,7 @@ class LineCalibration:
     ``space_counts``, ``bb_counts``, ``bb_radiance``; per channel (3,): ``space_radiance``,
     ``nonlinear`` (3, 3: b0 b1 b2), ``wavenumber``, ``band_a``, ``band_b``. ``ch3_select``
     (n,): what each line's channel-3 slot carries
-    (:attr:`~nearline.swath.block.Telemetry.ch3_select`); None: 3b on every line.
+    (:attr:`~nearline.swath.Telemetry.ch3_select`); None: 3b on every line.
     """
 
     slope_low: np.ndarray

@@ -98,7 +98,7 @@ GLINT_GUARD = 1e-9
 def in_glint_zone(cos_sun, cos_view, sun_zenith, sat_zenith, rel_azimuth):
     """Whether the glint angle, between the view and the sun's mirror direction, is below
     :data:`GLINT_ZONE` (``rel_azimuth`` 180 = the satellite opposite the sun, as
-    :func:`nearline.swath.orbit.view_angles` gives it). ``cos_sun``, ``cos_view``: the
+    :func:`nearline.swath._orbit.view_angles` gives it). ``cos_sun``, ``cos_view``: the
     cosines of the two zenith angles, which the caller has already."""
     cosine = cos_sun * cos_view - math.sin(sun_zenith * DEG) * math.sin(
         sat_zenith * DEG

@@ -2,7 +2,7 @@
 
 The mask is scored pixel by pixel in swath space: every pixel of every granule goes through
 the chain (:func:`~nearline.composite.observe.observe`) and its cloud bits are compared with
-the cloud fraction the generator drew there (:mod:`nearline.swath.truth`). As in the
+the cloud fraction the generator drew there (:mod:`nearline.swath._truth`). As in the
 validation of CLAVR-x against CALIPSO, only pixels that are clearly one or the other count:
 *cloudy* when the true cloud fraction is above :data:`CLOUDY_ABOVE`, *clear* when below
 :data:`CLEAR_BELOW`. Per surface:

@@ -27,12 +27,12 @@ import numpy as np
 
 from nearline.durable import publish, temporary_path
 from nearline.errors import ConfigError
-from nearline.swath import orbit
-from nearline.swath.maps import is_land, land_bits
-from nearline.swath.modis import interpolate
-from nearline.swath.modis_hdf import Inventory, write_granule
-from nearline.swath.modis_products import FRAMES, GEO_FIRST, GEO_STEP, PRODUCTS, Product
-from nearline.swath.scene import cloud_field
+from nearline.swath import _orbit as orbit
+from nearline.swath._maps import is_land, land_bits
+from nearline.swath._modis import interpolate
+from nearline.swath._modis_hdf import Inventory, write_granule
+from nearline.swath._modis_products import FRAMES, GEO_FIRST, GEO_STEP, PRODUCTS, Product
+from nearline.swath._scene import cloud_field
 
 # Terra (NORAD 25994), an element set of 2016-02-17 in its nominal 705 km orbit.
 TERRA_TLE = (

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath.base import Granule, Reader, tie_rows
-from nearline.swath.block import SwathBlock, Telemetry
-from nearline.swath.modis_products import (
+from nearline.swath._base import Granule, Reader, tie_rows
+from nearline.swath._block import SwathBlock, Telemetry
+from nearline.swath._modis_products import (
     FRAMES,
     GEO_FIRST,
     GEO_STEP,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nearline.swath.block import N_PIXELS, SwathBlock
+from nearline.swath._block import N_PIXELS, SwathBlock
 
 _TIE_FIELDS = ("tie_lat", "tie_lon", "tie_sat_zenith", "tie_sun_zenith", "tie_rel_azimuth")
 _N_TIE = 51

@@ -23,14 +23,14 @@ import numpy as np
 
 from nearline.durable import publish, temporary_path
 from nearline.errors import ConfigError
-from nearline.swath import orbit
-from nearline.swath.block import CH3A, CH3B, N_PIXELS, TIE_COLUMNS, SwathBlock
-from nearline.swath.gac import klm_name, write_klm
-from nearline.swath.geolocation import interpolate_tiepoints, lonlat
-from nearline.swath.maps import is_land, land_bits
+from nearline.swath import _orbit as orbit
+from nearline.swath._block import CH3A, CH3B, N_PIXELS, TIE_COLUMNS, SwathBlock
+from nearline.swath._gac import klm_name, write_klm
+from nearline.swath._geolocation import interpolate_tiepoints, lonlat
+from nearline.swath._maps import is_land, land_bits
+from nearline.swath._scene import OZONE_DEPTH, cloud_field, scene, sun_glint
+from nearline.swath._truth import Truth, truth_path, write_truth
 from nearline.swath.netcdf_granule import write_granule
-from nearline.swath.scene import OZONE_DEPTH, cloud_field, scene, sun_glint
-from nearline.swath.truth import Truth, truth_path, write_truth
 
 CHUNK_LINES = 2048
 FORMATS = ("netcdf", "l1b")
@@ -155,9 +155,9 @@ def synthesize_orbit(
     ``file_format`` is "netcdf" (nearline's own granules) or "l1b" (NOAA KLM GAC Level 1b
     that pygac decodes; telemetry counts rounded to integers as the format stores them).
     ``truth``: also write the cloud fraction, surface NDVI and land drawn at each pixel
-    (:mod:`~nearline.swath.truth`). Sunlight reaching the scene scales with the inverse square
+    (:mod:`~nearline.swath._truth`). Sunlight reaching the scene scales with the inverse square
     of the Earth-Sun distance, so the visible counts do too. ``snow``: snow on the land
-    (:func:`~nearline.swath.scene.snow_cover`).
+    (:func:`~nearline.swath._scene.snow_cover`).
     """
     rng = np.random.default_rng(seed)
     land = land_bits() if land is None else land
@@ -264,7 +264,7 @@ def synthesize_day(
     Orbits start one orbital period (about 102 minutes for NOAA-19, 101 for MetOp-A) apart
     from 00:00 UTC; 13,000 lines (108 minutes) is slightly more than an orbit, as real GAC
     files are. ``truth``: also write each granule's truth into ``out_dir/truth/``
-    (:mod:`~nearline.swath.truth`). ``snow``: snow on the land (not by default).
+    (:mod:`~nearline.swath._truth`). ``snow``: snow on the land (not by default).
     """
     if isinstance(day, str):
         try:

@@ -1,15 +1,15 @@
 """The contract between granule formats and the compositing chain.
 
 A :class:`Reader` knows one format: ``can_open`` sniffs a file, ``open`` gives a
-:class:`Granule`. A granule hands out :class:`~nearline.swath.block.SwathBlock` s of
+:class:`Granule`. A granule hands out :class:`~nearline.swath.SwathBlock` s of
 contiguous scan lines in large reads, plus two small things the compositor needs up front:
 the tie-point latitudes (to map lines to latitude bands by sampling) and the calibration
 telemetry of the whole granule; and, for the catalogue, the tie-point longitudes and
-latitudes of every few lines (:mod:`~nearline.swath.footprint` makes the footprint of them).
+latitudes of every few lines (:mod:`~nearline.swath._footprint` makes the footprint of them).
 
 AVHRR GAC has 409 pixels per line; geolocation comes at 51 tie points per line (pixels
 5, 13, ..., 405 counting from 1, as in the Level 1b files), and
-:func:`~nearline.swath.geolocation.lonlat` interpolates it to every pixel as the GAC readers
+:func:`~nearline.swath.lonlat` interpolates it to every pixel as the GAC readers
 do.
 """
 
@@ -22,8 +22,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from nearline.swath.block import TIE_COLUMNS, SwathBlock, Telemetry
-from nearline.swath.wire import pack_block
+from nearline.swath._block import TIE_COLUMNS, SwathBlock, Telemetry
+from nearline.swath._wire import pack_block
 
 READ_LINES = 1024  # lines a block read asks for at once (818 KiB of counts per channel)
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 from nearline.errors import GranuleError
 from nearline.plugins import Registry
-from nearline.swath.base import Granule, Reader
+from nearline.swath._base import Granule, Reader
 
 READERS: Registry[type[Reader]] = Registry(
     "granule reader",
     group="nearline.readers",
     builtins={
         "nearline-avhrr": "nearline.swath.netcdf_granule:NetCDFGranuleReader",
-        "avhrr-gac": "nearline.swath.gac:GACReader",
-        "modis-l2": "nearline.swath.modis:ModisL2Reader",
+        "avhrr-gac": "nearline.swath._gac:GACReader",
+        "modis-l2": "nearline.swath._modis:ModisL2Reader",
     },
     error=GranuleError,
 )

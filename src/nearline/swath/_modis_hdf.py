@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from nearline.swath.modis_products import FRAMES, GEO_FIRST, GEO_STEP, Field, Product
+from nearline.swath._modis_products import FRAMES, GEO_FIRST, GEO_STEP, Field, Product
 
 HDF_TYPES = {"int8": "INT8", "uint8": "UINT8", "int16": "INT16", "uint16": "UINT16",
              "float32": "FLOAT32", "float64": "FLOAT64"}  # fmt: skip

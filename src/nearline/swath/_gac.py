@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath.base import Granule, Reader, tie_rows
-from nearline.swath.block import CH3A, N_PIXELS, TIE_COLUMNS, SwathBlock, Telemetry
-from nearline.swath.orbit import gac_scan_angles
+from nearline.swath._base import Granule, Reader, tie_rows
+from nearline.swath._block import CH3A, N_PIXELS, TIE_COLUMNS, SwathBlock, Telemetry
+from nearline.swath._orbit import gac_scan_angles
 
 READER = "avhrr-gac"
 ORBIT_HEIGHT_KM = 850.0

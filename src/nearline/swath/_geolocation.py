@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from nearline.swath.block import N_PIXELS, TIE_COLUMNS, SwathBlock
+from nearline.swath._block import N_PIXELS, TIE_COLUMNS, SwathBlock
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -37,8 +37,8 @@ import numpy as np
 import shapely
 from shapely.geometry import shape
 
-from nearline.swath.base import Granule
-from nearline.swath.registry import open_granule
+from nearline.swath._base import Granule
+from nearline.swath._registry import open_granule
 
 TOLERANCE = 0.05  # degrees
 STEP = 8  # lines: the tie points of every 8th line (26 km apart) outline the swath

@@ -107,7 +107,7 @@ def sun_glint(
     Facets tilted by beta reflect the sun into the view; their slopes are Gaussian with
     variance 0.003 + 0.00512 W (isotropic, W = :data:`WIND_SPEED`); Fresnel reflectance by
     Schlick's approximation. Spectrally flat, so it adds the same to channels 1 and 2.
-    ``rel_azimuth`` as :func:`~nearline.swath.orbit.view_angles` (180 = mirror direction).
+    ``rel_azimuth`` as :func:`~nearline.swath._orbit.view_angles` (180 = mirror direction).
     """
     s, v, r = (np.radians(np.asarray(a, np.float64)) for a in (sun_zenith, sat_zenith, rel_azimuth))
     mu_s, mu_v = np.maximum(np.cos(s), 1e-3), np.maximum(np.cos(v), 1e-3)
