@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from nearline.composite import run
-from nearline.composite.calibration import calibrate, line_calibration
-from nearline.composite.skill import SURFACES, MaskSkill, score_day
+from nearline.composite._calibration import calibrate, line_calibration
+from nearline.composite._skill import SURFACES, MaskSkill, score_day
 from nearline.swath import open_granule, synthesize_day
 from nearline.swath._truth import Truth, read_truth
 

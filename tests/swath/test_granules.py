@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from pyorbital.geoloc_avhrr import compute_avhrr_gcps_lonlatalt
 
-from nearline.composite.calibration import calibrate, line_calibration
+from nearline.composite._calibration import calibrate, line_calibration
 from nearline.errors import ConfigError, GranuleError
 from nearline.swath import N_PIXELS, TIE_COLUMNS, available_readers, lonlat, open_granule
 from nearline.swath import _orbit as orbit

@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nearline.composite.chunks import remove_chunks
-from nearline.composite.context import prepare
-from nearline.composite.local_run import run_local
-from nearline.composite.mpi_run import roles, run_mpi, world
-from nearline.composite.output import CompositeFile, is_composite_file
-from nearline.composite.quicklook import write_quicklook
-from nearline.composite.settings import CompositeSettings, check_output
-from nearline.composite.worker import band_file
+from nearline.composite._chunks import remove_chunks
+from nearline.composite._context import prepare
+from nearline.composite._local_run import run_local
+from nearline.composite._mpi_run import roles, run_mpi, world
+from nearline.composite._output import CompositeFile, is_composite_file
+from nearline.composite._quicklook import write_quicklook
+from nearline.composite._settings import CompositeSettings, check_output
+from nearline.composite._worker import band_file
 from nearline.swath import N_PIXELS, granule_paths
 
 log = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ def _climate(
     started: float,
 ) -> CompositeResult:
     """Daily composites in: the Climate step (10-day or monthly maximum-value composites)."""
-    from nearline.composite.climate import temporal_composite
+    from nearline.composite._climate import temporal_composite
 
     settings = CompositeSettings.parse(period=period, workers=1)
     if png is not None:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nearline.composite.chunks import CHUNK_ROWS
-from nearline.composite.cloudmask import DAY_SUN_ZENITH, TILE_LINES
+from nearline.composite._chunks import CHUNK_ROWS
+from nearline.composite._cloudmask import DAY_SUN_ZENITH, TILE_LINES
 from nearline.errors import CompositeError
 from nearline.grid import Band, Grid, row_of_latitude, split_rows
 from nearline.swath.input_servers import ReadTask, Runs, merge_runs

@@ -19,15 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from nearline.composite.ancillary import Ancillary
-from nearline.composite.base import Reducer
-from nearline.composite.calibration import LineCalibration, line_calibration
-from nearline.composite.coefficients import Coefficients, load_coefficients
-from nearline.composite.observe import observe
-from nearline.composite.periods import period_label, period_window
-from nearline.composite.plan import GranuleInfo, Plan, make_plan, observed_lines
-from nearline.composite.reducers import get_reducer
-from nearline.composite.settings import CompositeSettings, OnError
+from nearline.composite._ancillary import Ancillary
+from nearline.composite._base import Reducer
+from nearline.composite._calibration import LineCalibration, line_calibration
+from nearline.composite._coefficients import Coefficients, load_coefficients
+from nearline.composite._observe import observe
+from nearline.composite._periods import period_label, period_window
+from nearline.composite._plan import GranuleInfo, Plan, make_plan, observed_lines
+from nearline.composite._reducers import get_reducer
+from nearline.composite._settings import CompositeSettings, OnError
 from nearline.errors import CompositeError, ConfigError, GranuleError
 from nearline.grid import FootprintRegistrar, get_grid
 from nearline.swath import Granule, open_granule

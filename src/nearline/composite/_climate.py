@@ -1,7 +1,7 @@
 """Temporal composites: daily composite files into 10-day and monthly ones.
 
 The daily files are the driver's output (CF netCDF, variables on (y, x), packed as
-:mod:`~nearline.composite.base` declares, global attributes ``reducer`` and
+:mod:`~nearline.composite._base` declares, global attributes ``reducer`` and
 ``time_coverage_start``). Each row block of every input is turned back into a reducer state
 (:meth:`Reducer.restore`), the states are merged (:meth:`Reducer.merge`: for max-ndvi the
 clear maximum-NDVI day of each cell wins with all 12 bands), and the block is finished and
@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from nearline.composite.chunks import CHUNK_COLUMNS
-from nearline.composite.periods import period_label, period_window
-from nearline.composite.reducers import get_reducer
-from nearline.composite.settings import Period
+from nearline.composite._chunks import CHUNK_COLUMNS
+from nearline.composite._periods import period_label, period_window
+from nearline.composite._reducers import get_reducer
+from nearline.composite._settings import Period
 from nearline.durable import discard, publish, temporary_path
 from nearline.errors import CompositeError, ConfigError
 

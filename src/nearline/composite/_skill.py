@@ -1,7 +1,7 @@
 """How good the cloud mask and the composite are, against the truth of a synthetic day.
 
 The mask is scored pixel by pixel in swath space: every pixel of every granule goes through
-the chain (:func:`~nearline.composite.observe.observe`) and its cloud bits are compared with
+the chain (:func:`~nearline.composite._observe.observe`) and its cloud bits are compared with
 the cloud fraction the generator drew there (:mod:`nearline.swath._truth`). As in the
 validation of CLAVR-x against CALIPSO, only pixels that are clearly one or the other count:
 *cloudy* when the true cloud fraction is above :data:`CLOUDY_ABOVE`, *clear* when below
@@ -29,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from nearline.composite.ancillary import Ancillary
-from nearline.composite.calibration import line_calibration
-from nearline.composite.cloudmask import DAY_SUN_ZENITH
-from nearline.composite.observe import BAD_CALIBRATION, observe
+from nearline.composite._ancillary import Ancillary
+from nearline.composite._calibration import line_calibration
+from nearline.composite._cloudmask import DAY_SUN_ZENITH
+from nearline.composite._observe import BAD_CALIBRATION, observe
 from nearline.grid import Grid, get_grid
 from nearline.swath import Truth, glint_angle, interpolate_tiepoints, open_granule, read_truth
 

@@ -1,11 +1,11 @@
 """From a block of raw scan lines to observations: the per-pixel chain in two compiled passes.
 
-:func:`~nearline.composite.calibration.calibrate` (counts to scaled radiance and brightness
+:func:`~nearline.composite._calibration.calibrate` (counts to scaled radiance and brightness
 temperature, with drift), then one pass per pixel: surface height at the geolocated point ->
 terrain (parallax) correction of the position -> land/sea at the corrected point ->
 reflectance normalised by the solar zenith cosine and the Earth-Sun distance and, for
 channel 1, ozone-corrected -> NDVI -> quality bits; then the cloud tests
-(:mod:`~nearline.composite.cloudmask`) over the block, which compare a pixel with its
+(:mod:`~nearline.composite._cloudmask`) over the block, which compare a pixel with its
 neighbours.
 
 Quality bits (``qc``): 1 bad calibration (a thermal channel, or by day a visible channel,
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from nearline.composite.ancillary import Ancillary, height_at, land_at
-from nearline.composite.calibration import LineCalibration, calibrate, channel3a
-from nearline.composite.cloudmask import DAY_SUN_ZENITH, cloud_tests, near_infrared_tests
-from nearline.composite.terrain import NADIR_COLUMN, shift_toward_nadir
+from nearline.composite._ancillary import Ancillary, height_at, land_at
+from nearline.composite._calibration import LineCalibration, calibrate, channel3a
+from nearline.composite._cloudmask import DAY_SUN_ZENITH, cloud_tests, near_infrared_tests
+from nearline.composite._terrain import NADIR_COLUMN, shift_toward_nadir
 from nearline.swath import (
     CH3A,
     N_PIXELS,

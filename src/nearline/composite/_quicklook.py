@@ -71,7 +71,7 @@ def write_quicklook(composite: Path, png: Path, *, max_width: int = 2502) -> Pat
     import netCDF4
     from PIL import Image
 
-    from nearline.composite.ancillary import Ancillary
+    from nearline.composite._ancillary import Ancillary
     from nearline.grid import get_grid
 
     with netCDF4.Dataset(composite) as dataset:

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numba
 import numpy as np
 
-from nearline.composite.base import (
+from nearline.composite._base import (
     BT3,
     BT4,
     BT5,
@@ -47,7 +47,7 @@ from nearline.composite.base import (
     OutputVariable,
     Reducer,
 )  # fmt: skip
-from nearline.composite.observe import BAD_CALIBRATION
+from nearline.composite._observe import BAD_CALIBRATION
 from nearline.errors import ConfigError
 
 STAT_BANDS = (NDVI, REFL1, REFL2, BT3, BT4, BT5)

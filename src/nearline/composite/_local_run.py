@@ -19,8 +19,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from nearline.composite.context import RunContext
-from nearline.composite.worker import work
+from nearline.composite._context import RunContext
+from nearline.composite._worker import work
 from nearline.errors import CompositeError
 from nearline.swath import block_nbytes
 from nearline.swath.shm import SharedSlots

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nearline.composite.base import Reducer
-from nearline.composite.chunks import write_chunks
-from nearline.composite.plan import Plan
+from nearline.composite._base import Reducer
+from nearline.composite._chunks import write_chunks
+from nearline.composite._plan import Plan
 from nearline.grid import FootprintRegistrar
 from nearline.swath.input_servers import Inbox
 

@@ -12,7 +12,7 @@
   Assembled by Mapzen from SRTM, GMTED2010 and ETOPO1; coarse (errors of 100 m and more).
 - **Ozone** — :data:`OZONE_DU`, a constant climatological total column of 300 Dobson units
   (no ozone field is read). It is used in one place: channel 1 (0.58-0.68 um) lies in the
-  Chappuis band, and :mod:`~nearline.composite.observe` divides its reflectance by the two-way
+  Chappuis band, and :mod:`~nearline.composite._observe` divides its reflectance by the two-way
   transmittance ``exp(-tau (1/mu0 + 1/mu))`` with ``tau = OZONE_DU / 1000 *``
   :data:`OZONE_ABSORPTION_CH1` (0.09 per atm-cm: tau = 0.027, about 5-8 % of the signal at
   typical angles). Channel 2 has no ozone absorption worth correcting.

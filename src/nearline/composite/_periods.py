@@ -5,7 +5,7 @@ from __future__ import annotations
 import calendar
 from datetime import date, timedelta
 
-from nearline.composite.settings import Period
+from nearline.composite._settings import Period
 
 
 def period_window(day: date, period: Period) -> tuple[date, date]:

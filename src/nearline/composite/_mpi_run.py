@@ -13,8 +13,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from nearline.composite.context import RunContext
-from nearline.composite.worker import work
+from nearline.composite._context import RunContext
+from nearline.composite._worker import work
 from nearline.errors import ConfigError
 from nearline.swath.mpi_transport import MPIInbox, MPIOutbox
 

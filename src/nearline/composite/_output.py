@@ -2,7 +2,7 @@
 
 burst's netCDF sink lays the file out (dimensions, coordinates, the ``crs`` variable, every
 band chunked 128 x 1024 and deflate-compressed, CF attributes). The bands' data then arrive
-as chunks the band owners already compressed (:mod:`nearline.composite.chunks`), in any
+as chunks the band owners already compressed (:mod:`nearline.composite._chunks`), in any
 order, and go into the file with HDF5's direct chunk write. The file is written under a
 hidden temporary name and published by rename only when every band is in: a failed run
 leaves nothing that looks complete.
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from nearline.burst import VariableSpec, get_sink
-from nearline.composite.chunks import chunk_shape, read_chunks
+from nearline.composite._chunks import chunk_shape, read_chunks
 from nearline.durable import discard, publish, temporary_path
 from nearline.grid import Grid
 from nearline.swath import HDF5_MAGIC

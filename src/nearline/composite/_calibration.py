@@ -1,7 +1,7 @@
 """Calibration with drift: raw counts to reflectance and brightness temperature.
 
 The equations and coefficients are pygac's (``pygac.calibration.noaa``; PATMOS-x
-coefficients per platform, read by :mod:`~nearline.composite.coefficients`), split in two so
+coefficients per platform, read by :mod:`~nearline.composite._coefficients`), split in two so
 the per-pixel part runs in one compiled pass:
 
 - **Visible (channels 1, 2 and 3a)** — Heidinger et al. (2010): the calibration slope
@@ -29,7 +29,7 @@ from datetime import datetime
 import numba
 import numpy as np
 
-from nearline.composite.coefficients import Coefficients, load_coefficients, year_fraction
+from nearline.composite._coefficients import Coefficients, load_coefficients, year_fraction
 from nearline.swath import CH3A, CH3B, Telemetry
 
 C1 = 1.1910427e-5  # mW/m^2/sr/cm^-4

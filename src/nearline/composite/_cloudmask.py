@@ -315,7 +315,7 @@ def cloud_tests(
     ``night=False`` tests sunlit pixels only and leaves the others 0 (a composite uses no
     night pixel); the sunlit pixels' bits are the same either way. ``cosines``: the
     cosines of the sun and satellite zenith angles, (n, 409) float64 each, if the caller
-    has them (:func:`nearline.composite.observe.observe` does).
+    has them (:func:`nearline.composite._observe.observe` does).
     """
     shape = np.shape(calibrated[3])
     out = np.empty(shape, np.uint8)
