@@ -13,7 +13,7 @@ from nearline.swath import N_PIXELS, BlockHeader, Reader, block_nbytes, unpack_b
 
 
 class ReaderTests:
-    """Generic checks of the :class:`~nearline.swath._base.Reader` contract."""
+    """Generic checks of the :class:`~nearline.swath.Reader` contract."""
 
     reader: type[Reader]
 

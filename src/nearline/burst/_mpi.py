@@ -21,19 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from nearline.burst.arena import PAGE
-from nearline.burst.base import Sink
-from nearline.burst.client import Client
-from nearline.burst.group import MPIGroup
-from nearline.burst.io_server import IOServer
-from nearline.burst.mpi_session import (
+from nearline.burst._arena import PAGE
+from nearline.burst._base import Sink
+from nearline.burst._client import Client
+from nearline.burst._group import MPIGroup
+from nearline.burst._io_server import IOServer
+from nearline.burst._mpi_session import (
     LIVENESS_SECONDS,
     Backoff,
     Session,
     alive,
     compute_ranks,
 )
-from nearline.burst.protocol import (
+from nearline.burst._protocol import (
     TAG_CONTROL,
     TAG_DATA,
     TAG_REPLY,
@@ -43,7 +43,7 @@ from nearline.burst.protocol import (
     decode,
     encode,
 )
-from nearline.burst.settings import AutoFlush, BurstSettings, Overflow
+from nearline.burst._settings import AutoFlush, BurstSettings, Overflow
 from nearline.burst.sinks import get_sink
 from nearline.errors import BurstError
 from nearline.layout import Layout

@@ -8,7 +8,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from nearline.burst.space import OnFull, parse_on_full
+from nearline.burst._space import OnFull, parse_on_full
 from nearline.errors import ConfigError
 from nearline.layout import Layout
 from nearline.units import parse_size

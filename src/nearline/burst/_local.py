@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from nearline.burst.base import Sink
-from nearline.burst.client import Client
-from nearline.burst.group import ThreadGroup
-from nearline.burst.io_server import IOServer
-from nearline.burst.protocol import Message, WriteRequest
-from nearline.burst.settings import AutoFlush, BurstSettings, Overflow
+from nearline.burst._base import Sink
+from nearline.burst._client import Client
+from nearline.burst._group import ThreadGroup
+from nearline.burst._io_server import IOServer
+from nearline.burst._protocol import Message, WriteRequest
+from nearline.burst._settings import AutoFlush, BurstSettings, Overflow
 from nearline.burst.sinks import get_sink
 from nearline.errors import BurstError, ConfigError
 from nearline.layout import Layout

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from nearline.burst.assembly import FileKey, FileState
-from nearline.burst.base import Sink, SinkFile
-from nearline.burst.completion import ConsumedFile
+from nearline.burst._assembly import FileKey, FileState
+from nearline.burst._base import Sink, SinkFile
+from nearline.burst._completion import ConsumedFile
 from nearline.durable import discard, publish, temporary_path
 from nearline.layout import Layout
 

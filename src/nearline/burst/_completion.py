@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from nearline.burst.group import ServerGroup
+from nearline.burst._group import ServerGroup
 from nearline.layout import Layout, mark_complete
 
 log = logging.getLogger(__name__)

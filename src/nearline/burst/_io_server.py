@@ -19,17 +19,17 @@ from typing import Protocol
 
 import numpy as np
 
-from nearline.burst.arena import Arena, rounded
-from nearline.burst.assembly import FileKey, key_of
-from nearline.burst.base import Sink
-from nearline.burst.blocks import check_names
-from nearline.burst.completion import CompletionBook
-from nearline.burst.flushes import FlushBook
-from nearline.burst.group import ServerGroup
-from nearline.burst.protocol import Kind, Message, Mode, WriteRequest
-from nearline.burst.settings import BurstSettings, Overflow
-from nearline.burst.space import Room, explain
-from nearline.burst.writer import FileWriter, OutputFile
+from nearline.burst._arena import Arena, rounded
+from nearline.burst._assembly import FileKey, key_of
+from nearline.burst._base import Sink
+from nearline.burst._blocks import check_names
+from nearline.burst._completion import CompletionBook
+from nearline.burst._flushes import FlushBook
+from nearline.burst._group import ServerGroup
+from nearline.burst._protocol import Kind, Message, Mode, WriteRequest
+from nearline.burst._settings import BurstSettings, Overflow
+from nearline.burst._space import Room, explain
+from nearline.burst._writer import FileWriter, OutputFile
 from nearline.errors import BurstError, BurstInputError
 
 log = logging.getLogger(__name__)

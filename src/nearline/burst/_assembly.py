@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nearline.burst.base import VariableSpec
-from nearline.burst.protocol import WriteRequest
+from nearline.burst._base import VariableSpec
+from nearline.burst._protocol import WriteRequest
 from nearline.errors import BurstError, BurstInputError
 
 

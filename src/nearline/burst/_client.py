@@ -16,11 +16,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from nearline.burst.arena import ALIGN, rounded
-from nearline.burst.blocks import as_block, check_attrs, lendable, placement
-from nearline.burst.copier import Copier
-from nearline.burst.protocol import Kind, Message, Mode, WriteRequest
-from nearline.burst.settings import AutoFlush
+from nearline.burst._arena import ALIGN, rounded
+from nearline.burst._blocks import as_block, check_attrs, lendable, placement
+from nearline.burst._copier import Copier
+from nearline.burst._protocol import Kind, Message, Mode, WriteRequest
+from nearline.burst._settings import AutoFlush
 from nearline.errors import BurstError, BurstInputError
 
 
