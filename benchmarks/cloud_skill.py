@@ -7,7 +7,7 @@ In one run:
 2. the day composited to igh-8km (``nearline.composite.run``);
 3. every pixel through the chain again, its cloud bits scored against the truth per surface
    (hit rate on pixels with true cloud fraction > 0.5, false alarms on those < 0.05), and the
-   composite's NDVI against the true NDVI over clear land (``nearline.composite.skill``);
+   composite's NDVI against the true NDVI over clear land (``nearline.composite._skill``);
 4. the cost of the cloud-mask stage alone on one block, per pixel.
 
 The targets (issue 22): by day over land and over sea hit rate >= 95 % and false alarms
@@ -52,10 +52,10 @@ def progress(message: str) -> None:
 
 def mask_seconds_per_pixel(granule: Path, repeats: int) -> float:
     """Median time of the cloud-mask stage (``cloud_tests``) on one block, per pixel."""
-    from nearline.composite.ancillary import Ancillary
-    from nearline.composite.calibration import line_calibration
-    from nearline.composite.cloudmask import cloud_tests
-    from nearline.composite.observe import observe
+    from nearline.composite._ancillary import Ancillary
+    from nearline.composite._calibration import line_calibration
+    from nearline.composite._cloudmask import cloud_tests
+    from nearline.composite._observe import observe
     from nearline.swath import interpolate_tiepoints, open_granule
 
     with open_granule(granule) as opened:
@@ -83,7 +83,7 @@ def markers(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def report(args: argparse.Namespace, skill, seconds: dict[str, float], per_pixel: float) -> str:
-    from nearline.composite.skill import SKILL_HEADERS, TARGETS, skill_table
+    from nearline.composite._skill import SKILL_HEADERS, TARGETS, skill_table
 
     ndvi = skill.ndvi
     title = "## Cloud mask skill"
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     import shutil
 
     from nearline.composite import run
-    from nearline.composite.skill import TARGETS, score_day
+    from nearline.composite._skill import TARGETS, score_day
     from nearline.swath import synthesize_day
 
     args = parse_args(argv)

@@ -238,9 +238,9 @@ def io_seconds(row: dict[str, Any]) -> float:
 def stage_points(paths: list[Path], n_points: int) -> dict[str, np.ndarray]:
     """Observations of every pixel of the day's first lines, by day and by night (the band
     owners leave most night lines out), until ``n_points`` pixels: lon, lat, NDVI, ..."""
-    from nearline.composite.context import prepare
-    from nearline.composite.observe import observe
-    from nearline.composite.settings import CompositeSettings
+    from nearline.composite._context import prepare
+    from nearline.composite._observe import observe
+    from nearline.composite._settings import CompositeSettings
 
     context = prepare(paths, CompositeSettings.parse(workers=1))
     chunks: list[Any] = []
@@ -597,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
         row.update(workers=workers, readers=readers, granules=len(day))
         rows.append(row)
-    from nearline.composite.quality import composite_coverage
+    from nearline.composite._quality import composite_coverage
 
     coverage = composite_coverage(out / "day.nc")
     progress("registration + compositing stage against pyresample")

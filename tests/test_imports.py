@@ -1,15 +1,18 @@
-"""Imports point one way: no module of nearline imports one that imports it back, and each
-room uses only the rooms docs/architecture.md allows it.
+"""Imports point one way: no module of nearline imports one that imports it back, each
+room uses only the rooms docs/architecture.md allows it, and enters them through their
+``__init__``.
 
-The rules are read from that page's two tables (the rooms and what each may import, and the
-shared helpers at the package root), so the plan and this test cannot disagree. Every import
-counts, the ones inside functions too: a lazy import is still a dependency.
+The rules are read from that page's three tables (the rooms and what each may import, the
+shared helpers at the package root, and the few modules one room may reach into past
+another's ``__init__``), so the plan and this test cannot disagree. Every import counts, the
+ones inside functions too: a lazy import is still a dependency.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -43,7 +46,18 @@ def house_plan() -> tuple[dict[str, set[str]], set[str]]:
     return allowed, shared
 
 
+def face_exceptions() -> set[tuple[str, str]]:
+    """(importer room, module) pairs the plan lets reach past a room's ``__init__``."""
+    return {
+        (room, module)
+        for rooms, modules, _ in plan_rows("faces")
+        for room in names_in(rooms)
+        for module in re.findall(r"`(nearline(?:\.[a-z_]+)+)`", modules)
+    }
+
+
 ALLOWED, SHARED = house_plan()
+FACE_EXCEPTIONS = face_exceptions()
 ROOMS = set(ALLOWED)
 # the rooms that may use the test support: itself, and those the plan lets import it
 USE_TESTING = {room for room, allowed in ALLOWED.items() if "testing" in allowed} | {"testing"}
@@ -54,6 +68,20 @@ def module_name(path: Path) -> str:
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
+
+
+@cache
+def exported(package: str) -> set[str]:
+    """The names a package's ``__init__`` lists in ``__all__``: its face."""
+    init = PACKAGE.parent.joinpath(*package.split("."), "__init__.py")
+    if not init.is_file():
+        return set()
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+        ):
+            return {ast.literal_eval(element) for element in node.value.elts}
+    return set()
 
 
 def imports_of(path: Path, modules: set[str]) -> set[str]:
@@ -69,9 +97,13 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
                 base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
                 base = f"{base}.{node.module}" if node.module else base
             # ``from package import module`` depends on the module; any other name, on the
-            # module (or package ``__init__``) that defines it
+            # module (or package ``__init__``) that defines it, which is the package when its
+            # ``__all__`` exports a function named as its module (``archive.ingest``)
+            face = exported(base)
             names = [
-                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                f"{base}.{alias.name}"
+                if f"{base}.{alias.name}" in modules and alias.name not in face
+                else base
                 for alias in node.names
             ]
         else:
@@ -130,7 +162,7 @@ def test_the_graph_sees_lazy_imports() -> None:
     graph = import_graph()
     # base imports wire at the top, tiers its implementations: both must count
     assert len(graph) > 90
-    assert "nearline.swath.wire" in graph["nearline.swath.base"]
+    assert "nearline.swath._wire" in graph["nearline.swath._base"]
     assert "nearline.layout.tier_local" in graph["nearline.layout.tier_registry"]
 
 
@@ -176,6 +208,33 @@ def test_nothing_but_the_doctor_uses_the_test_support() -> None:
     assert users == []
 
 
+def past_the_faces(graph: dict[str, set[str]]) -> set[tuple[str, str, str]]:
+    """(importer room, module, target) for each import of another room's module other than its
+    ``__init__``: the room's face is ``nearline.<room>``."""
+    return {
+        (room_of(module), module, target)
+        for module, targets in graph.items()
+        for target in targets
+        if room_of(target) in ROOMS
+        and room_of(target) != room_of(module)
+        and target != f"nearline.{room_of(target)}"
+    }
+
+
+def test_rooms_are_entered_through_their_public_face() -> None:
+    broken = sorted(
+        f"{module} imports {target}"
+        for room, module, target in past_the_faces(import_graph())
+        if (room, target) not in FACE_EXCEPTIONS
+    )
+    assert broken == []
+
+
+def test_every_exception_to_the_faces_is_still_needed() -> None:
+    used = {(room, target) for room, _, target in past_the_faces(import_graph())}
+    assert sorted(FACE_EXCEPTIONS - used) == []
+
+
 def test_the_plan_names_every_room_and_root_module_there_is() -> None:
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
     modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
@@ -188,3 +247,5 @@ def test_the_plan_reader_finds_the_rules() -> None:
     assert ALLOWED["cli"] == ROOMS - {"cli", "testing"}
     assert {"errors", "db", "plugins"} <= SHARED
     assert {"testing", "doctor"} == USE_TESTING
+    assert ("composite", "nearline.swath.shm") in FACE_EXCEPTIONS
+    assert ("doctor", "nearline.burst.native") in FACE_EXCEPTIONS

@@ -19,7 +19,7 @@ from nearline.burst import available_sinks, get_sink
 from nearline.burst.sinks import SINKS
 from nearline.errors import ConfigError, GridError
 from nearline.grid import available_grids, get_grid
-from nearline.grid.registry import GRID_REGISTRY
+from nearline.grid._registry import GRID_REGISTRY
 from nearline.layout.tier_registry import TIERS, open_tier
 from nearline.orders import available_executors, open_executor
 from nearline.plugins import Registry
@@ -230,7 +230,7 @@ def test_importing_the_rooms_reads_no_entry_points():
 
         metadata.entry_points = counted
         import nearline.burst, nearline.grid, nearline.layout.tier_registry, nearline.orders
-        import nearline.swath.registry
+        import nearline.swath._registry
         print(sorted(g for g in groups if g.startswith("nearline.")))
     """
     done = subprocess.run(

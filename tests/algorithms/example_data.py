@@ -23,7 +23,7 @@ import netCDF4
 import numpy as np
 
 from nearline.swath import open_granule
-from nearline.swath.synth import synthesize_orbit
+from nearline.swath._synth import synthesize_orbit
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "algorithms"

@@ -24,8 +24,8 @@ import netCDF4
 import numpy as np
 
 from nearline.grid import get_grid
-from nearline.swath.modis import ModisL2Reader
-from nearline.swath.modis_synth import synthesize_modis_day
+from nearline.swath._modis import ModisL2Reader
+from nearline.swath._modis_synth import synthesize_modis_day
 
 from .example_data import EXAMPLES
 

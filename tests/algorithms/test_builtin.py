@@ -20,7 +20,7 @@ from nearline.algorithms import (
 from nearline.algorithms.kernels import NEARLINE, seed_kernel_cache
 from nearline.composite import REDUCERS, OnError, Period, run
 from nearline.composite.job import output_name
-from nearline.grid.registry import GRIDS
+from nearline.grid._registry import GRIDS
 from nearline.swath import synthesize_day
 
 

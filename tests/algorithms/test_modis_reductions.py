@@ -22,7 +22,7 @@ from nearline.algorithms.compare import difference
 from nearline.archive import open_catalogue
 from nearline.archive.ingest import ingest
 from nearline.grid import get_grid
-from nearline.swath.modis import ModisL2Reader
+from nearline.swath._modis import ModisL2Reader
 
 from ..live_service import LiveService
 from ..service.conftest import deploy

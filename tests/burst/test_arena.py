@@ -9,7 +9,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from nearline.burst.arena import ALIGN, Arena
+from nearline.burst._arena import ALIGN, Arena
 
 CAPACITY = 64 * 1024
 

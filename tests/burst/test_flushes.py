@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nearline.burst.flushes import FlushBook
+from nearline.burst._flushes import FlushBook
 from nearline.errors import BurstInputError
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nearline.burst.protocol import Kind, Message, WriteRequest, decode, encode
+from nearline.burst._protocol import Kind, Message, WriteRequest, decode, encode
 
 names = st.text(string.ascii_letters + "_", min_size=1, max_size=12)
 values = st.text(max_size=20) | st.integers() | st.floats(allow_nan=False)

@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nearline.composite.calibration import (
+from nearline.composite._calibration import (
     C1,
     C2,
     LineCalibration,
     calibrate,
     line_calibration,
 )
-from nearline.composite.coefficients import load_coefficients, year_fraction
+from nearline.composite._coefficients import load_coefficients, year_fraction
 from nearline.errors import CompositeError
 from nearline.swath import Telemetry
 

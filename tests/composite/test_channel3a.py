@@ -9,9 +9,9 @@ import warnings
 import numpy as np
 import pytest
 
-from nearline.composite.ancillary import Ancillary
-from nearline.composite.calibration import calibrate, channel3a, line_calibration
-from nearline.composite.cloudmask import (
+from nearline.composite._ancillary import Ancillary
+from nearline.composite._calibration import calibrate, channel3a, line_calibration
+from nearline.composite._cloudmask import (
     CH3_CH4,
     CONTRAST,
     NEAR_IR,
@@ -20,11 +20,11 @@ from nearline.composite.cloudmask import (
     cloud_tests,
     near_infrared_tests,
 )
-from nearline.composite.observe import observe
-from nearline.composite.skill import score_day
+from nearline.composite._observe import observe
+from nearline.composite._skill import score_day
 from nearline.swath import open_granule, synthesize_day
-from nearline.swath.block import CH3A, CH3B, Telemetry
-from nearline.swath.truth import read_truth
+from nearline.swath._block import CH3A, CH3B, Telemetry
+from nearline.swath._truth import read_truth
 
 LINES = 6144  # MetOp-A from 00:00 UTC: 3a from the start, 3b from line 5382 (nadir at dusk)
 

@@ -8,9 +8,9 @@ import netCDF4
 import numpy as np
 import pytest
 
-from nearline.composite.base import INT16_FILL
-from nearline.composite.climate import temporal_composite
-from nearline.composite.reducers import get_reducer
+from nearline.composite._base import INT16_FILL
+from nearline.composite._climate import temporal_composite
+from nearline.composite._reducers import get_reducer
 from nearline.errors import CompositeError, ConfigError
 
 HEIGHT, WIDTH = 10, 7

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nearline.composite.cloudmask import (
+from nearline.composite._cloudmask import (
     CH3_CH4,
     CH4_CH5,
     CONTRAST,

@@ -13,8 +13,8 @@ import pytest
 import xarray as xr
 
 from nearline.composite import run
-from nearline.composite.quality import composite_coverage
-from nearline.composite.reducers import MaxNDVI
+from nearline.composite._quality import composite_coverage
+from nearline.composite._reducers import MaxNDVI
 from nearline.errors import ConfigError, GranuleError
 from nearline.mpirun import MPI_ENV
 from nearline.swath import synthesize_day
@@ -164,7 +164,7 @@ def test_an_mpi_run_gives_the_same_composite_as_a_local_run(in_memory, day, tmp_
 def test_the_quicklook_shows_ndvi_water_clouds_and_no_data_under_a_legend(day, tmp_path):
     from PIL import Image
 
-    from nearline.composite.quicklook import CLOUDY, NO_DATA, OUTSIDE, WATER
+    from nearline.composite._quicklook import CLOUDY, NO_DATA, OUTSIDE, WATER
 
     out, png = tmp_path / "day.nc", tmp_path / "ndvi.png"
     run(day[:2], out=out, workers=1, png=png)

@@ -8,12 +8,12 @@ import warnings
 import numpy as np
 import pytest
 
-from nearline.composite.ancillary import Ancillary
-from nearline.composite.calibration import calibrate, line_calibration
-from nearline.composite.cloudmask import cloud_tests
-from nearline.composite.observe import NIGHT, SCAN_EDGE, observe
+from nearline.composite._ancillary import Ancillary
+from nearline.composite._calibration import calibrate, line_calibration
+from nearline.composite._cloudmask import cloud_tests
+from nearline.composite._observe import NIGHT, SCAN_EDGE, observe
 from nearline.swath import interpolate_tiepoints, lonlat, open_granule, synthesize_day
-from nearline.swath.orbit import sun_distance_squared
+from nearline.swath._orbit import sun_distance_squared
 
 FIRST, STOP = 3800, 4600  # night, the terminator, then day over the southern Pacific
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nearline.composite.plan import (
+from nearline.composite._plan import (
     UNOBSERVED_WEIGHT,
     GranuleInfo,
     make_plan,

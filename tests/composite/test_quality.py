@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nearline.composite.quality import coverage, filled_neighbours, pinhole_mask
+from nearline.composite._quality import coverage, filled_neighbours, pinhole_mask
 
 
 def test_a_lone_empty_cell_in_a_filled_field_is_a_pinhole_and_an_edge_is_not():

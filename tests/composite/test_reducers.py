@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nearline.composite.base import INT16_FILL
-from nearline.composite.observe import BAD_CALIBRATION, Observations
-from nearline.composite.reducers import get_reducer
+from nearline.composite._base import INT16_FILL
+from nearline.composite._observe import BAD_CALIBRATION, Observations
+from nearline.composite._reducers import get_reducer
 from nearline.errors import ConfigError
 
 LINES, WIDTH, CELLS = 40, 409, 300
 FLOATS = ("ndvi", "scan_angle", "sun_zenith", "rel_azimuth", "refl1", "refl2", "bt3", "bt4", "bt5")
-PACKING = {  # name: (scale, offset), as base.py declares
+PACKING = {  # name: (scale, offset), as _base.py declares
     "ndvi": (1e-4, 0.0), "scan_angle": (0.01, 0.0), "sun_zenith": (0.01, 0.0),
     "rel_azimuth": (0.01, 0.0), "refl1": (0.01, 0.0), "refl2": (0.01, 0.0),
     "bt3": (0.01, 200.0), "bt4": (0.01, 200.0), "bt5": (0.01, 200.0),

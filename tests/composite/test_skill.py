@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from nearline.composite import run
-from nearline.composite.calibration import calibrate, line_calibration
-from nearline.composite.skill import SURFACES, MaskSkill, score_day
+from nearline.composite._calibration import calibrate, line_calibration
+from nearline.composite._skill import SURFACES, MaskSkill, score_day
 from nearline.swath import open_granule, synthesize_day
-from nearline.swath.truth import Truth, read_truth
+from nearline.swath._truth import Truth, read_truth
 
 LINES = 6144  # a third of an orbit: night over the Pacific, the terminator, day over Asia
 

@@ -8,8 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-from nearline.composite.ancillary import OZONE_DU, Ancillary
-from nearline.composite.terrain import shift_toward_nadir
+from nearline.composite._ancillary import OZONE_DU, Ancillary
+from nearline.composite._terrain import shift_toward_nadir
 
 
 @pytest.fixture(scope="module")

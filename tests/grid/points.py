@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from nearline.grid import igh
+from nearline.grid import _igh as igh
 
 BOUNDARY = math.degrees(igh.BOUNDARY_LATITUDE)  # sinusoidal | Mollweide
 LOBE_EDGES = (-180.0, -100.0, -40.0, -20.0, 80.0, 180.0)  # the interruptions, both hemispheres

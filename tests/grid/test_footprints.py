@@ -9,9 +9,9 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from nearline.composite.quality import coverage
+from nearline.composite._quality import coverage
 from nearline.grid import FootprintRegistrar, get_grid
-from nearline.swath.orbit import GAC_PIXEL_SECONDS, NOAA19_TLE, gac_scan_angles, scan_lonlat
+from nearline.swath._orbit import GAC_PIXEL_SECONDS, NOAA19_TLE, gac_scan_angles, scan_lonlat
 
 LINES = 700  # 350 s of an orbit: about 2,300 km along the track
 

@@ -8,7 +8,8 @@ import numpy as np
 import pyproj
 import pytest
 
-from nearline.grid import EARTH_RADIUS, IGH_CRS, get_grid, igh
+from nearline.grid import EARTH_RADIUS, IGH_CRS, get_grid
+from nearline.grid import _igh as igh
 from tests.grid.points import BOUNDARY, LOBE_EDGES, TINY, awkward_points
 
 TO_IGH = pyproj.Transformer.from_crs("EPSG:4326", IGH_CRS, always_xy=True)

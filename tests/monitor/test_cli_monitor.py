@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nearline.cli import main
-from nearline.monitor.records import FILE
+from nearline.monitor._records import FILE
 
 from ..test_cli import nearline
 from .test_usage import wait_for

@@ -11,8 +11,8 @@ from PIL import Image
 
 from nearline.errors import MonitorError
 from nearline.monitor import DiskRate, Mark, Recording, SystemSample, plot_run
-from nearline.monitor.plots import DPI, WIDTH, cpu_figure, disk_figure, scatter_figure
-from nearline.monitor.records import RecordFile
+from nearline.monitor._plots import DPI, WIDTH, cpu_figure, disk_figure, scatter_figure
+from nearline.monitor._records import RecordFile
 
 T0 = 1_780_000_000.0
 GiB = 2**30

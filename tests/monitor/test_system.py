@@ -22,8 +22,8 @@ from nearline.monitor import (
     is_virtual,
     read_recording,
 )
-from nearline.monitor.records import FILE
-from nearline.monitor.system import Counters, take_sample
+from nearline.monitor._records import FILE
+from nearline.monitor._system import Counters, take_sample
 
 from .test_usage import wait_for
 

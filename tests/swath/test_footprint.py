@@ -20,16 +20,18 @@ from nearline.swath import (
     granule_footprint,
     lonlat,
     open_granule,
-    orbit,
     swath_footprint,
     synthesize_day,
     union_footprints,
 )
-from nearline.swath.base import tie_rows
-from nearline.swath.footprint import STEP, TOLERANCE
-from nearline.swath.gac import klm_name, write_klm
+from nearline.swath import (
+    _orbit as orbit,
+)
+from nearline.swath._base import tie_rows
+from nearline.swath._footprint import STEP, TOLERANCE
+from nearline.swath._gac import klm_name, write_klm
+from nearline.swath._synth import synthesize_orbit
 from nearline.swath.netcdf_granule import write_granule
-from nearline.swath.synth import synthesize_orbit
 
 LINES = 200
 # the first orbit of 2012-12-12 starts at 52 S over the South Pacific going north; 40 minutes
@@ -296,7 +298,7 @@ class BlocksOnly(Granule):
 def test_read_tie_lonlat_samples_every_step_th_line_and_the_last(
     kind, step, pacific, l1b, monkeypatch
 ):
-    monkeypatch.setattr("nearline.swath.base.READ_LINES", 64)  # the default reads in blocks
+    monkeypatch.setattr("nearline.swath._base.READ_LINES", 64)  # the default reads in blocks
     if kind == "netcdf in pieces":  # as an orbit's are read: a piece of lines at a time
         monkeypatch.setattr("nearline.swath.netcdf_granule.PIECE_BYTES", 64 * 51 * 4)
     with open_granule(l1b if kind == "l1b" else pacific) as opened:

@@ -7,9 +7,9 @@ import pytest
 
 from nearline.errors import ConfigError, GranuleError
 from nearline.swath import open_granule
-from nearline.swath.gac import GACReader, klm_name, write_klm
+from nearline.swath._gac import GACReader, klm_name, write_klm
+from nearline.swath._synth import synthesize_day
 from nearline.swath.netcdf_granule import NetCDFGranuleReader
-from nearline.swath.synth import synthesize_day
 from nearline.testing.reader import ReaderTests
 
 LINES = 300

@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 from pyorbital.geoloc_avhrr import compute_avhrr_gcps_lonlatalt
 
-from nearline.composite.calibration import calibrate, line_calibration
+from nearline.composite._calibration import calibrate, line_calibration
 from nearline.errors import ConfigError, GranuleError
-from nearline.swath import N_PIXELS, TIE_COLUMNS, available_readers, lonlat, open_granule, orbit
-from nearline.swath.gac import GACReader
+from nearline.swath import N_PIXELS, TIE_COLUMNS, available_readers, lonlat, open_granule
+from nearline.swath import _orbit as orbit
+from nearline.swath._gac import GACReader
+from nearline.swath._synth import synthesize_day
 from nearline.swath.netcdf_granule import NetCDFGranuleReader
-from nearline.swath.synth import synthesize_day
 from nearline.testing.reader import ReaderTests
 
 LINES = 400

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from nearline.swath import N_PIXELS, Granule, SwathBlock
+from nearline.swath._wire import BlockHeader, block_nbytes, pack_block, unpack_block
 from nearline.swath.input_servers import Outbox, ReadTask, ServerStats, merge_runs, serve_pass
 from nearline.swath.shm import SharedSlots
-from nearline.swath.wire import BlockHeader, block_nbytes, pack_block, unpack_block
 
 
 def make_block(first_line: int, n: int, *, granule: str = "g.nc") -> SwathBlock:

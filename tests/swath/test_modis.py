@@ -18,10 +18,11 @@ from pyhdf.SD import SD, SDC
 from nearline.archive import Search
 from nearline.archive.catalogues import open_catalogue
 from nearline.errors import GranuleError
-from nearline.swath import describe_granule, open_granule, orbit
-from nearline.swath.modis import ModisL2Reader
-from nearline.swath.modis_products import PRODUCTS
-from nearline.swath.modis_synth import TERRA_TLE, scan_angles, synthesize_modis_day
+from nearline.swath import _orbit as orbit
+from nearline.swath import describe_granule, open_granule
+from nearline.swath._modis import ModisL2Reader
+from nearline.swath._modis_products import PRODUCTS
+from nearline.swath._modis_synth import TERRA_TLE, scan_angles, synthesize_modis_day
 
 # Terra's tenth-past-nine descending pass of 2012-12-12 crosses 5 N over the Central African
 # Republic in daylight: land nearly everywhere under the 20 scans (200 lines) written here.
@@ -306,7 +307,7 @@ def test_the_command_line_writes_a_products_granules(tmp_path):
 
 def test_core_metadata_is_read_as_laads_writes_it():
     """An excerpt of a real Aqua granule's CoreMetadata.0 (ODL, as LAADS serves it)."""
-    from nearline.swath.modis import ecs_value
+    from nearline.swath._modis import ecs_value
 
     core = """
     GROUP                  = RANGEDATETIME

@@ -10,8 +10,8 @@ import pytest
 from pygac.calibration.noaa import calibrate_solar, calibrate_thermal
 
 from nearline.swath import interpolate_tiepoints, lonlat, open_granule
-from nearline.swath.maps import is_land, land_bits
-from nearline.swath.synth import calibrator, count_tables, synthesize_orbit, to_counts
+from nearline.swath._maps import is_land, land_bits
+from nearline.swath._synth import calibrator, count_tables, synthesize_orbit, to_counts
 
 # NOAA-19 crosses 12 S going north over the Congo basin at 12:08 UTC on 2012-12-12 (early
 # afternoon locally): 1200 lines reach from Angola across the Congo to the Sahara's edge;

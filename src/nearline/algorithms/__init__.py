@@ -31,11 +31,14 @@ from nearline.algorithms.runner import RunResult, limits_for, prepare_job, run_a
 from nearline.algorithms.sandbox import (
     Isolation,
     Limits,
+    MemoryBudget,
     Mount,
     Outcome,
     cleanup_stale,
     isolation,
+    memory_budget,
     run_sandboxed,
+    runs_memory,
 )
 
 __all__ = [
@@ -48,6 +51,7 @@ __all__ = [
     "Isolation",
     "Limits",
     "Manifest",
+    "MemoryBudget",
     "Mount",
     "Outcome",
     "OutputSpec",
@@ -62,11 +66,13 @@ __all__ = [
     "limits_for",
     "manifest_from_dict",
     "manifest_to_process",
+    "memory_budget",
     "parameters_with_defaults",
     "parse_manifest",
     "prepare_job",
     "read_manifest",
     "run_algorithm",
     "run_sandboxed",
+    "runs_memory",
     "unpack",
 ]

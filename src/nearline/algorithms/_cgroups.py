@@ -287,7 +287,17 @@ _NO_LIMIT = 2**62  # v1 says "no limit" as PAGE_COUNTER_MAX pages: 9223372036854
 class MemoryBudget:
     """The tightest memory limit over a cgroup and its ancestors: the group that sets it, the
     limit in bytes, and what that group holds now that the kernel cannot reclaim at once (its
-    usage less its inactive file cache: the working set, as kubelet and cAdvisor count it)."""
+    usage less its inactive file cache: the working set, as kubelet and cAdvisor count it).
+
+    Parameters
+    ----------
+    folder
+        The cgroup that sets the limit.
+    limit
+        The limit, in bytes.
+    used
+        What the group holds now that the kernel cannot reclaim at once, in bytes.
+    """
 
     folder: Path
     limit: int

@@ -18,8 +18,7 @@ import time
 from nearline.algorithms._cgroups import RunGroup
 from nearline.algorithms._disk import Space
 from nearline.algorithms._limits import Limits
-from nearline.monitor.base import Usage
-from nearline.monitor.usage import TreeMeter, descendants
+from nearline.monitor import TreeMeter, Usage, descendants
 
 FIRST_POLL = 0.01
 POLL = 0.2

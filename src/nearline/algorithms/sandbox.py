@@ -33,8 +33,7 @@ from nearline.algorithms._disk import FileSystemSpace, Space
 from nearline.algorithms._limits import Limits
 from nearline.algorithms._run_watch import Watch
 from nearline.errors import SandboxError
-from nearline.monitor.base import Usage
-from nearline.monitor.usage import TreeMeter
+from nearline.monitor import TreeMeter, Usage
 
 log = logging.getLogger(__name__)
 
@@ -202,8 +201,14 @@ def cleanup_stale() -> list[Path]:
 
 
 def memory_budget() -> MemoryBudget | None:
-    """The memory budget the service runs in: the smallest limit on its own memory cgroup or
-    an ancestor's, with what that group holds now; None where there is none."""
+    """The memory budget the service runs in.
+
+    Returns
+    -------
+    MemoryBudget or None
+        The smallest limit on the service's own memory cgroup or an ancestor's, with what
+        that group holds now; None where there is none (or no cgroups).
+    """
     try:
         return _cgroups.memory_budget()
     except OSError as error:
@@ -212,8 +217,14 @@ def memory_budget() -> MemoryBudget | None:
 
 
 def runs_memory() -> int | None:
-    """What this service's sandboxed runs hold in memory now, together (their memory groups'
-    working sets); None where runs get no memory group, so it cannot be known."""
+    """What this service's sandboxed runs hold in memory now, together.
+
+    Returns
+    -------
+    int or None
+        Bytes: the sum of their memory groups' working sets; None where runs get no memory
+        group, so it cannot be known.
+    """
     return _cgroups.runs_memory(_roles())
 
 

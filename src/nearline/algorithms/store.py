@@ -4,7 +4,7 @@
 row per (id, version), unique, in state *testing* (claimed by a deploy, the claimant's
 host:pid in ``deployer``), *live* (``serial`` orders promotions: the highest is the default)
 or *retired*. Every change is one write transaction of the service's database (SQLite's
-``BEGIN IMMEDIATE``, or PostgreSQL's write lock: nearline/db/base.py), so two deploys of one
+``BEGIN IMMEDIATE``, or PostgreSQL's write lock: nearline/db/_base.py), so two deploys of one
 id cannot both win, on one server or several; threads share a store freely.
 """
 

@@ -16,9 +16,8 @@ from fastapi.responses import PlainTextResponse, Response
 from nearline.api.adapter import ERRORS, User, answer, service_of
 from nearline.api.stac import base_url
 from nearline.errors import ResultsNotReady
-from nearline.orders import Job, JobStatus, Service, Station
-from nearline.orders.status import stamp
-from nearline.orders.status import status_info as job_status
+from nearline.orders import Job, JobStatus, Service, Station, stamp
+from nearline.orders import status_info as job_status
 
 JSON = "application/json"
 MAX_OFFSET = 2**63 - 1  # the largest whole number the job store (SQLite) can take

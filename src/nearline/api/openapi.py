@@ -22,7 +22,7 @@ from nearline.archive.search_schema import (
     NAMES_TEXT,
     SEARCH_BODY,
 )
-from nearline.orders.subscriptions import REPROCESS, SUBSCRIPTION
+from nearline.orders import REPROCESS, SUBSCRIPTION
 
 EXCEPTION_REF = "#/components/schemas/Exception"
 EXCEPTION_SCHEMA: dict[str, Any] = {

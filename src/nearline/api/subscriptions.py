@@ -21,8 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from nearline.api.adapter import ERRORS, OGC_ERROR, User, answer, service_of
 from nearline.api.stac import base_url
 from nearline.errors import InvalidRequest, JobNotFound
-from nearline.orders import Service
-from nearline.orders.subscriptions import RunState, Subscription, SubscriptionRun
+from nearline.orders import RunState, Service, Subscription, SubscriptionRun
 
 JSON = "application/json"
 Answer = tuple[int, Any, dict[str, str]]

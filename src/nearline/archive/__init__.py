@@ -15,7 +15,14 @@ from nearline.archive.base import (
     Search,
 )
 from nearline.archive.catalogues import open_catalogue
-from nearline.archive.search import parse_bbox, parse_datetime, parse_search, query_values
+from nearline.archive.ingest import ingest, ingest_archive
+from nearline.archive.search import (
+    parse_bbox,
+    parse_datetime,
+    parse_search,
+    query_values,
+    whole_number,
+)
 from nearline.archive.sqlite_catalogue import SQLiteCatalogue
 from nearline.archive.stac import collection_to_stac, item_to_stac, rfc3339
 from nearline.archive.synthetic import modis_like_items
@@ -35,6 +42,8 @@ __all__ = [
     "Search",
     "collection_to_stac",
     "fetch",
+    "ingest",
+    "ingest_archive",
     "is_local",
     "item_to_stac",
     "modis_like_items",
@@ -46,4 +55,5 @@ __all__ = [
     "rfc3339",
     "sha256_of",
     "union_footprints",
+    "whole_number",
 ]

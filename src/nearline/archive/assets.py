@@ -161,8 +161,7 @@ def fetch(asset: Asset, folder: Path) -> Path:
 def bundle_members(tier: str) -> list[tuple[BundleMember, int, str]]:
     """Every file of every verified set on the layout archive ``tier``: (member, size,
     SHA-256), as its manifests record them."""
-    from nearline.layout import manifests
-    from nearline.layout.tier_registry import open_tier
+    from nearline.layout import manifests, open_tier
 
     found = manifests(open_tier(tier))
     if not found:

@@ -132,9 +132,38 @@ def ingest(
     progress: Progress | None = None,
     start_method: str = "forkserver",
 ) -> IngestReport:
-    """Catalogue the granule files ``inputs`` (folders: every file below them) as items of
-    ``collection`` (created if missing). ``on_error="skip"`` leaves out files no reader
-    knows, and says which; ``"fail"`` adds nothing if any file is bad."""
+    """Catalogue the granule files ``inputs`` as items of ``collection``.
+
+    Parameters
+    ----------
+    catalogue
+        The catalogue the items go into.
+    inputs
+        Granule files, and folders: every file below them.
+    collection
+        The collection the items join; created if missing.
+    owner
+        Who owns the items; None: every user may see them.
+    on_error
+        ``"skip"`` leaves out files no reader knows, and says which; ``"fail"`` adds nothing
+        if any file is bad.
+    workers
+        Processes reading the granules; None: one per core (and no more than there are).
+    progress
+        Called with (files done, files) as they are read.
+    start_method
+        How the reading processes start (a multiprocessing start method).
+
+    Returns
+    -------
+    IngestReport
+        The items added and the files skipped, with why.
+
+    Raises
+    ------
+    nearline.errors.IngestError
+        If a file is bad and ``on_error`` is ``"fail"``, or ``on_error`` is neither.
+    """
     _check_on_error(on_error)
     described = describe_all(
         file_paths(inputs), workers=workers, progress=progress, start_method=start_method
@@ -154,9 +183,42 @@ def ingest_archive(
     start_method: str = "forkserver",
     scratch: Path | None = None,
 ) -> IngestReport:
-    """Catalogue every granule that layout migrated to the archive ``tier`` (a folder or an
-    fsspec URL), where it lies: each is restored to ``scratch`` a batch at a time (checked
-    against its bundle's manifest) to be read, and its asset points into its bundle."""
+    """Catalogue every granule that layout migrated to the archive ``tier``, where it lies.
+
+    Each granule is restored to ``scratch`` a batch at a time (checked against its bundle's
+    manifest) to be read, and its asset points into its bundle.
+
+    Parameters
+    ----------
+    catalogue
+        The catalogue the items go into.
+    tier
+        The archive tier: a folder or an fsspec URL.
+    collection
+        The collection the items join; created if missing.
+    owner
+        Who owns the items; None: every user may see them.
+    on_error
+        ``"skip"`` leaves out granules no reader knows; ``"fail"`` adds nothing if any is bad.
+    workers
+        Processes reading the granules; None: one per core (and no more than there are).
+    progress
+        Called with (granules done, granules) after each batch.
+    start_method
+        How the reading processes start (a multiprocessing start method).
+    scratch
+        Where a batch is restored to be read; None: the system's temporary folder.
+
+    Returns
+    -------
+    IngestReport
+        The items added and the granules skipped, with why.
+
+    Raises
+    ------
+    nearline.errors.IngestError
+        If a granule is bad and ``on_error`` is ``"fail"``, or ``on_error`` is neither.
+    """
     _check_on_error(on_error)
     members = bundle_members(tier)
     described: list[Described] = []

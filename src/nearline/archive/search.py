@@ -158,8 +158,19 @@ def _names(value: Any, what: str) -> tuple[str, ...] | None:
 
 
 def whole_number(value: Any) -> int | None:
-    """``value`` as a whole number if it is one: an int, a float with nothing after the point
-    (JSON Schema's integer), or the digits of one; never a boolean."""
+    """``value`` as a whole number if it is one, as JSON Schema's integer is.
+
+    Parameters
+    ----------
+    value
+        A number from a JSON document or a query.
+
+    Returns
+    -------
+    int or None
+        The int, or the float with nothing after the point, as an int; None for anything
+        else, booleans included.
+    """
     if isinstance(value, bool):
         return None
     if isinstance(value, int):

@@ -6,11 +6,11 @@ a client with ``write``, ``flush``, ``wait``, ``close`` and ``stats``.
 
 from __future__ import annotations
 
-from nearline.burst.base import Sink, SinkFile, VariableSpec
-from nearline.burst.client import BurstStats, Client
-from nearline.burst.local import open
-from nearline.burst.mpi import run  # mpi4py itself is imported when run is called
-from nearline.burst.settings import AutoFlush, Overflow
+from nearline.burst._base import Sink, SinkFile, VariableSpec
+from nearline.burst._client import BurstStats, Client
+from nearline.burst._local import open
+from nearline.burst._mpi import run  # mpi4py itself is imported when run is called
+from nearline.burst._settings import AutoFlush, Overflow
 from nearline.burst.sinks import available_sinks, get_sink
 from nearline.errors import BurstError, BurstInputError
 

@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-from nearline.burst.settings import BurstSettings, Overflow
+from nearline.burst._settings import BurstSettings, Overflow
 from nearline.burst.sinks import available_sinks, get_sink
 from nearline.errors import NearlineError
 from nearline.layout import Layout
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     os.environ.setdefault("OMPI_MCA_osc", "^ucx")  # before MPI starts: quiet where UCX lacks RMA
     use_the_launchers_mpi()
-    from nearline.burst.mpi import serve_beside
+    from nearline.burst._mpi import serve_beside
 
     serve_beside(settings, sink, fanout=args.fanout, steps=args.steps)
     return 0

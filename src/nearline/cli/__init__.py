@@ -42,27 +42,27 @@ def _ls(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from nearline.layout import browse
+    from nearline.layout import files, groups, steps
     from nearline.units import format_size
 
     console = Console()
     if args.step is None:
         table = Table("step", "file groups", "complete", title=f"steps in {args.root}")
-        for step, folder in browse.steps(args.root):
+        for step, folder in steps(args.root):
             if args.file is not None and not any(folder.glob(f"{args.file}*")):
                 continue
-            summaries = browse.groups(args.root, step=step)
+            summaries = groups(args.root, step=step)
             done = sum(s.complete for s in summaries)
             table.add_row(
                 str(step), " ".join(s.file for s in summaries), f"{done}/{len(summaries)}"
             )
     elif args.file is None:
         table = Table("file group", "files", "size", "complete", title=f"step {args.step}")
-        for s in browse.groups(args.root, step=args.step):
+        for s in groups(args.root, step=args.step):
             table.add_row(s.file, str(s.files), format_size(s.bytes), "yes" if s.complete else "no")
     else:
         table = Table("file", "rank", "size", title=f"{args.file} at step {args.step}")
-        for entry in browse.files(args.root, step=args.step, file=args.file):
+        for entry in files(args.root, step=args.step, file=args.file):
             rank = "assembled" if entry.rank is None else str(entry.rank)
             table.add_row(str(entry.path), rank, format_size(entry.bytes))
     if not table.rows:

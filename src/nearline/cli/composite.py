@@ -84,8 +84,7 @@ def run_composite(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from nearline.composite import run
-    from nearline.composite.mpi_run import world
+    from nearline.composite import run, world
 
     comm = world()
     show = comm is None or comm.Get_rank() == 0
@@ -125,7 +124,7 @@ def print_skill(console: Any, granules: list, composite: Any, truth: str) -> Non
     """Score the day's mask and composite against ``truth`` and print the table."""
     from rich.table import Table
 
-    from nearline.composite.skill import SKILL_HEADERS, score_day, skill_table
+    from nearline.composite import SKILL_HEADERS, score_day, skill_table
 
     skill = score_day(granules, composite=composite, truth_folder=truth)
     table = Table(*SKILL_HEADERS, title="cloud mask against the truth")

@@ -34,7 +34,7 @@ def add_db_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run_migrate_tables(args: argparse.Namespace) -> int:
-    from nearline.orders.tables import migrate
+    from nearline.orders import migrate
 
     data = data_folder(args)
     for line in migrate(args.db, data):

@@ -64,10 +64,9 @@ def _granules(granules: Path, args: argparse.Namespace, console: Any) -> list[Pa
 def service_demo(out: Path, *, granules: Path, args: argparse.Namespace) -> None:
     from rich.console import Console
 
-    from nearline.archive import SQLiteCatalogue
-    from nearline.archive.ingest import ingest
+    from nearline.archive import SQLiteCatalogue, ingest
     from nearline.db import SQLiteDatabase
-    from nearline.orders.users import UserStore
+    from nearline.orders import UserStore
 
     console = Console()
     shutil.rmtree(out, ignore_errors=True)

@@ -42,8 +42,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from nearline.archive import open_catalogue
-    from nearline.archive.ingest import ingest, ingest_archive
+    from nearline.archive import ingest, ingest_archive, open_catalogue
     from nearline.db import database_url
     from nearline.errors import IngestError
     from nearline.units import format_size

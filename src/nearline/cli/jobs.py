@@ -21,8 +21,7 @@ def run_jobs(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from nearline.db import database_url, open_database
-    from nearline.orders import Station
-    from nearline.orders.store import JobStore
+    from nearline.orders import JobStore, Station
 
     database = open_database(database_url(args.db), data_folder(args) / "service.db")
     try:

@@ -14,8 +14,7 @@ from types import FrameType
 from typing import Any
 
 from nearline.errors import ConfigError, RestoreError
-from nearline.layout.events import MigrationEvent, Phase
-from nearline.layout.manifest import BundleKind, Manifest
+from nearline.layout import BundleKind, Manifest, MigrationEvent, Phase
 from nearline.units import format_size
 
 
@@ -82,7 +81,7 @@ def add_restore_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run_migrate_to_archive(args: argparse.Namespace) -> int:
-    from nearline.layout.migrate import Migrator
+    from nearline.layout import Migrator
 
     with _ProgressBars() as bars:
         migrator = Migrator(
@@ -108,7 +107,7 @@ def run_migrate_to_archive(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    from nearline.layout.restore import restore
+    from nearline.layout import restore
 
     with _ProgressBars() as bars:
         try:

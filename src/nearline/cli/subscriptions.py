@@ -70,7 +70,7 @@ def _subscriptions(args: argparse.Namespace) -> Iterator[Any]:
     from nearline.algorithms import AlgorithmRegistry
     from nearline.archive import open_catalogue
     from nearline.db import database_url, open_database
-    from nearline.orders.subscriptions import Subscriptions, SubscriptionStore
+    from nearline.orders import Subscriptions, SubscriptionStore
 
     data = data_folder(args)
     data.mkdir(parents=True, exist_ok=True)

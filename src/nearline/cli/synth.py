@@ -57,7 +57,7 @@ def add_synth_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _add_modis_parser(kinds: Any) -> None:
-    from nearline.swath.modis_products import PRODUCTS
+    from nearline.swath import MODIS_PRODUCTS
 
     modis = kinds.add_parser(
         "modis",
@@ -66,7 +66,7 @@ def _add_modis_parser(kinds: Any) -> None:
         "product's HDF4 layout and LAADS' naming: Terra's geometry from pyorbital and a fixed "
         "element set, plausible fields and quality flags.",
     )
-    modis.add_argument("--product", required=True, choices=list(PRODUCTS), help="the product")
+    modis.add_argument("--product", required=True, choices=list(MODIS_PRODUCTS), help="the product")
     modis.add_argument("--date", required=True, help="the day, YYYY-MM-DD")
     modis.add_argument(
         "--granules", type=int, default=288, help="granules (default: %(default)s, a day)"

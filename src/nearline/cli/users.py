@@ -61,7 +61,7 @@ def _quota(value: float | None, *, size: bool) -> str:
 
 def run_users(args: argparse.Namespace) -> int:
     from nearline.db import database_url, open_database
-    from nearline.orders.users import UserStore
+    from nearline.orders import UserStore
 
     data = data_folder(args)
     data.mkdir(parents=True, exist_ok=True)

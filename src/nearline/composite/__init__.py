@@ -8,14 +8,17 @@ their own.
 
 from __future__ import annotations
 
-from nearline.composite.base import OutputVariable, Reducer
-from nearline.composite.climate import temporal_composite
-from nearline.composite.driver import CompositeResult, run
-from nearline.composite.reducers import REDUCERS, get_reducer
-from nearline.composite.settings import CompositeSettings, OnError, Period
+from nearline.composite._base import OutputVariable, Reducer
+from nearline.composite._climate import temporal_composite
+from nearline.composite._driver import CompositeResult, run
+from nearline.composite._mpi_run import world
+from nearline.composite._reducers import REDUCERS, get_reducer
+from nearline.composite._settings import CompositeSettings, OnError, Period
+from nearline.composite._skill import SKILL_HEADERS, score_day, skill_table
 
 __all__ = [
     "REDUCERS",
+    "SKILL_HEADERS",
     "CompositeResult",
     "CompositeSettings",
     "OnError",
@@ -24,5 +27,8 @@ __all__ = [
     "Reducer",
     "get_reducer",
     "run",
+    "score_day",
+    "skill_table",
     "temporal_composite",
+    "world",
 ]

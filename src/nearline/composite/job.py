@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nearline.composite.driver import CompositeResult, run
+from nearline.composite._driver import CompositeResult, run
 from nearline.errors import NearlineError
 
 log = logging.getLogger("nearline.composite.job")

@@ -1,4 +1,4 @@
-"""The service's state database: the :class:`Database` contract (base.py), a SQLite file under
+"""The service's state database: the :class:`Database` contract (_base.py), a SQLite file under
 the data folder (the embedded default) or one PostgreSQL database that several servers share,
 chosen by URL (:func:`open_database`).
 
@@ -12,8 +12,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nearline.db._base import Database, Parameters, database_url
 from nearline.db._sqlite import SQLiteDatabase
-from nearline.db.base import Database, Parameters, database_url
 
 if TYPE_CHECKING:
     from nearline.db._postgres import PostgresDatabase, redacted

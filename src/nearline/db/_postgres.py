@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from nearline.db.base import Database, Parameters
+from nearline.db._base import Database, Parameters
 from nearline.errors import ConfigError
 
 WRITE_LOCK = 0x6E6C_7374_6174  # the state's write lock: pg_advisory_xact_lock(WRITE_LOCK)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from nearline.db.base import Database
+from nearline.db._base import Database
 
 
 class SQLiteDatabase(Database):

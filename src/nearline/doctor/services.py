@@ -17,7 +17,7 @@ import psutil
 from nearline.errors import CapabilityMissing
 
 if TYPE_CHECKING:
-    from nearline.algorithms.sandbox import Isolation
+    from nearline.algorithms import Isolation
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright cannot download its own here
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
@@ -55,8 +55,7 @@ g.fillStyle = "rgb{RGB}"; g.fillRect(0, 0, 64, 48);</script></body>"""
 def sandbox(folder: Path) -> str:
     """A run under bubblewrap in every cgroup role: as nobody, cut off from the service's
     port, and stopped at its memory limit by the kernel."""
-    from nearline.algorithms import Limits, run_sandboxed
-    from nearline.algorithms.sandbox import isolation
+    from nearline.algorithms import Limits, isolation, run_sandboxed
 
     level = isolation()
     root = "" if level.root else "; not root"

@@ -3,11 +3,11 @@ partition into latitude bands."""
 
 from __future__ import annotations
 
-from nearline.grid.bands import Band, row_of_latitude, split_rows
-from nearline.grid.base import Grid, Kind
-from nearline.grid.footprints import FootprintRegistrar
-from nearline.grid.igh import EARTH_RADIUS
-from nearline.grid.registry import IGH_CRS, available_grids, get_grid, igh_grid, latlon_grid
+from nearline.grid._bands import Band, row_of_latitude, split_rows
+from nearline.grid._base import Grid, Kind
+from nearline.grid._footprints import FootprintRegistrar
+from nearline.grid._igh import EARTH_RADIUS
+from nearline.grid._registry import IGH_CRS, available_grids, get_grid, igh_grid, latlon_grid
 
 __all__ = [
     "EARTH_RADIUS",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from nearline.layout.browse import FileEntry, GroupSummary, files, groups, steps
 from nearline.layout.events import MigrationEvent, Phase
-from nearline.layout.manifest import BundleKind
+from nearline.layout.manifest import BundleKind, Manifest
 from nearline.layout.markers import (
     MARKER,
     FileSet,
@@ -14,7 +15,7 @@ from nearline.layout.markers import (
     read_marker,
 )
 from nearline.layout.migrate import Migrator
-from nearline.layout.paths import Layout, OutputPath, hds_path, parse
+from nearline.layout.paths import Layout, OutputPath, check_ext, check_name, hds_path, parse
 from nearline.layout.restore import (
     manifests,
     read_manifest,
@@ -23,27 +24,37 @@ from nearline.layout.restore import (
     verify_archive,
 )
 from nearline.layout.tier_base import ArchiveTier
+from nearline.layout.tier_registry import open_tier
 
 __all__ = [
     "MARKER",
     "ArchiveTier",
     "BundleKind",
+    "FileEntry",
     "FileSet",
+    "GroupSummary",
     "Layout",
+    "Manifest",
     "Member",
     "MigrationEvent",
     "Migrator",
     "OutputPath",
     "Phase",
+    "check_ext",
+    "check_name",
     "closed_sets",
+    "files",
+    "groups",
     "hds_path",
     "manifests",
     "mark_complete",
     "marker_path",
+    "open_tier",
     "parse",
     "read_manifest",
     "read_marker",
     "restore",
     "restore_member",
+    "steps",
     "verify_archive",
 ]

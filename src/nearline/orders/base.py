@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nearline.algorithms import Algorithm, Limits, RunResult
-from nearline.monitor.base import Usage
+from nearline.monitor import Usage
 
 
 class JobStatus(StrEnum):

@@ -32,7 +32,7 @@ import distributed
 
 from nearline.algorithms import Outcome, RunResult, cleanup_stale
 from nearline.errors import ConfigError, NearlineError
-from nearline.monitor.base import Usage
+from nearline.monitor import Usage
 from nearline.orders.base import Executor, RunTask
 from nearline.orders.executors import run_task
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from nearline.algorithms.sandbox import MemoryBudget, memory_budget, runs_memory
+from nearline.algorithms import MemoryBudget, memory_budget, runs_memory
 from nearline.units import format_size
 
 MACHINE_SHARE = 0.8  # of the machine's memory, the rest left to the system and the service

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nearline.swath.base import Granule
-from nearline.swath.block import SwathBlock
-from nearline.swath.wire import BlockHeader, pack_block
+from nearline.swath._base import Granule
+from nearline.swath._block import SwathBlock
+from nearline.swath._wire import BlockHeader, pack_block
 
 Runs = list[tuple[int, int]]
 

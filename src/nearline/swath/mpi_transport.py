@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from nearline.swath._wire import BlockHeader, block_nbytes, unpack_block
 from nearline.swath.input_servers import Delivery, Inbox, Outbox
-from nearline.swath.wire import BlockHeader, block_nbytes, unpack_block
 
 TAG_LINES = 7401
 _HEADER = 64

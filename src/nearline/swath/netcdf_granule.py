@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath.base import Granule, Reader, tie_rows
-from nearline.swath.block import (
+from nearline.swath._base import Granule, Reader, tie_rows
+from nearline.swath._block import (
     CH3_TRANSITION,
     CH3A,
     CH3B,
@@ -29,7 +29,7 @@ from nearline.swath.block import (
     SwathBlock,
     Telemetry,
 )
-from nearline.swath.wire import block_nbytes, field_offsets, layout
+from nearline.swath._wire import block_nbytes, field_offsets, layout
 
 PRODUCT = "nearline-avhrr-gac"
 READER = "nearline-avhrr"
@@ -305,7 +305,7 @@ def write_granule(
     path: Path, block: SwathBlock, attrs: dict[str, Any], *, ch3_select: np.ndarray | None = None
 ) -> None:
     """Write one whole granule (``block`` holds every line) in this format; ``ch3_select``
-    (per line, :attr:`~nearline.swath.block.Telemetry.ch3_select`'s codes) if any line
+    (per line, :attr:`~nearline.swath.Telemetry.ch3_select`'s codes) if any line
     carries channel 3a."""
     import netCDF4
 

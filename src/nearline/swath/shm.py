@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from nearline.swath._wire import BlockHeader, unpack_block
 from nearline.swath.input_servers import Delivery, Inbox, Outbox
-from nearline.swath.wire import BlockHeader, unpack_block
 
 _BLOCK, _END = 0, 1
 

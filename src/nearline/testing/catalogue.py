@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shapely.geometry import shape
 
-from nearline.archive.base import Asset, BBox, Catalogue, Collection, Item, Search
+from nearline.archive import Asset, BBox, Catalogue, Collection, Item, Search
 from nearline.errors import (
     CollectionNotFound,
     Conflict,

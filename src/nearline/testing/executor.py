@@ -33,7 +33,7 @@ from nearline.algorithms import (
     RunResult,
     isolation,
 )
-from nearline.orders.base import Executor, RunTask
+from nearline.orders import Executor, RunTask
 
 MiB = 1024**2
 

@@ -12,8 +12,16 @@ from typing import Any
 import orjson
 import pytest
 
-from nearline.archive.base import Asset, BBox, Catalogue, Collection, Item, Page, Search
-from nearline.archive.synthetic import modis_like_items
+from nearline.archive import (
+    Asset,
+    BBox,
+    Catalogue,
+    Collection,
+    Item,
+    Page,
+    Search,
+    modis_like_items,
+)
 from nearline.testing.reference import Key, Reference
 
 T0 = datetime(2021, 3, 1, tzinfo=UTC)

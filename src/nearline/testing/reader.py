@@ -9,13 +9,11 @@ import numpy as np
 import pytest
 
 from nearline.errors import GranuleError
-from nearline.swath.base import Reader
-from nearline.swath.block import N_PIXELS
-from nearline.swath.wire import BlockHeader, block_nbytes, unpack_block
+from nearline.swath import N_PIXELS, BlockHeader, Reader, block_nbytes, unpack_block
 
 
 class ReaderTests:
-    """Generic checks of the :class:`~nearline.swath.base.Reader` contract."""
+    """Generic checks of the :class:`~nearline.swath.Reader` contract."""
 
     reader: type[Reader]
 

@@ -13,7 +13,7 @@ import orjson
 import shapely
 from shapely.geometry import shape
 
-from nearline.archive.base import Item, Search
+from nearline.archive import Item, Search
 
 Key = tuple[str, str]  # (collection, item id)
 

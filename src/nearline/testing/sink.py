@@ -1,4 +1,4 @@
-"""Conformance tests every :class:`~nearline.burst.base.Sink` should pass.
+"""Conformance tests every :class:`~nearline.burst.Sink` should pass.
 
 Subclass :class:`SinkTests` in a pytest module as ``class TestMySink(SinkTests)`` and supply
 :meth:`~SinkTests.make_sink` and :meth:`~SinkTests.read_back` (with the format's own reader);
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nearline.burst.base import Sink, VariableSpec
+from nearline.burst import Sink, VariableSpec
 
 DTYPES = tuple(
     np.dtype(code) for code in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8")
@@ -64,7 +64,7 @@ def split(array: np.ndarray, cuts: Sequence[Sequence[int]]) -> list[tuple[tuple[
 
 
 class SinkTests:
-    """Generic tests of the :class:`~nearline.burst.base.SinkFile` contract."""
+    """Generic tests of the :class:`~nearline.burst.SinkFile` contract."""
 
     keeps_order: ClassVar[bool] = True
     """Whether :meth:`read_back` lists variables in the order they were defined."""

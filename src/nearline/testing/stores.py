@@ -22,11 +22,19 @@ import pytest
 from nearline.algorithms.store import VersionStore
 from nearline.db import Database
 from nearline.errors import Conflict, JobNotFound, NotFound, Unauthorized
-from nearline.orders.admission import Allotment
-from nearline.orders.base import PIPELINE, InputRef, Job, JobStatus, OutputFile, Run, Station
-from nearline.orders.server_roster import Servers
-from nearline.orders.store import JobStore
-from nearline.orders.users import UserStore
+from nearline.orders import (
+    PIPELINE,
+    Allotment,
+    InputRef,
+    Job,
+    JobStatus,
+    JobStore,
+    OutputFile,
+    Run,
+    Servers,
+    Station,
+    UserStore,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 GiB = 1024**3

@@ -9,7 +9,7 @@ from typing import Any
 import shapely
 from hypothesis import strategies as st
 
-from nearline.archive.base import Search
+from nearline.archive import Search
 from nearline.testing.items import DAY, T0, VIEWERS, Filled, square
 
 

@@ -476,7 +476,7 @@ int nlb_init_f(MPI_Fint world, MPI_Fint *model_comm, nlb_t **out) {
 int nlb_refuse(nlb_t *io, const char *text) { return fail(io, NLB_EINPUT, "%s", text); }
 
 /* -- writing ------------------------------------------------------------------------------- */
-/* The Python client's checks (nearline/burst/blocks.py), with its words. */
+/* The Python client's checks (nearline/burst/_blocks.py), with its words. */
 static int check_names(nlb_t *io, const char *file, const char *name) {
     int good = file[0] != 0 && file[0] != '-';
     for (const char *c = file; *c && good; c++)
@@ -533,7 +533,7 @@ static void forget_undurable(nlb_t *io) {
     io->n_undurable = 0;
 }
 
-/* -- copying a block into queue memory with the model's idle cores (Python: copier.py) ------ */
+/* -- copying a block into queue memory with the model's idle cores (Python: _copier.py) ----- */
 #define PARALLEL_FROM (16u << 20)
 #define MOST_COPY_THREADS 16
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nearline.burst.base import Sink
+from nearline.burst._base import Sink
 from nearline.errors import ConfigError
 from nearline.plugins import Registry
 

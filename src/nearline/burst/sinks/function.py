@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from nearline.burst.base import Sink, SinkFile, VariableSpec
+from nearline.burst._base import Sink, SinkFile, VariableSpec
 from nearline.errors import BurstError, ConfigError, LayoutError
-from nearline.layout.paths import check_ext
+from nearline.layout import check_ext
 
 
 def _accepts_attrs(fn: Callable[..., Any]) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from nearline.burst.base import Sink, SinkFile, VariableSpec
+from nearline.burst._base import Sink, SinkFile, VariableSpec
 from nearline.errors import BurstError
 
 STEP = "step"

@@ -26,7 +26,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from nearline.burst.base import Sink, SinkFile, VariableSpec
+from nearline.burst._base import Sink, SinkFile, VariableSpec
 from nearline.errors import BurstError
 
 MAX_SUBRECORD = 2**31 - 9

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from nearline.burst.base import Sink, SinkFile, VariableSpec
+from nearline.burst._base import Sink, SinkFile, VariableSpec
 
 CHUNK_BYTES = 64 * 2**20
 """Largest chunk in bytes; bigger variables are cut by :func:`chunk_shape`."""

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import groupby
 from typing import Any
 
-from nearline.archive.search import whole_number
+from nearline.archive import whole_number
 from nearline.errors import InvalidRequest
 from nearline.orders.status import stamp
 

@@ -1,0 +1,69 @@
+"""Finding the reader for a granule by sniffing it; readers are nearline's own, or plugged in
+through the ``nearline.readers`` entry points (read once a process, loaded only when used)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from nearline.errors import GranuleError
+from nearline.plugins import Registry
+from nearline.swath._base import Granule, Reader
+
+READERS: Registry[type[Reader]] = Registry(
+    "granule reader",
+    group="nearline.readers",
+    builtins={
+        "nearline-avhrr": "nearline.swath.netcdf_granule:NetCDFGranuleReader",
+        "avhrr-gac": "nearline.swath._gac:GACReader",
+        "modis-l2": "nearline.swath._modis:ModisL2Reader",
+    },
+    error=GranuleError,
+)
+
+
+def available_readers() -> list[str]:
+    """Names of the installed readers: nearline's own and the plug-ins, sorted."""
+    return sorted(READERS.names())
+
+
+def get_reader(name: str) -> type[Reader]:
+    """The reader class called ``name``, imported only now."""
+    return READERS.get(name)
+
+
+def open_granule(path: str | Path) -> Granule:
+    """Open ``path`` with the first reader that recognises its bytes."""
+    path = Path(path)
+    if not path.is_file():
+        raise GranuleError(f"granule {path} does not exist or is not a file")
+    # nearline's own format first: its sniff is cheapest and it is the common case
+    for name in sorted(available_readers(), key=lambda n: n != "nearline-avhrr"):
+        reader = get_reader(name)
+        if reader.can_open(path):
+            return reader().open(path)
+    raise GranuleError(
+        f"granule {path}: no reader recognises this file (tried {', '.join(available_readers())})"
+    )
+
+
+def granule_paths(inputs: Iterable[str | Path], *, recursive: bool = False) -> list[Path]:
+    """Files as given; a folder stands for the files directly inside it (``recursive``: every
+    file below it), sorted, hidden ones (such as a half-written ``.name.partial``) left out."""
+    inputs = [Path(name) for name in inputs]
+    paths: list[Path] = []
+    for path in inputs:
+        if path.is_dir():
+            found = path.rglob("*") if recursive else path.iterdir()
+            paths += sorted(p for p in found if p.is_file() and not _hidden(p.relative_to(path)))
+        elif path.exists():
+            paths.append(path)
+        else:
+            raise GranuleError(f"input {path} does not exist")
+    if not paths:
+        raise GranuleError(f"no input files in {', '.join(map(str, inputs))}")
+    return paths
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
