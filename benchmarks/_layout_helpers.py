@@ -107,7 +107,8 @@ def report(
     notes = [
         f"- Scenario: {args.ranks} ranks × {args.groups} file groups, one {args.file_bytes:,}-byte "
         "file per rank and group per step (os.open, os.write, os.close; **no fsync**), both "
-        "trees filled step by step, interleaved. Flat: one folder, the paper's names `file1.00.0000`. "
+        "trees filled step by step, interleaved. Flat: one folder, the paper's names "
+        "`file1.00.0000`. "
         f"HDS: `Layout.for_run(ranks={args.ranks})` paths, a step's folders made in one pass. "
         f"Writing all {rows[-1].present:,} files took flat {fill['flat']:.1f} s, HDS "
         f"{fill['HDS']:.1f} s (flat ÷ HDS {ratio(fill['flat'], fill['HDS'])}).",
