@@ -52,7 +52,7 @@ def face_exceptions() -> set[tuple[str, str]]:
         (room, module)
         for rooms, modules, _ in plan_rows("faces")
         for room in names_in(rooms)
-        for module in re.findall(r"`(nearline(?:\.[a-z_]+)+)`", modules)
+        for module in re.findall(r"`(nearline(?:\.[a-z_0-9]+)+)`", modules)
     }
 
 
