@@ -181,7 +181,7 @@ class RangedReader(io.RawIOBase):
         label: str,
         pool: BufferPool,
         executor: Executor,
-        ahead: int = 4,
+        ahead: int = 8,
     ) -> None:
         super().__init__()
         self.bucket, self.key, self.size, self.label = bucket, key, size, label
