@@ -193,12 +193,16 @@ def main(argv: list[str] | None = None) -> int:
             times = measure(args, root, server)
     finally:
         remove_path(root)
-    text = report(args, times, out)
+    show(report(args, times, out), update_docs=args.update_docs)
+    return 0
+
+
+def show(text: str, *, update_docs: bool) -> None:
+    """Print the table; with ``update_docs``, put it in docs/benchmarks.md too."""
     print(text)
-    if args.update_docs:
+    if update_docs:
         replace_section(DOCS, BEGIN, END, text, DOCS_HEADER)
         progress(f"wrote {DOCS}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ echoes the string it signed).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -115,6 +116,17 @@ class Bucket:
                     ) from None
                 log.warning("%s: %s; retrying in %.1f s", doing, _short(error), wait)
                 time.sleep(wait)
+
+    def abort_uploads(self, key: str) -> None:
+        """Abort the multipart uploads of ``key`` a killed writer left open: invisible, but
+        they hold space. Best effort: a store that cannot list them keeps them."""
+        with contextlib.suppress(Exception):
+            found = self.client.list_multipart_uploads(Bucket=self.bucket, Prefix=key)
+            for upload in found.get("Uploads", []):
+                if upload["Key"] == key:
+                    self.client.abort_multipart_upload(
+                        Bucket=self.bucket, Key=key, UploadId=upload["UploadId"]
+                    )
 
     def failure(self, error: Exception, doing: str) -> Exception:
         """A typed error for a request the store refused (FileNotFoundError for no object)."""

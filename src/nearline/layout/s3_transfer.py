@@ -19,6 +19,7 @@ from typing import Any
 from nearline.layout.s3_store import Bucket
 
 MIN_PART = 5 * 1024**2  # S3's smallest part but the last
+READ_PIECE = 256 * 1024  # bytes read from a response at a time (as s3transfer does)
 
 
 class BufferPool:
@@ -78,7 +79,8 @@ class PartWriter(io.RawIOBase):
 
     def _send(self, buffer: bytearray, length: int) -> None:
         """Upload ``buffer[:length]`` as the next part, once one of the slots is free."""
-        if self.upload_id is None:
+        if self.upload_id is None:  # the first part: a crashed writer's upload goes first
+            self.bucket.abort_uploads(self.key)
             started = self.bucket.call(
                 f"starting the upload of {self.label}",
                 self.bucket.client.create_multipart_upload,
@@ -257,7 +259,9 @@ class RangedReader(io.RawIOBase):
         with contextlib.closing(body):
             got = 0
             while got < len(buffer):
-                n = body._raw_stream.readinto(buffer[got:])  # straight into the part buffer
+                # small reads: urllib3 reads into a new bytes object of the size asked for,
+                # and a part-sized one each time would touch fresh pages every part
+                n = body._raw_stream.readinto(buffer[got : got + READ_PIECE])
                 if not n:
                     raise ConnectionError(f"the object ended after {got} of {len(buffer)} bytes")
                 got += n

@@ -3,12 +3,12 @@
 A bundle is streamed into a multipart upload of its final key, several parts in flight, and
 :meth:`S3Tier.publish` completes the upload: a partial object is never visible, and a failed or
 abandoned write aborts its upload (a crashed writer's upload is aborted by the next writer of
-the key). Reads are ranged GETs, several parts ahead. A "folder" is a key prefix ending in ``/``.
+the key, as it starts its own). Reads are ranged GETs, several parts ahead. A "folder" is a
+key prefix ending in ``/``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import threading
@@ -96,7 +96,6 @@ class S3Tier(ArchiveTier):
     def open_write(self, name: str) -> BinaryIO:
         final = final_name(name)
         key = self.key(final)
-        self._abort_stale(key)
         writer = PartWriter(
             self.store, key, label=self.describe(final), pool=self.pool, executor=self.executor
         )
@@ -106,17 +105,6 @@ class S3Tier(ArchiveTier):
         if old is not None:
             old.abort()
         return writer  # type: ignore[return-value]
-
-    def _abort_stale(self, key: str) -> None:
-        """Abort the uploads of ``key`` a killed writer left open (invisible, but they hold
-        space); this process's own live writers write other keys."""
-        with contextlib.suppress(Exception):
-            found = self.client.list_multipart_uploads(Bucket=self.bucket, Prefix=key)
-            for upload in found.get("Uploads", []):
-                if upload["Key"] == key:
-                    self.client.abort_multipart_upload(
-                        Bucket=self.bucket, Key=key, UploadId=upload["UploadId"]
-                    )
 
     def publish(self, temporary: str, final: str) -> None:
         with self._lock:
