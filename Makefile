@@ -76,6 +76,7 @@ docs: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/burst.py --update-docs
 	$(BIN)/python benchmarks/layout.py --update-docs
+	$(BIN)/python benchmarks/s3.py --update-docs
 	$(BIN)/python benchmarks/composite.py --update-docs
 	$(BIN)/python benchmarks/cloud_skill.py --update-docs
 	$(BIN)/python benchmarks/service.py --update-docs

@@ -11,6 +11,10 @@ the page is rendered:
   the small input files the block reads).
 - ``<!-- docs: replace OLD => NEW -->`` run the block with OLD replaced by NEW (to run a
   full-size example on a small input).
+- ``<!-- docs: s3 BUCKET -->`` run the block against the tests' real S3 server: its admin's
+  keys and its address are in the environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+  ``AWS_ENDPOINT_URL``, ``AWS_DEFAULT_REGION``) and BUCKET exists there, empty when the page
+  first names it (later blocks of the page see what earlier ones stored).
 
 A Python block whose first comment says ``run with: COMMAND`` (``# model.py — run with:
 mpiexec -n 5 python model.py``) is saved under the file name it starts with and run by that
@@ -47,6 +51,7 @@ class Block:
     excerpt: str | None = None  # "name: why"
     before: list[str] = field(default_factory=list)
     replace: list[tuple[str, str]] = field(default_factory=list)
+    s3_buckets: list[str] = field(default_factory=list)  # run against the tests' S3 server
 
     @property
     def where(self) -> str:
@@ -118,6 +123,8 @@ def _apply(block: Block, key: str, value: str) -> None:
         block.excerpt = value
     elif key == "before":
         block.before.insert(0, value)
+    elif key == "s3":
+        block.s3_buckets.append(value)
     elif key == "replace":
         old, sep, new = value.partition(" => ")
         if not sep:

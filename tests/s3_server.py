@@ -30,6 +30,11 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedFS]:
 
 
 @pytest.fixture
-def s3_bucket(s3_server: SeaweedFS) -> str:
-    """A new, empty bucket of the session's server, for this test alone."""
-    return s3_server.make_bucket(f"test-{next(_buckets)}")
+def s3_bucket(s3_server: SeaweedFS) -> Iterator[str]:
+    """A new, empty bucket of the session's server, for this test alone; deleted afterwards,
+    which frees its volumes (SeaweedFS gives each bucket its own, and a session that keeps
+    every bucket runs out: "No writable volumes and no free volumes left")."""
+    bucket = s3_server.make_bucket(f"test-{next(_buckets)}")
+    yield bucket
+    s3_server.empty_bucket(bucket)
+    s3_server.client().delete_bucket(Bucket=bucket)

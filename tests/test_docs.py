@@ -42,11 +42,14 @@ def environment() -> dict[str, str]:
     return {**os.environ, **MPI_ENV, "PATH": path, "PYTHONPATH": str(ROOT)}
 
 
-def run(command: list[str] | str, *, folder: Path, block: Block) -> str:
+def run(
+    command: list[str] | str, *, folder: Path, block: Block, env: dict[str, str] | None = None
+) -> str:
     shell = isinstance(command, str)
     argv = ["bash", "-euo", "pipefail", "-c", command] if shell else command
+    full_env = {**environment(), **(env or {})}
     result = subprocess.run(
-        argv, cwd=folder, env=environment(), capture_output=True, text=True, timeout=TIMEOUT
+        argv, cwd=folder, env=full_env, capture_output=True, text=True, timeout=TIMEOUT
     )
     if result.returncode != 0:
         shown = command if shell else " ".join(command)
@@ -71,9 +74,9 @@ def check_excerpt(block: Block) -> None:
                     pytest.fail(f"{block.where}: `nearline {' '.join(args)}` does not parse")
 
 
-def run_block(block: Block, folder: Path) -> None:
+def run_block(block: Block, folder: Path, env: dict[str, str] | None = None) -> None:
     for command in block.before:
-        run(command, folder=folder, block=block)
+        run(command, folder=folder, block=block, env=env)
     if block.language == "python":
         launcher = block.run_with()
         name, command = launcher or (f"block_{block.line}.py", ["python", f"block_{block.line}.py"])
@@ -82,10 +85,26 @@ def run_block(block: Block, folder: Path) -> None:
             command = [sys.executable if command[0] == "python" else str(BIN / "mpiexec")] + [
                 sys.executable if word == "python" else word for word in command[1:]
             ]
-        run(command, folder=folder, block=block)
+        run(command, folder=folder, block=block, env=env)
     else:
         for command in block.shell_commands():
-            run(command, folder=folder, block=block)
+            run(command, folder=folder, block=block, env=env)
+
+
+def s3_environment(block: Block, request: pytest.FixtureRequest, made: set[str]) -> dict[str, str]:
+    """For a block marked ``s3 BUCKET``: the tests' S3 server's admin keys and address, and
+    BUCKET there (emptied the first time the page names it; ``made`` remembers)."""
+    if not block.s3_buckets:
+        return {}
+    server = request.getfixturevalue("s3_server")
+    present = {bucket["Name"] for bucket in server.client().list_buckets()["Buckets"]}
+    for bucket in set(block.s3_buckets) - made:
+        if bucket in present:
+            server.empty_bucket(bucket)
+        else:
+            server.make_bucket(bucket)
+        made.add(bucket)
+    return server.credentials()
 
 
 def check_data(block: Block) -> None:
@@ -105,13 +124,16 @@ def stop_left_behind(folder: Path) -> None:
 
 
 @pytest.mark.parametrize("page", pages(), ids=lambda page: str(page.relative_to(ROOT)))
-def test_every_block_of_the_page_runs(page: Path, tmp_path: Path) -> None:
+def test_every_block_of_the_page_runs(
+    page: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    buckets: set[str] = set()
     try:
         for block in blocks(page):
             if block.excerpt is not None:
                 check_excerpt(block)
             elif block.language in RUN:
-                run_block(block, tmp_path)
+                run_block(block, tmp_path, s3_environment(block, request, buckets))
             elif block.source_name():
                 (tmp_path / block.source_name()).write_text(block.runnable_code())
             else:
@@ -141,7 +163,8 @@ def test_excerpts_are_named_with_a_reason() -> None:
 def test_directives_are_read(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
-        "text\n<!-- docs: before touch a -->\n<!-- docs: replace 14 => 2 -->\n"
+        "text\n<!-- docs: before touch a -->\n<!-- docs: s3 climate -->\n"
+        "<!-- docs: replace 14 => 2 -->\n"
         "```sh\nnearline synth avhrr --orbits 14 --out day/\n```\n"
         "<!-- docs: excerpt big: 505 ranks -->\n"
         "```console\n$ mpiexec -n 505 python model.py &\n$ nearline ls out \\\n  --step 3\n"
@@ -149,7 +172,8 @@ def test_directives_are_read(tmp_path: Path) -> None:
         "```python\n# model.py — run with: mpiexec -n 5 python model.py   (4 + 1)\nx = 1\n```\n"
     )
     first, second, third = blocks(page)
-    assert (first.line, first.before, first.replace) == (4, ["touch a"], [("14", "2")])
+    assert (first.line, first.before, first.replace) == (5, ["touch a"], [("14", "2")])
+    assert (first.s3_buckets, second.s3_buckets) == (["climate"], [])
     assert first.runnable_code() == "nearline synth avhrr --orbits 2 --out day/\n"
     assert second.excerpt == "big: 505 ranks"
     assert second.shell_commands() == [

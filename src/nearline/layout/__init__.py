@@ -25,6 +25,7 @@ from nearline.layout.restore import (
 )
 from nearline.layout.tier_base import ArchiveTier
 from nearline.layout.tier_registry import open_tier
+from nearline.layout.tier_s3 import S3Tier  # boto3 is imported only when one is made
 
 __all__ = [
     "MARKER",
@@ -40,6 +41,7 @@ __all__ = [
     "Migrator",
     "OutputPath",
     "Phase",
+    "S3Tier",
     "check_ext",
     "check_name",
     "closed_sets",
