@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use, visible to type chec
     from nearline.swath.footprint import (
         GranuleSummary,
         describe_granule,
+        describe_stream,
         granule_footprint,
         swath_footprint,
         union_footprints,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use, visible to type chec
 _LAZY = {
     "GranuleSummary": "footprint",
     "describe_granule": "footprint",
+    "describe_stream": "footprint",
     "granule_footprint": "footprint",
     "swath_footprint": "footprint",
     "union_footprints": "footprint",
@@ -51,6 +53,7 @@ __all__ = [
     "Telemetry",
     "available_readers",
     "describe_granule",
+    "describe_stream",
     "get_reader",
     "granule_footprint",
     "granule_paths",
