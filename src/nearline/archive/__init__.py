@@ -15,6 +15,7 @@ from nearline.archive.base import (
     Search,
 )
 from nearline.archive.catalogues import open_catalogue
+from nearline.archive.object_archive import ObjectArchive, ObjectStores, is_object_url
 from nearline.archive.search import parse_bbox, parse_datetime, parse_search, query_values
 from nearline.archive.sqlite_catalogue import SQLiteCatalogue
 from nearline.archive.stac import collection_to_stac, item_to_stac, rfc3339
@@ -30,12 +31,15 @@ __all__ = [
     "Catalogue",
     "Collection",
     "Item",
+    "ObjectArchive",
+    "ObjectStores",
     "Page",
     "SQLiteCatalogue",
     "Search",
     "collection_to_stac",
     "fetch",
     "is_local",
+    "is_object_url",
     "item_to_stac",
     "modis_like_items",
     "open_catalogue",
