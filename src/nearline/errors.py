@@ -57,6 +57,16 @@ class RestoreError(ArchiveError):
         self.failed = failed
 
 
+class ObjectStoreError(ArchiveError):
+    """An object store refused a request: wrong credentials, a missing bucket, no permission
+    to write. The message names the endpoint, the bucket and the fix, never the credentials."""
+
+
+class ObjectStoreUnreachable(ObjectStoreError):
+    """An object store did not answer, through every retry: the message names the endpoint
+    and what was in flight. Nothing published is lost; run the command again once it is back."""
+
+
 class SwathError(NearlineError):
     """Satellite swath input cannot be read or made."""
 

@@ -23,6 +23,7 @@ from nearline.layout.restore import (
     verify_archive,
 )
 from nearline.layout.tier_base import ArchiveTier
+from nearline.layout.tier_s3 import S3Tier  # boto3 is imported only when one is made
 
 __all__ = [
     "MARKER",
@@ -35,6 +36,7 @@ __all__ = [
     "Migrator",
     "OutputPath",
     "Phase",
+    "S3Tier",
     "closed_sets",
     "hds_path",
     "manifests",

@@ -2,9 +2,10 @@
 
 The one place that knows every implementation, so ``tier_base.py`` (the contract) imports none of
 them and each implementation imports only the contract: imports point one way. A local folder
-is a :class:`LocalTier`; a URL is an :class:`FsspecTier`, unless a tier plugged in through the
-``nearline.tiers`` entry points is named by its scheme (``hpss = "mypackage:HPSSTier"`` takes
-``hpss://...``), made as FsspecTier is, by ``from_url(url, storage_options=...)``.
+is a :class:`LocalTier`; ``s3://bucket/prefix`` an :class:`S3Tier` (boto3); any other URL an
+:class:`FsspecTier`, unless a tier plugged in through the ``nearline.tiers`` entry points is
+named by its scheme (``hpss = "mypackage:HPSSTier"`` takes ``hpss://...``). URL tiers are made
+by ``from_url(url, storage_options=...)``.
 """
 
 from __future__ import annotations
@@ -21,8 +22,13 @@ from nearline.plugins import Registry
 TIERS: Registry[type[ArchiveTier]] = Registry(
     "archive tier",
     group="nearline.tiers",
-    builtins={"local": LocalTier, "fsspec": FsspecTier},
+    builtins={
+        "local": LocalTier,
+        "fsspec": FsspecTier,
+        "s3": "nearline.layout.tier_s3:S3Tier",  # imported (with boto3) only when named
+    },
 )
+BY_SCHEME_ONLY = {"local", "fsspec"}  # builtins no URL scheme names
 
 
 def is_url(archive: str | Path) -> bool:
@@ -41,5 +47,6 @@ def open_tier(
         return TIERS.get("local")(Path(archive))
     url = str(archive)
     scheme = url.split("::")[0].split("://")[0]
-    tier = TIERS.get(scheme if scheme in TIERS.plugins() else "fsspec")
+    named = scheme in TIERS and scheme not in BY_SCHEME_ONLY
+    tier = TIERS.get(scheme if named else "fsspec")
     return tier.from_url(url, storage_options=storage_options)

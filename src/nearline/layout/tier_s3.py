@@ -1,0 +1,250 @@
+"""An archive tier in an S3 bucket, on boto3: ``s3://bucket/prefix``.
+
+A bundle is streamed into a multipart upload of its final key, several parts in flight, and
+:meth:`S3Tier.publish` completes the upload: a partial object is never visible, and a failed or
+abandoned write aborts its upload (a crashed writer's upload is aborted by the next writer of
+the key). Reads are ranged GETs, several parts ahead. A "folder" is a key prefix ending in ``/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from nearline.errors import ConfigError
+from nearline.layout.s3_store import Bucket, object_key
+from nearline.layout.s3_transfer import MIN_PART, BufferPool, PartWriter, RangedReader
+from nearline.layout.tier_base import ArchiveTier
+from nearline.units import parse_size
+
+PART_SIZE = 8 * 1024**2  # boto3's TransferConfig default chunk size
+
+
+def final_name(temporary: str) -> str:
+    """The name a temporary name (``folder/.base.partial``) stands for: ``folder/base``."""
+    folder, _, base = temporary.rpartition("/")
+    if not (base.startswith(".") and base.endswith(".partial")):
+        raise ValueError(f"{temporary!r} is not a temporary name (.NAME.partial)")
+    base = base[1 : -len(".partial")]
+    return f"{folder}/{base}" if folder else base
+
+
+class S3Tier(ArchiveTier):
+    """Objects are keys ``prefix/name`` in ``bucket``.
+
+    ``storage_options``: ``endpoint_url``, ``profile`` (of ``~/.aws``), ``region_name``,
+    ``part_size`` (default 8MiB), ``max_concurrency`` (parts in flight, default 10),
+    ``retry_attempts`` and ``retry_seconds`` (how long an outage is ridden out: 6 over 30 s).
+    """
+
+    supports_parallel_reads = True
+
+    def __init__(self, bucket: Bucket, prefix: str, *, part_size: int = PART_SIZE) -> None:
+        self.store = bucket
+        self.bucket = bucket.bucket
+        self.prefix = prefix.strip("/")
+        object_key("", self.prefix)  # refuse a prefix with '..' or empty components
+        self.url = f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+        self.client = bucket.client
+        self.endpoint_url = bucket.endpoint_url
+        if part_size < MIN_PART:
+            raise ConfigError(f"part_size must be at least 5MiB (S3's minimum), got {part_size}")
+        self.pool = BufferPool(part_size)
+        self._executor: ThreadPoolExecutor | None = None
+        self._writers: dict[str, PartWriter] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, *, storage_options: Mapping[str, Any] | None = None) -> S3Tier:
+        """The tier ``s3://bucket/prefix`` names."""
+        scheme, sep, rest = url.partition("://")
+        bucket, _, prefix = rest.partition("/")
+        if scheme != "s3" or not sep or not bucket:
+            raise ConfigError(f"{url!r} is not an s3://bucket/prefix URL")
+        options = dict(storage_options or {})
+        part_size = parse_size(options.pop("part_size", PART_SIZE), what="part_size")
+        return cls(Bucket(bucket, options=options, url=url), prefix, part_size=part_size)
+
+    def __repr__(self) -> str:
+        return f"S3Tier({self.url!r}, endpoint_url={self.endpoint_url!r})"
+
+    # -- names -----------------------------------------------------------------------------
+    def key(self, name: str) -> str:
+        """The object key of ``name``; a name with ``..``, ``.``, empty components or a
+        leading ``/`` raises :class:`~nearline.errors.ArchiveError`."""
+        return object_key(self.prefix, name)
+
+    def _folder_key(self, folder: str) -> str:
+        key = self.key(folder)
+        return f"{key}/" if key else ""
+
+    @property
+    def executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None:  # started on first use, never at import
+                workers = self.store.max_concurrency
+                self._executor = ThreadPoolExecutor(workers, thread_name_prefix="nearline-s3")
+            return self._executor
+
+    # -- the contract ----------------------------------------------------------------------
+    def open_write(self, name: str) -> BinaryIO:
+        final = final_name(name)
+        key = self.key(final)
+        self._abort_stale(key)
+        writer = PartWriter(
+            self.store, key, label=self.describe(final), pool=self.pool, executor=self.executor
+        )
+        with self._lock:
+            old = self._writers.pop(name, None)
+            self._writers[name] = writer
+        if old is not None:
+            old.abort()
+        return writer  # type: ignore[return-value]
+
+    def _abort_stale(self, key: str) -> None:
+        """Abort the uploads of ``key`` a killed writer left open (invisible, but they hold
+        space); this process's own live writers write other keys."""
+        with contextlib.suppress(Exception):
+            found = self.client.list_multipart_uploads(Bucket=self.bucket, Prefix=key)
+            for upload in found.get("Uploads", []):
+                if upload["Key"] == key:
+                    self.client.abort_multipart_upload(
+                        Bucket=self.bucket, Key=key, UploadId=upload["UploadId"]
+                    )
+
+    def publish(self, temporary: str, final: str) -> None:
+        with self._lock:
+            writer = self._writers.pop(temporary, None)
+        if writer is None:
+            raise FileNotFoundError(f"nothing was written as {self.describe(temporary)}")
+        if writer.key != self.key(final):
+            writer.abort()
+            raise ValueError(f"{temporary!r} was written for {writer.key!r}, not {final!r}")
+        try:
+            writer.complete()
+        except BaseException:
+            writer.abort()
+            raise
+
+    def open_read(self, name: str) -> BinaryIO:
+        size = self.size(name)
+        if size is None:
+            raise FileNotFoundError(f"no object {self.describe(name)}")
+        return RangedReader(  # type: ignore[return-value]
+            self.store,
+            self.key(name),
+            size,
+            label=self.describe(name),
+            pool=self.pool,
+            executor=self.executor,
+        )
+
+    def remove(self, name: str) -> None:
+        with self._lock:
+            writer = self._writers.pop(name, None)
+        if writer is not None:  # an unpublished write: drop its upload
+            writer.abort()
+            return
+        self.store.call(
+            f"removing {self.describe(name)}", self.client.delete_object, Key=self.key(name)
+        )
+
+    def list(self, folder: str) -> list[str]:
+        prefix = self._folder_key(folder)
+        names: set[str] = set()
+        pages = self.client.get_paginator("list_objects_v2").paginate
+        for page in self.store.call(
+            f"listing {self.describe(folder)}",
+            lambda **kw: list(pages(**kw)),
+            Prefix=prefix,
+            Delimiter="/",
+        ):
+            found = [entry["Key"] for entry in page.get("Contents", [])]
+            found += [entry["Prefix"].rstrip("/") for entry in page.get("CommonPrefixes", [])]
+            for key in found:
+                name = key[len(prefix) :]
+                object_key(self.prefix, f"{folder}/{name}" if folder else name, listed=True)
+                names.add(name)
+        return sorted(names)
+
+    def size(self, name: str) -> int | None:
+        try:
+            head = self.store.call(
+                f"looking up {self.describe(name)}", self.client.head_object, Key=self.key(name)
+            )
+        except FileNotFoundError:
+            return None
+        return int(head["ContentLength"])
+
+    def close(self) -> None:
+        with self._lock:
+            writers, self._writers = list(self._writers.values()), {}
+            executor, self._executor = self._executor, None
+        for writer in writers:
+            writer.abort()
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+    # -- whole files, links, sums ----------------------------------------------------------
+    def upload_file(self, path: str | Path, name: str) -> None:
+        """Upload a local file as ``name``: boto3's managed multipart upload, parts in
+        parallel, visible only once complete (aborted if it fails)."""
+        self.store.call(
+            f"uploading {path} to {self.describe(name)}",
+            lambda Bucket, **kw: self.client.upload_file(Bucket=Bucket, **kw),
+            Filename=str(path),
+            Key=self.key(name),
+            Config=self._transfer_config(),
+        )
+
+    def download_file(self, name: str, path: str | Path) -> Path:
+        """Download ``name`` to ``path`` with parallel ranged GETs, into a hidden
+        ``.NAME.partial`` beside it that takes its name only once whole."""
+        target = Path(path)
+        partial = target.with_name(f".{target.name}.partial")
+        try:
+            self.store.call(
+                f"downloading {self.describe(name)}",
+                lambda Bucket, **kw: self.client.download_file(Bucket=Bucket, **kw),
+                Key=self.key(name),
+                Filename=str(partial),
+                Config=self._transfer_config(),
+            )
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
+        return target
+
+    def _transfer_config(self) -> Any:
+        from boto3.s3.transfer import TransferConfig
+
+        size = self.pool.size
+        return TransferConfig(
+            multipart_threshold=size,
+            multipart_chunksize=size,
+            max_concurrency=self.store.max_concurrency,
+        )
+
+    def presigned_url(self, name: str, *, expires: int = 300) -> str:
+        """A URL anyone may GET ``name`` with for ``expires`` seconds, without credentials."""
+        return str(
+            self.client.generate_presigned_url(
+                "get_object",
+                Params={"Bucket": self.bucket, "Key": self.key(name)},
+                ExpiresIn=int(expires),
+            )
+        )
+
+    def sha256_of(self, name: str) -> str:
+        """The SHA-256 of an object's bytes, read back from the store."""
+        digest = hashlib.sha256()
+        with self.open_read(name) as handle:
+            while chunk := handle.read(self.pool.size):
+                digest.update(chunk)
+        return digest.hexdigest()
