@@ -96,7 +96,7 @@ def test_outputs_in_the_bucket_redirected_or_streamed_and_no_credential_reaches_
         assert answer.status_code == 307
         link = answer.headers["location"]
         assert link.startswith(s3_server.endpoint_url)
-        assert "X-Amz-Signature" in link
+        assert "Signature=" in link  # presigned: the key id, never the secret
         assert SECRET not in link
         assert httpx.get(link).content == streamed[name].content  # no credentials asked
         assert streamed[name].status_code == 200

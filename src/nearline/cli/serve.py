@@ -151,6 +151,7 @@ def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("botocore").setLevel(logging.WARNING)  # "found credentials in ..."
     listener = listening_socket(args.host, args.port)
     port = listener.getsockname()[1]
     base = args.base_url or f"http://{args.host}:{port}"

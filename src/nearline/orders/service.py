@@ -395,7 +395,8 @@ class Service(Closing):
         ]
         for item_id in items:  # kept in a bucket: removed there
             with contextlib.suppress(ItemNotFound):
-                location = self.catalogue.get_item(collection, item_id).assets["data"].location
+                item = self.catalogue.get_item(collection, item_id, viewer=job.owner)
+                location = item.assets["data"].location
                 if is_object_url(location):
                     self.stores.remove(location)
         self.catalogue.delete_items(collection, items)
