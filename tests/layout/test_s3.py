@@ -6,51 +6,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from nearline.errors import ArchiveError
-from nearline.layout import Migrator, S3Tier, mark_complete, restore, verify_archive
-from nearline.layout.paths import hds_path
+from nearline.layout import Migrator, S3Tier, restore, verify_archive
 from nearline.layout.s3_store import object_key
 from nearline.layout.tier_registry import open_tier
+from tests.layout.s3_sets import keys, make_sets, shas_below
 
 MiB = 1024**2
-
-
-@pytest.fixture
-def s3_env(s3_server, monkeypatch):
-    """The admin's credentials in the environment, as a user's shell would hold them."""
-    for name, value in s3_server.credentials().items():
-        monkeypatch.setenv(name, value)
-    return s3_server
-
-
-def make_sets(root: Path, sizes: dict[tuple[int, str], list[int]]) -> dict[str, str]:
-    """Closed sets of random files; {path below root: SHA-256}."""
-    shas = {}
-    for (step, file), ranks in sizes.items():
-        for rank, size in enumerate(ranks):
-            path = hds_path(root, step=step, file=file, rank=rank, ext="dat")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            data = os.urandom(size)
-            path.write_bytes(data)
-            shas[path.relative_to(root).as_posix()] = hashlib.sha256(data).hexdigest()
-        mark_complete(root, step=step, file=file)
-    return shas
-
-
-def shas_below(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in root.rglob("*.dat")
-    }
-
-
-def keys(server, bucket: str) -> list[str]:
-    found = server.client().list_objects_v2(Bucket=bucket).get("Contents", [])
-    return sorted(entry["Key"] for entry in found)
 
 
 def test_s3_urls_open_the_s3_tier(s3_env, s3_bucket):

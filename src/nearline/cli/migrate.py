@@ -29,7 +29,7 @@ def add_migrate_parser(subparsers: Any) -> argparse.ArgumentParser:
         "Safe to kill and start again: a journal in SOURCE resumes where it stopped.",
     )
     parser.add_argument("source", help="the root a writer writes its steps into")
-    parser.add_argument("archive", help="a folder, or an fsspec URL such as s3://bucket/run")
+    parser.add_argument("archive", help="a folder, s3://bucket/prefix, or an fsspec URL")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
         "--watch", action="store_true", help="keep polling for newly closed sets until stopped"
@@ -69,7 +69,7 @@ def add_restore_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Copy archived sets back below DEST (DEST/<step>/<file>/...), checking "
         "every file's SHA-256 against its bundle's manifest before it takes its name.",
     )
-    parser.add_argument("archive", help="the folder or fsspec URL migrate wrote to")
+    parser.add_argument("archive", help="the folder or URL (s3://bucket/prefix) migrate wrote to")
     parser.add_argument("dest", help="the root to restore into")
     parser.add_argument("--step", type=_step, default=None, help="only this step")
     parser.add_argument("--file", default=None, help="only this file group")
@@ -92,7 +92,7 @@ def run_migrate_to_archive(args: argparse.Namespace) -> int:
             delete_source=not args.keep_source,
             chunk_size=args.chunk_size,
             progress=bars.update,
-            storage_options=_storage_options(args.storage_option),
+            storage_options=_storage_options(args),
         )
         with migrator, _stopping_on_signals(migrator.stop, lambda: migrator.stopping):
             if args.watch:
@@ -119,7 +119,7 @@ def run_restore(args: argparse.Namespace) -> int:
                 file=args.file,
                 chunk_size=args.chunk_size,
                 progress=bars.update,
-                storage_options=_storage_options(args.storage_option),
+                storage_options=_storage_options(args),
             )
         except RestoreError as error:  # the good sets came back: say so, then name the bad
             bars.console.print(_summary("restored", error.restored, args.dest), highlight=False)
@@ -197,19 +197,35 @@ class _ProgressBars:
 
 
 def _add_storage_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    store = parser.add_argument_group("object storage (s3:// archives)")
+    store.add_argument(
+        "--endpoint-url",
+        default=None,
+        help="the S3 store's address, e.g. http://127.0.0.1:8333 (default: AWS, or "
+        "$AWS_ENDPOINT_URL)",
+    )
+    store.add_argument(
+        "--profile",
+        default=None,
+        help="a profile of ~/.aws/credentials to take the credentials from (default: the "
+        "AWS_* environment, then the default profile)",
+    )
+    store.add_argument(
         "--storage-option",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="an fsspec option for the archive URL, e.g. "
-        '\'client_kwargs={"endpoint_url": "http://localhost:9000"}\' (repeatable)',
+        help="an option of the archive's tier (repeatable): for s3:// part_size, "
+        "max_concurrency, retry_attempts, retry_seconds, region_name; for other URLs an "
+        'fsspec option, e.g. \'client_kwargs={"endpoint_url": "http://localhost:9000"}\'',
     )
 
 
-def _storage_options(pairs: list[str]) -> dict[str, Any]:
+def _storage_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--storage-option`` pairs (VALUE read as JSON when it parses), with
+    ``--endpoint-url`` and ``--profile`` added."""
     options: dict[str, Any] = {}
-    for pair in pairs:
+    for pair in args.storage_option:
         key, sep, text = pair.partition("=")
         if not sep or not key:
             raise ConfigError(f"--storage-option takes KEY=VALUE, got {pair!r}")
@@ -217,6 +233,9 @@ def _storage_options(pairs: list[str]) -> dict[str, Any]:
             options[key] = json.loads(text)
         except ValueError:
             options[key] = text  # a plain string such as a profile name
+    for key in ("endpoint_url", "profile"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
     return options
 
 

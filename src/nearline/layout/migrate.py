@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from nearline.closing import Closing
-from nearline.errors import ArchiveError, ConfigError, MigrationError, NearlineError
+from nearline.errors import (
+    ArchiveError,
+    ConfigError,
+    MigrationError,
+    NearlineError,
+    ObjectStoreError,
+)
 from nearline.layout.bundle import write_bundle
 from nearline.layout.events import MigrationEvent, Phase
 from nearline.layout.journal import UNFINISHED, Journal, Record, State
@@ -227,6 +233,8 @@ class Migrator(Closing):
         if record.state is State.COPIED and record.manifest is not None and same:
             try:
                 return self._finish(fileset, record.manifest, verified=False)
+            except ObjectStoreError:
+                raise  # the store refused or went away: rewriting would fail the same way
             except ArchiveError as error:
                 log.warning("%s: rewriting its bundle: %s", describe(fileset), error)
         return self._migrate(fileset)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
-from nearline.errors import ArchiveError, LayoutError, RestoreError
+from nearline.errors import ArchiveError, LayoutError, ObjectStoreError, RestoreError
 from nearline.layout.events import MigrationEvent, Phase
 from nearline.layout.manifest import MANIFEST_SUFFIX, Entry, Manifest, step_folder
 from nearline.layout.paths import STEP_WIDTH, check_name
@@ -147,6 +147,8 @@ def restore(
             for entry in manifest.entries:
                 target = _inside(root, manifest, f"{manifest.folder}/{entry.path}")
                 _restore_entry(tier, manifest, entry, pump, target, keep_stat=True)
+        except ObjectStoreError:
+            raise  # the store refused or went away: every later set would fail the same way
         except ArchiveError as error:
             failed.append((manifest, error))
         else:

@@ -58,14 +58,16 @@ def object_key(prefix: str, name: str, *, listed: bool = False) -> str:
 
 
 def _retryable(error: BaseException) -> bool:
-    from botocore.exceptions import ClientError, HTTPClientError, ResponseStreamingError
+    from botocore.exceptions import ClientError, HTTPClientError
+    from botocore.exceptions import ConnectionError as BotoConnectionError
     from urllib3.exceptions import HTTPError
 
     if isinstance(error, ClientError):
         code = str(error.response.get("Error", {}).get("Code", ""))
         status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
         return code in _TRANSIENT or status >= 500
-    return isinstance(error, HTTPClientError | ResponseStreamingError | HTTPError | ConnectionError)
+    network = HTTPClientError | BotoConnectionError | HTTPError | ConnectionError
+    return isinstance(error, network)
 
 
 class Bucket:
