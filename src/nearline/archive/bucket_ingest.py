@@ -3,12 +3,14 @@
 A format whose reader reads by ranged reads (nearline's netCDF-4 granules, through h5py on an
 s3fs file object) is described from the few byte ranges its header and sampled tie points
 take; any other (MODIS HDF4 through pyhdf, GAC Level 1b through pygac, which want a file
-name) is downloaded to scratch first and read there. Either way every byte is streamed once
-through SHA-256, so an item records its object's size and digest as for a local file, and its
+name) is downloaded to scratch and read there. Either way every byte is streamed through
+SHA-256, so an item records its object's size and digest as for a local file, and its
 asset's href is the object's ``s3://`` URL.
 
 Objects are read by threads, not processes: the work is waiting on the store and hashing,
-both of which let go of the GIL.
+both of which let go of the GIL. The digest is taken from one streamed GET of each object
+(through layout's S3 tier: retried through an outage, its errors one line), at the same time
+as the ranged reads that describe it.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ import logging
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nearline.archive.base import Catalogue
 from nearline.archive.ingest import (
@@ -32,11 +34,14 @@ from nearline.archive.ingest import (
     check_on_error,
     granule_fields,
 )
-from nearline.errors import GranuleError, IngestError
+from nearline.errors import GranuleError, IngestError, NearlineError
+
+if TYPE_CHECKING:
+    from nearline.swath import GranuleSummary
 
 log = logging.getLogger(__name__)
 RANGE = 1024**2  # bytes a ranged read of a granule's header or tie points fetches at least
-CHUNK = 8 * 1024**2  # bytes a hashing (or copying) read fetches at once
+CHUNK = 1024**2  # bytes hashed at a time as an object streams in
 THREADS_PER_CORE = 4  # objects read at once: the store's latency is what they wait on
 
 
@@ -78,23 +83,33 @@ def ingest_bucket(
     """Catalogue every granule object under ``url`` (``s3://bucket/prefix``; hidden keys,
     whose parts start with ".", left out) as items of ``collection``, their assets pointing
     at the objects. ``on_error`` as for :func:`~nearline.archive.ingest.ingest`."""
+    from nearline.layout.tier_registry import open_tier
+
     check_on_error(on_error)
     fs = s3_filesystem(storage_options)
     where = storage_options.get("endpoint_url") if storage_options else None
     where = where or os.environ.get("AWS_ENDPOINT_URL") or "the default S3 endpoint"
     with s3_errors(url, where):
         objects = list_objects(fs, url)
-        report = progress or (lambda done, total: None)
+        bucket = open_tier(
+            f"s3://{objects[0][0].partition('/')[0]}", storage_options=storage_options
+        )
         threads = workers or THREADS_PER_CORE * (os.cpu_count() or 1)
         with (
             tempfile.TemporaryDirectory(dir=scratch, prefix="nearline-ingest-") as folder,
-            ThreadPoolExecutor(max(1, min(threads, len(objects)))) as pool,
+            ThreadPoolExecutor(max(1, min(threads, 2 * len(objects)))) as pool,
         ):
+            # the header and tie points by ranged reads, and every byte through SHA-256 by a
+            # streamed GET, at once: an object takes the longer of the two, not their sum
+            summaries = [pool.submit(_summary, fs, key, size) for key, size in objects]
+            digests = [pool.submit(_digest, bucket, key) for key, _ in objects]
             described: list[Described] = []
-            jobs = [(fs, key, size, Path(folder) / str(n)) for n, (key, size) in enumerate(objects)]
-            for done, result in enumerate(pool.map(_describe_object, jobs), 1):
-                described.append(result)
-                report(done, len(objects))
+            for n, (key, size) in enumerate(objects):
+                copy = Path(folder) / str(n)
+                described.append(_described(key, size, summaries[n], digests[n], bucket, copy))
+                if progress is not None:
+                    progress(n + 1, len(objects))
+        bucket.close()
     return catalogue_described(catalogue, described, collection, owner, on_error)
 
 
@@ -116,42 +131,44 @@ def list_objects(fs: Any, url: str) -> list[tuple[str, int]]:
     return objects
 
 
-def _describe_object(job: tuple[Any, str, int, Path]) -> Described:
-    fs, key, size, copy = job
+def _described(
+    key: str, size: int, summary: Future, digest: Future, bucket: Any, copy: Path
+) -> Described:
+    """An object's item fields, or why it cannot be catalogued."""
+    from nearline.swath import describe_granule
+
     url, name = f"s3://{key}", PurePosixPath(key).name
     try:
-        return url, _object_fields(fs, key, size, copy, url=url, name=name), None
-    except (GranuleError, OSError) as error:
+        found = summary.result()
+        if found is None:  # a format read by file name: a copy, read there
+            bucket.download_file(key.partition("/")[2], copy)
+            found = describe_granule(copy)
+        fields = granule_fields(found, name=name, location=url, size=size, sha256=digest.result())
+        return url, fields, None
+    except (GranuleError, OSError, NearlineError) as error:
         return url, None, str(error).replace(str(copy), url)
     finally:
         copy.unlink(missing_ok=True)
 
 
-def _object_fields(fs: Any, key: str, size: int, copy: Path, *, url: str, name: str) -> dict:
-    from nearline.swath import describe_granule, describe_stream
+def _summary(fs: Any, key: str, size: int) -> GranuleSummary | None:
+    """What the granule's reader says of it, read by ranged reads; None if its format is
+    not read that way."""
+    from nearline.swath import describe_stream
 
-    with fs.open(key, "rb", block_size=RANGE, cache_type="readahead", size=size) as stream:
-        summary = describe_stream(stream, name=name)
-    if summary is not None:  # read where it lies: now its bytes, once, for the digest
-        digest = _stream_digest(fs, key, size)
-    else:  # a format read by file name: a copy, hashed as it is written
-        digest = _stream_digest(fs, key, size, copy=copy)
-        summary = describe_granule(copy)
-    return granule_fields(summary, name=name, location=url, size=size, sha256=digest)
+    with fs.open(key, "rb", block_size=RANGE, cache_type="blockcache", size=size) as stream:
+        return describe_stream(stream, name=PurePosixPath(key).name)
 
 
-def _stream_digest(fs: Any, key: str, size: int, *, copy: Path | None = None) -> str:
-    """The SHA-256 of an object, read in :data:`CHUNK` pieces (written to ``copy`` too)."""
+def _digest(bucket: Any, key: str) -> str:
+    """The SHA-256 of an object, streamed by one GET (retried through an outage)."""
+    name = key.partition("/")[2]
+    answer = bucket.store.call(
+        f"reading {bucket.describe(name)}", bucket.client.get_object, Key=name
+    )
     digest = hashlib.sha256()
-    with contextlib.ExitStack() as stack:
-        source = stack.enter_context(
-            fs.open(key, "rb", block_size=CHUNK, cache_type="none", size=size)
-        )
-        sink = stack.enter_context(open(copy, "wb")) if copy is not None else None
-        while piece := source.read(CHUNK):
-            digest.update(piece)
-            if sink is not None:
-                sink.write(piece)
+    for piece in answer["Body"].iter_chunks(CHUNK):
+        digest.update(piece)
     return digest.hexdigest()
 
 
