@@ -30,11 +30,13 @@ BEGIN, END = "<!-- s3-ingest:begin -->", "<!-- s3-ingest:end -->"
 
 
 def timed(run) -> float:
-    with tempfile.TemporaryDirectory(prefix="nearline-bench-") as folder:
-        with open_catalogue(None, Path(folder) / "catalogue.db") as catalogue:
-            began = time.perf_counter()
-            report = run(catalogue)
-            seconds = time.perf_counter() - began
+    with (
+        tempfile.TemporaryDirectory(prefix="nearline-bench-") as folder,
+        open_catalogue(None, Path(folder) / "catalogue.db") as catalogue,
+    ):
+        began = time.perf_counter()
+        report = run(catalogue)
+        seconds = time.perf_counter() - began
     assert report.items, "nothing was ingested"
     return seconds
 

@@ -19,6 +19,7 @@ from nearline.testing.s3server import READER, SeaweedFS
 from ..live_service import LiveService
 from .conftest import deploy
 from .granules import add_granules
+from .test_quotas import order
 
 SECRET = "nearline-admin-secret"  # the admin identity's secret key
 
@@ -33,17 +34,6 @@ def uploader(server: SeaweedFS, bucket: str):
         return f"s3://{bucket}/granules/{path.name}"
 
     return keep
-
-
-def order(live: LiveService, user: str, process: str, ids: list[str], **parameters) -> str:
-    with live.client(user) as client:
-        response = client.post(
-            f"/processes/{process}/execution",
-            json={"inputs": {"granules": {"ids": ids}, **parameters}},
-            headers={"Prefer": "respond-async"},
-        )
-    assert response.status_code == 201, response.text
-    return response.json()["jobID"]
 
 
 def download(live: LiveService, user: str, job: str, **params) -> dict[str, httpx.Response]:

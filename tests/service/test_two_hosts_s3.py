@@ -19,7 +19,8 @@ from ..live_service import LiveService
 from ..postgres_server import PostgresServer
 from .conftest import deploy
 from .granules import add_granules
-from .test_s3_archive import order, uploader
+from .test_quotas import order
+from .test_s3_archive import uploader
 
 BIG = 300 * 1024**2  # an output whose upload takes long enough to be caught in the act
 
