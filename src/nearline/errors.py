@@ -164,6 +164,11 @@ class ItemNotFound(NotFound):
     code = "not-found"
 
 
+class OutputsLost(NearlineError):
+    """A run's outputs went with the server that ran it, before they reached the archive's
+    bucket: the run is queued to run again."""
+
+
 class IngestError(NearlineError, ValueError):
     """A file cannot be catalogued (no reader knows it, or it is unreadable); names the file."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,10 +16,16 @@ START = datetime(2012, 12, 12, tzinfo=UTC)
 
 
 def add_granules(
-    data: Path, count: int, *, collection: str = COLLECTION, owner: str | None = None
+    data: Path,
+    count: int,
+    *,
+    collection: str = COLLECTION,
+    owner: str | None = None,
+    keep: Callable[[Path], str] | None = None,
 ) -> list[Item]:
     """``count`` files of distinct sizes, one 5-minute granule each, walking east along the
-    equator, catalogued in the service's catalogue."""
+    equator, catalogued in the service's catalogue. ``keep``: puts a file where it is to
+    lie (an object store) and gives its location; by default it lies where it is written."""
     folder = data.parent / f"{data.name}-granules" / collection
     folder.mkdir(parents=True, exist_ok=True)
     items = []
@@ -50,7 +57,7 @@ def add_granules(
                 properties={"platform": "test"},
                 assets={
                     "data": Asset(
-                        location=str(path),
+                        location=keep(path) if keep else str(path),
                         size=len(payload),
                         sha256=hashlib.sha256(payload).hexdigest(),
                     )

@@ -16,6 +16,7 @@ from nearline.archive.base import (
 )
 from nearline.archive.catalogues import open_catalogue
 from nearline.archive.ingest import ingest, ingest_archive
+from nearline.archive.object_archive import ObjectArchive, ObjectStores, is_object_url
 from nearline.archive.search import (
     parse_bbox,
     parse_datetime,
@@ -37,6 +38,8 @@ __all__ = [
     "Catalogue",
     "Collection",
     "Item",
+    "ObjectArchive",
+    "ObjectStores",
     "Page",
     "SQLiteCatalogue",
     "Search",
@@ -45,6 +48,7 @@ __all__ = [
     "ingest",
     "ingest_archive",
     "is_local",
+    "is_object_url",
     "item_to_stac",
     "modis_like_items",
     "open_catalogue",

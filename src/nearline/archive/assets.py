@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from nearline.archive.base import Asset
+from nearline.archive.object_archive import ObjectStores, is_object_url
 from nearline.errors import ArchiveError, IngestError
 
 BUNDLE = "bundle:"
@@ -107,7 +108,7 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fetch(asset: Asset, folder: Path) -> Path:
+def fetch(asset: Asset, folder: Path, *, stores: ObjectStores | None = None) -> Path:
     """A local file holding an asset's bytes, verified.
 
     A local asset is used where it lies; a bundle member is restored from its layout bundle
@@ -120,6 +121,9 @@ def fetch(asset: Asset, folder: Path) -> Path:
         The asset.
     folder
         Where copies go (created if missing); unused for a local asset.
+    stores
+        How ``s3://`` assets are reached (endpoint, profile), through layout's S3 tier with
+        its retries; None: through fsspec, with boto's defaults.
 
     Returns
     -------
@@ -146,11 +150,14 @@ def fetch(asset: Asset, folder: Path) -> Path:
 
         member = BundleMember.parse(location)
         return restore_member(member.tier, member.manifest, member.member, target)
-    import fsspec
-
     partial = target.with_name(f".{target.name}.partial")
-    with fsspec.open(location, "rb") as source, open(partial, "wb") as sink:
-        shutil.copyfileobj(source, sink, CHUNK)
+    if stores is not None and is_object_url(location):
+        stores.download(location, partial)
+    else:
+        import fsspec
+
+        with fsspec.open(location, "rb") as source, open(partial, "wb") as sink:
+            shutil.copyfileobj(source, sink, CHUNK)
     if asset.sha256 and sha256_of(partial) != asset.sha256:
         partial.unlink()
         raise ArchiveError(f"{target.name} changed in the archive: its SHA-256 differs")

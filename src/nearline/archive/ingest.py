@@ -16,11 +16,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nearline.archive.assets import bundle_members, fetch, sha256_of
 from nearline.archive.base import Asset, Catalogue, Collection, Item
 from nearline.errors import CollectionNotFound, GranuleError, IngestError
+
+if TYPE_CHECKING:
+    from nearline.swath import GranuleSummary
 
 log = logging.getLogger(__name__)
 ARCHIVE_BATCH = 64  # bundle members restored to scratch at once
@@ -34,7 +37,7 @@ class IngestReport:
 
     collection: str
     items: list[Item]
-    skipped: list[tuple[Path, str]] = field(default_factory=list)
+    skipped: list[tuple[Path | str, str]] = field(default_factory=list)
     bytes: int = 0
 
 
@@ -45,8 +48,19 @@ def describe_file(
     ``location``, ``sha256`` and ``name``: of the original, when ``path`` is a copy of it."""
     from nearline.swath import describe_granule
 
-    summary = describe_granule(path)
-    name = name or path.name
+    return granule_fields(
+        describe_granule(path),
+        name=name or path.name,
+        location=location or str(path.resolve()),
+        size=path.stat().st_size,
+        sha256=sha256 or sha256_of(path),
+    )
+
+
+def granule_fields(
+    summary: GranuleSummary, *, name: str, location: str, size: int, sha256: str
+) -> dict[str, Any]:
+    """A granule's item fields from what its reader said of it and where its bytes are."""
     return {
         "id": name,
         "start": summary.start,
@@ -60,16 +74,16 @@ def describe_file(
             "nearline:lines": summary.n_lines,
         },
         "asset": Asset(
-            location=location or str(path.resolve()),
+            location=location,
             media_type=MEDIA_TYPES.get(summary.reader, "application/octet-stream"),
-            size=path.stat().st_size,
-            sha256=sha256 or sha256_of(path),
+            size=size,
+            sha256=sha256,
             title=name,
         ),
     }
 
 
-Described = tuple[Path, dict[str, Any] | None, str | None]  # (file, fields, error)
+Described = tuple[Path | str, dict[str, Any] | None, str | None]  # (file or URL, fields, error)
 
 
 def _describe(job: tuple[Path, dict[str, Any]]) -> Described:
@@ -164,11 +178,11 @@ def ingest(
     nearline.errors.IngestError
         If a file is bad and ``on_error`` is ``"fail"``, or ``on_error`` is neither.
     """
-    _check_on_error(on_error)
+    check_on_error(on_error)
     described = describe_all(
         file_paths(inputs), workers=workers, progress=progress, start_method=start_method
     )
-    return _catalogue(catalogue, described, collection, owner, on_error)
+    return catalogue_described(catalogue, described, collection, owner, on_error)
 
 
 def ingest_archive(
@@ -219,7 +233,7 @@ def ingest_archive(
     nearline.errors.IngestError
         If a granule is bad and ``on_error`` is ``"fail"``, or ``on_error`` is neither.
     """
-    _check_on_error(on_error)
+    check_on_error(on_error)
     members = bundle_members(tier)
     described: list[Described] = []
     with tempfile.TemporaryDirectory(dir=scratch, prefix="nearline-ingest-") as folder:
@@ -239,15 +253,15 @@ def ingest_archive(
                 path.unlink()
             if progress is not None:
                 progress(len(described), len(members))
-    return _catalogue(catalogue, described, collection, owner, on_error)
+    return catalogue_described(catalogue, described, collection, owner, on_error)
 
 
-def _check_on_error(on_error: str) -> None:
+def check_on_error(on_error: str) -> None:
     if on_error not in ("fail", "skip"):
         raise IngestError(f"on_error: expected 'fail' or 'skip', got {on_error!r}")
 
 
-def _catalogue(
+def catalogue_described(
     catalogue: Catalogue,
     described: list[Described],
     collection: str,
@@ -284,8 +298,8 @@ def _item(fields: dict[str, Any], collection: str, owner: str | None) -> Item:
     )
 
 
-def _check_unique(items: list[Item], paths: list[Path]) -> None:
-    seen: dict[str, Path] = {}
+def _check_unique(items: list[Item], paths: list[Path | str]) -> None:
+    seen: dict[str, Path | str] = {}
     for item, path in zip(items, paths, strict=True):
         if item.id in seen:
             raise IngestError(

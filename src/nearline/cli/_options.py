@@ -81,3 +81,23 @@ def state_options(whose: str) -> SharedOptions:
 def user_of(args: argparse.Namespace) -> str:
     """--user, else $NEARLINE_USER, else the login name."""
     return args.user or os.environ.get("NEARLINE_USER") or getpass.getuser()
+
+
+def add_s3_options(parser: argparse.ArgumentParser) -> None:
+    """--endpoint-url and --profile, for commands that may reach an S3 bucket (credentials
+    come from boto's usual chain: the environment, ~/.aws, the profile)."""
+    parser.add_argument(
+        "--endpoint-url",
+        default=None,
+        help="the S3 endpoint of s3:// URLs, for a store other than AWS "
+        "(default: $AWS_ENDPOINT_URL, else AWS)",
+    )
+    parser.add_argument(
+        "--profile", default=None, help="the AWS profile (of ~/.aws) whose credentials to use"
+    )
+
+
+def s3_options(args: argparse.Namespace) -> dict[str, str]:
+    """The storage options --endpoint-url and --profile give (only those given)."""
+    named = {"endpoint_url": args.endpoint_url, "profile": args.profile}
+    return {key: value for key, value in named.items() if value}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearline.cli._options import add_data_option, data_folder
+from nearline.cli._options import add_data_option, add_s3_options, data_folder, s3_options
 
 
 def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -15,10 +15,17 @@ def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="catalogue granule files (time, footprint, size, SHA-256)",
         description="Catalogue granule files as items of a collection (created if missing): "
         "each file's reader is found by sniffing its bytes, and gives its time range and "
-        "footprint. Folders stand for every file below them. A running `nearline serve` on "
+        "footprint. Folders stand for every file below them; an s3:// URL for every object "
+        "under it (read by ranged reads where the format allows, else copied to scratch). "
+        "A running `nearline serve` on "
         "the same --data sees the items at once.",
     )
-    parser.add_argument("paths", nargs="*", help="granule files, or folders holding them")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        help="granule files, or folders holding them; or one s3://bucket/prefix whose objects "
+        "are catalogued where they lie",
+    )
     parser.add_argument(
         "--archive",
         default=None,
@@ -33,7 +40,13 @@ def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="fail",
         help="a file no reader knows: fail and add nothing, or skip it (default: %(default)s)",
     )
-    parser.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes (default: cores); for s3:// objects, threads (default: 4 a core)",
+    )
+    add_s3_options(parser)
     parser.set_defaults(func=run_ingest)
     return parser
 
@@ -43,12 +56,16 @@ def run_ingest(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from nearline.archive import ingest, ingest_archive, open_catalogue
+    from nearline.archive.bucket_ingest import ingest_bucket, is_s3_url
     from nearline.db import database_url
     from nearline.errors import IngestError
     from nearline.units import format_size
 
     if bool(args.paths) == bool(args.archive):
         raise IngestError("give granule files (or folders), or --archive TIER, not both")
+    urls = [path for path in args.paths if is_s3_url(path)]
+    if urls and (len(urls) > 1 or len(args.paths) > 1):
+        raise IngestError("give one s3://bucket/prefix at a time, without local files")
     data = data_folder(args)
     data.mkdir(parents=True, exist_ok=True)
     console = Console(stderr=True)
@@ -56,16 +73,24 @@ def run_ingest(args: argparse.Namespace) -> int:
     with open_catalogue(database_url(args.db), data / "catalogue.db") as catalogue:
         with Progress(*columns, console=console, transient=True) as bars:
             task = bars.add_task("granules read", total=None)
-            source = {"tier": args.archive} if args.archive else {"inputs": args.paths}
-            report = (ingest_archive if args.archive else ingest)(
-                catalogue,
-                **source,
-                collection=args.collection,
-                on_error=args.on_error,
-                workers=args.workers,
-                start_method="fork",  # the bar's thread holds nothing the workers need
-                progress=lambda done, total: bars.update(task, completed=done, total=total),
-            )
+            settings: dict[str, Any] = {
+                "collection": args.collection,
+                "on_error": args.on_error,
+                "workers": args.workers,
+                "progress": lambda done, total: bars.update(task, completed=done, total=total),
+            }
+            if urls:
+                report = ingest_bucket(
+                    catalogue, urls[0], storage_options=s3_options(args), **settings
+                )
+            else:
+                source = {"tier": args.archive} if args.archive else {"inputs": args.paths}
+                report = (ingest_archive if args.archive else ingest)(
+                    catalogue,
+                    **source,
+                    **settings,
+                    start_method="fork",  # the bar's thread holds nothing the workers need
+                )
         total = catalogue.count(args.collection)
     for path, why in report.skipped:
         # one line per file, whatever the width, and a path's brackets are not markup

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nearline.cli._options import add_data_option
+from nearline.cli._options import add_data_option, add_s3_options, s3_options
 from nearline.errors import ConfigError, NearlineError
 
 SERVING = re.compile(r"nearline serving .* at \S+ \(port (\d+)\)")
@@ -125,6 +125,14 @@ def add_serve_parser(subparsers: Any) -> None:
         help="sample the machine every second into DIR while serving, marking each run's "
         "start and end, for `nearline monitor plot DIR` (default: $NEARLINE_RECORD)",
     )
+    serve.add_argument(
+        "--archive",
+        default=None,
+        metavar="s3://BUCKET/PREFIX",
+        help="keep job outputs in this bucket instead of under --data, so that servers on "
+        "other hosts (one --db) can send them (default: $NEARLINE_ARCHIVE)",
+    )
+    add_s3_options(serve)
     serve.set_defaults(func=run_serve)
 
 
@@ -143,6 +151,7 @@ def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("botocore").setLevel(logging.WARNING)  # "found credentials in ..."
     listener = listening_socket(args.host, args.port)
     port = listener.getsockname()[1]
     base = args.base_url or f"http://{args.host}:{port}"
@@ -155,6 +164,8 @@ def run_serve(args: argparse.Namespace) -> int:
         executor=args.executor,
         admission=args.admission,
         record=args.record,
+        archive=args.archive,
+        storage_options=s3_options(args),
     )
     console = Console(stderr=True)
     try:

@@ -25,7 +25,7 @@ from typing import Any
 
 from nearline.algorithms import Algorithm
 from nearline.closing import Closing
-from nearline.errors import DiskQuotaExceeded, NearlineError
+from nearline.errors import DiskQuotaExceeded, NearlineError, OutputsLost
 from nearline.orders import stations
 from nearline.orders.admission import (
     Allotment,
@@ -73,7 +73,7 @@ class Dispatcher(Closing):
         self.servers = servers or Servers(store.database)
         self.me: str | None = None  # this server's id, once started
         self.find_algorithm = find_algorithm
-        self.context = context  # catalogue, places, base_url
+        self.context = context  # catalogue, places, base_url, and S3 stores and archive
         self.executor = executor or LocalExecutor()
         self._pool = ThreadPoolExecutor(64, thread_name_prefix="nearline-run")  # stations wait
         self.capacity = capacity or Capacity()
@@ -263,6 +263,17 @@ class Dispatcher(Closing):
         except _Dismissed:
             if not self._taken_over(run):
                 stations.cleanup(run, places=self.context["places"])
+        except OutputsLost as lost:  # taken over from a stopped server before its upload
+            current = self.store.run(run.id)
+            log.warning("run %s is queued again: %s", run.id, lost)
+            self.store.move(
+                current,
+                Station.QUEUED,
+                server=None,
+                outputs=(),
+                attempts=current.attempts + 1,
+                waiting=f"queued again: {lost}",
+            )
         except Exception as error:
             log.error("run %s failed: %s", run.id, traceback.format_exc())
             current = self.store.run(run.id)
@@ -290,7 +301,12 @@ class Dispatcher(Closing):
         places: stations.Places = ctx["places"]
         if run.station == Station.STAGE:
             inputs = stations.stage(
-                run, job, catalogue=ctx["catalogue"], places=places, base_url=ctx["base_url"]
+                run,
+                job,
+                catalogue=ctx["catalogue"],
+                places=places,
+                base_url=ctx["base_url"],
+                stores=ctx.get("stores"),
             )
             run = self._next(run, Station.ALLOCATE)
             disk = algorithm.manifest.resources.disk
@@ -336,7 +352,14 @@ class Dispatcher(Closing):
             run = moved
             self._release(run.id)  # from here on it is the service's work, not the run's
         if run.station == Station.INGEST:
-            stations.ingest(run, job, algorithm, catalogue=ctx["catalogue"], places=places)
+            stations.ingest(
+                run,
+                job,
+                algorithm,
+                catalogue=ctx["catalogue"],
+                places=places,
+                archive=ctx.get("archive"),
+            )
             run = self._next(run, Station.CLEANUP)
         if run.station == Station.CLEANUP:
             stations.cleanup(run, places=places)

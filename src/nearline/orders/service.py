@@ -7,6 +7,7 @@ Embedded defaults need nothing installed: SQLite files and an archive folder und
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -28,13 +29,14 @@ from nearline.algorithms import (
     builtin_algorithms,
     cleanup_stale,
 )
-from nearline.archive import Item, open_catalogue
+from nearline.archive import Item, ObjectArchive, ObjectStores, is_object_url, open_catalogue
 from nearline.closing import Closing
 from nearline.db import database_url, open_database
 from nearline.errors import (
     AlgorithmNotFound,
     CollectionNotFound,
     ConfigError,
+    ItemNotFound,
     JobNotFound,
     ManifestError,
 )
@@ -76,6 +78,8 @@ class ServiceSettings:
     poll: float = 2.0
     admission: bool = True  # False: every queued run starts at once (comparisons only)
     record: Path | None = None  # sample the machine into this run folder while serving
+    archive: str | None = None  # s3://bucket/prefix: outputs kept there (None: under data)
+    storage_options: Mapping[str, Any] = field(default_factory=dict)  # endpoint_url, profile
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -91,6 +95,8 @@ class ServiceSettings:
         db: str | None = None,
         admission: str | bool | None = None,
         record: str | Path | None = None,
+        archive: str | None = None,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> ServiceSettings:
         env = os.environ
         record = record or env.get("NEARLINE_RECORD") or None
@@ -120,6 +126,8 @@ class ServiceSettings:
                 admission if admission is not None else env.get("NEARLINE_ADMISSION", "on")
             ),
             record=Path(record).absolute() if record is not None else None,
+            archive=archive or env.get("NEARLINE_ARCHIVE") or None,
+            storage_options=dict(storage_options or {}),
         )
 
 
@@ -144,6 +152,10 @@ class Service(Closing):
         shared = self.settings.db is not None  # several servers may share the data folder
         own = f"scratch/{socket.gethostname()}-{os.getpid()}"  # this server's own downloads
         self.places = Places(data, own if shared else "scratch")
+        self.stores = ObjectStores(self.settings.storage_options)  # s3:// assets
+        self.archive = (  # where outputs are kept, if not under the data folder
+            ObjectArchive(self.settings.archive, self.stores) if self.settings.archive else None
+        )
         self.database = open_database(self.settings.db, data / "service.db")
         self.users = UserStore(self.database)
         self.keys = ServiceKeys(self.database)  # e.g. the one paging tokens are signed with
@@ -170,6 +182,8 @@ class Service(Closing):
                 "catalogue": self.catalogue,
                 "places": self.places,
                 "base_url": self.settings.base_url,
+                "stores": self.stores,
+                "archive": self.archive,
             },
             executor=open_executor(self.settings.executor),
             capacity=capacity,
@@ -196,6 +210,8 @@ class Service(Closing):
     # -- life -------------------------------------------------------------------------------
     def start(self) -> None:
         """Deploy the built-in algorithms if missing, resume unfinished runs, start."""
+        if self.archive is not None:  # a wrong key or a read-only bucket: one line, now
+            self.archive.check()
         cleanup_stale()  # runs of a killed service: their groups and any process left
         shutil.rmtree(self.places.scratch, ignore_errors=True)  # a killed service's downloads
         if self.settings.db is not None:  # and those of this host's servers that are gone
@@ -223,6 +239,9 @@ class Service(Closing):
         self.catalogue.close()
         self.algorithms.close()
         self.database.close()
+        if self.archive is not None:
+            self.archive.close()
+        self.stores.close()
 
     def _say_lending(self) -> None:
         """Log what runs may hold at once, and from what that follows."""
@@ -374,6 +393,12 @@ class Service(Closing):
         items = [
             output_item_id(job.id, run.index, out.name) for run in job.runs for out in run.outputs
         ]
+        for item_id in items:  # kept in a bucket: removed there
+            with contextlib.suppress(ItemNotFound):
+                item = self.catalogue.get_item(collection, item_id, viewer=job.owner)
+                location = item.assets["data"].location
+                if is_object_url(location):
+                    self.stores.remove(location)
         self.catalogue.delete_items(collection, items)
         for run in job.runs:
             shutil.rmtree(self.places.output_folder(collection, run), ignore_errors=True)

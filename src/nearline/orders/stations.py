@@ -20,12 +20,14 @@ from nearline.archive import (
     Catalogue,
     Collection,
     Item,
+    ObjectArchive,
+    ObjectStores,
     fetch,
     item_to_stac,
     sha256_of,
     union_footprints,
 )
-from nearline.errors import CollectionNotFound, Conflict, IngestError
+from nearline.errors import CollectionNotFound, Conflict, IngestError, OutputsLost
 from nearline.orders.base import Executor, Job, OutputFile, Run, RunTask
 
 log = logging.getLogger(__name__)
@@ -70,7 +72,12 @@ class Places:
     def output_folder(self, collection: str, run: Run) -> Path:
         """Kept outputs: two levels keyed by job id, so no folder grows past a few thousand
         entries however many jobs the service runs."""
-        return self.outputs / collection / run.job[:2] / run.job / f"run-{run.index:04d}"
+        return self.outputs / output_prefix(collection, run)
+
+
+def output_prefix(collection: str, run: Run) -> str:
+    """Where a run's kept outputs go below the archive's ``outputs``, folder or bucket."""
+    return f"{collection}/{run.job[:2]}/{run.job}/run-{run.index:04d}"
 
 
 def output_item_id(job: str, run: int, name: str) -> str:
@@ -83,12 +90,18 @@ def input_items(run: Run, *, catalogue: Catalogue, owner: str) -> list[Item]:
 
 
 def stage(
-    run: Run, job: Job, *, catalogue: Catalogue, places: Places, base_url: str
+    run: Run,
+    job: Job,
+    *,
+    catalogue: Catalogue,
+    places: Places,
+    base_url: str,
+    stores: ObjectStores | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Make every input readable to the run: a local file is shown to the sandbox read-only
-    where it lies (no copy); a file in an object store or a layout archive bundle is copied
-    beside the run's folder and verified (:func:`nearline.archive.fetch`). Returns job.json's
-    ``inputs``."""
+    where it lies (no copy); a file in an object store (reached through ``stores``) or a
+    layout archive bundle is copied beside the run's folder and verified
+    (:func:`nearline.archive.fetch`). Returns job.json's ``inputs``."""
     cleanup(run, places=places)  # a restarted stage starts clean
     folder = places.staged_inputs(run)
     folder.mkdir(parents=True)
@@ -97,7 +110,7 @@ def stage(
         run.inputs, input_items(run, catalogue=catalogue, owner=job.owner), strict=True
     ):
         asset = item.assets.get("data") or next(iter(item.assets.values()))
-        path = fetch(asset, folder / ref.input)
+        path = fetch(asset, folder / ref.input, stores=stores)
         staged.setdefault(ref.input, []).append(
             {"path": str(path), "item": item_to_stac(item, base_url)}
         )
@@ -157,10 +170,20 @@ def _describe_output(path: Path, folder: Path, algorithm: Algorithm) -> OutputFi
 
 
 def ingest(
-    run: Run, job: Job, algorithm: Algorithm, *, catalogue: Catalogue, places: Places
+    run: Run,
+    job: Job,
+    algorithm: Algorithm,
+    *,
+    catalogue: Catalogue,
+    places: Places,
+    archive: ObjectArchive | None = None,
 ) -> list[Item]:
-    """Move the run's outputs into the archive and catalogue them, with provenance. Moving
-    a file already moved is skipped, and items are upserted by id, so repeating is safe."""
+    """Move the run's outputs into the archive (the data folder's, or ``archive``'s bucket)
+    and catalogue them, with provenance. Moving a file already moved is skipped, and items
+    are upserted by id, so repeating is safe.
+
+    Raises :class:`~nearline.errors.OutputsLost` if an output is neither in the bucket nor
+    in this server's run folder (its run ended on a server that stopped before uploading)."""
     collection = algorithm.manifest.output_collection
     owner = None if algorithm.public else algorithm.owner
     try:
@@ -192,15 +215,13 @@ def ingest(
     start = min(item.start for item in sources)
     end = max(item.end for item in sources)
     geometry, bbox = _union_footprint(sources)
-    kept = places.output_folder(collection, run)
-    kept.mkdir(parents=True, exist_ok=True)
+    locations = (
+        _keep_in_bucket(run, collection, places, archive)
+        if archive is not None
+        else _keep_in_folder(run, collection, places)
+    )
     items = []
-    for output in run.outputs:
-        source = places.run_folder(run) / "outputs" / output.name
-        target = kept / output.name
-        if source.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(source, target)
+    for output, location in zip(run.outputs, locations, strict=True):
         items.append(
             Item(
                 id=output_item_id(job.id, run.index, output.name),
@@ -221,7 +242,7 @@ def ingest(
                 },
                 assets={
                     "data": Asset(
-                        location=str(target),
+                        location=location,
                         media_type=output.media_type,
                         size=output.size,
                         sha256=output.sha256,
@@ -232,6 +253,37 @@ def ingest(
         )
     catalogue.add_items(items)
     return items
+
+
+def _keep_in_folder(run: Run, collection: str, places: Places) -> list[str]:
+    kept = places.output_folder(collection, run)
+    kept.mkdir(parents=True, exist_ok=True)
+    locations = []
+    for output in run.outputs:
+        source = places.run_folder(run) / "outputs" / output.name
+        target = kept / output.name
+        if source.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(source, target)
+        locations.append(str(target))
+    return locations
+
+
+def _keep_in_bucket(run: Run, collection: str, places: Places, archive: ObjectArchive) -> list[str]:
+    """Upload each output not already published whole; their URLs."""
+    locations = []
+    for output in run.outputs:
+        source = places.run_folder(run) / "outputs" / output.name
+        name = f"outputs/{output_prefix(collection, run)}/{output.name}"
+        if not archive.holds(name, output.size):
+            if not source.is_file():
+                raise OutputsLost(
+                    f"output {output.name} of run {run.index} is not in {archive.url} and "
+                    "its run folder is on another server"
+                )
+            archive.keep(source, name)
+        locations.append(archive.location(name))
+    return locations
 
 
 def _union_footprint(items: list[Item]) -> tuple[dict[str, Any] | None, Any]:

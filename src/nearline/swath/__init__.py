@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use, visible to type chec
     from nearline.swath._footprint import (
         GranuleSummary,
         describe_granule,
+        describe_stream,
         granule_footprint,
         swath_footprint,
         union_footprints,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use, visible to type chec
 _LAZY = {
     "GranuleSummary": "_footprint",
     "describe_granule": "_footprint",
+    "describe_stream": "_footprint",
     "granule_footprint": "_footprint",
     "swath_footprint": "_footprint",
     "union_footprints": "_footprint",
@@ -91,6 +93,7 @@ __all__ = [
     "block_nbytes",
     "cache_folder",
     "describe_granule",
+    "describe_stream",
     "gac_scan_angles",
     "get_reader",
     "glint_angle",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import BinaryIO, ClassVar
 
 import numpy as np
 
@@ -192,6 +192,7 @@ class Reader(ABC):
     """A granule format, found by sniffing."""
 
     name: ClassVar[str]
+    supports_streams: ClassVar[bool] = False  # can it read a file object by ranged reads?
 
     @classmethod
     @abstractmethod
@@ -225,3 +226,28 @@ class Reader(ABC):
         GranuleError
             The file is truncated or corrupt; the message names it.
         """
+
+    @classmethod
+    def can_open_head(cls, head: bytes) -> bool:
+        """Whether a file whose first bytes are ``head`` (at least 8) looks like this format,
+        for a reader that ``supports_streams``; never raises.
+
+        Parameters
+        ----------
+        head
+            The file's first bytes.
+        """
+        return False
+
+    def open_stream(self, stream: BinaryIO, *, name: str) -> Granule:
+        """Open a granule of this format from a seekable file object (an object store's
+        ranged reader), reading only what is asked; for a reader that ``supports_streams``.
+
+        Parameters
+        ----------
+        stream
+            Seekable, binary, positioned anywhere.
+        name
+            The granule's name, for messages.
+        """
+        raise NotImplementedError(f"the {self.name} reader cannot read from a stream")

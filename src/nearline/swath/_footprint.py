@@ -31,14 +31,14 @@ import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import shapely
 from shapely.geometry import shape
 
 from nearline.swath._base import Granule
-from nearline.swath._registry import open_granule
+from nearline.swath._registry import open_granule, open_granule_stream
 
 TOLERANCE = 0.05  # degrees
 STEP = 8  # lines: the tie points of every 8th line (26 km apart) outline the swath
@@ -74,18 +74,34 @@ def describe_granule(path: str | Path, *, step: int = STEP) -> GranuleSummary:
     """
     path = Path(path)
     with open_granule(path) as granule:
-        geometry, bbox = granule_footprint(granule, step=step)
-        return GranuleSummary(
-            path=path,
-            reader=granule.reader,
-            platform=granule.platform,
-            instrument=granule.instrument,
-            start=_utc(granule.start_time),
-            end=_utc(granule.end_time),
-            n_lines=granule.n_lines,
-            geometry=geometry,
-            bbox=bbox,
-        )
+        return summarize_granule(granule, path, step=step)
+
+
+def describe_stream(stream: BinaryIO, *, name: str, step: int = STEP) -> GranuleSummary | None:
+    """:func:`describe_granule` of the granule in a seekable file object (an object store's
+    ranged reader: only the header and the sampled tie points are read), or None if no
+    reader that reads streams knows it (the caller then reads a copy)."""
+    granule = open_granule_stream(stream, name=name)
+    if granule is None:
+        return None
+    with granule:
+        return summarize_granule(granule, Path(name), step=step)
+
+
+def summarize_granule(granule: Granule, path: Path, *, step: int = STEP) -> GranuleSummary:
+    """What the catalogue records of an open granule."""
+    geometry, bbox = granule_footprint(granule, step=step)
+    return GranuleSummary(
+        path=path,
+        reader=granule.reader,
+        platform=granule.platform,
+        instrument=granule.instrument,
+        start=_utc(granule.start_time),
+        end=_utc(granule.end_time),
+        n_lines=granule.n_lines,
+        geometry=geometry,
+        bbox=bbox,
+    )
 
 
 def granule_footprint(

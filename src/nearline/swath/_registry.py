@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from nearline.errors import GranuleError
 from nearline.plugins import Registry
@@ -45,6 +46,18 @@ def open_granule(path: str | Path) -> Granule:
     raise GranuleError(
         f"granule {path}: no reader recognises this file (tried {', '.join(available_readers())})"
     )
+
+
+def open_granule_stream(stream: BinaryIO, *, name: str) -> Granule | None:
+    """Open the granule in a seekable file object with the first reader that recognises its
+    first bytes and reads by ranged reads; None if none does (the caller reads a copy)."""
+    head = stream.read(8)
+    stream.seek(0)
+    for reader_name in sorted(available_readers(), key=lambda n: n != "nearline-avhrr"):
+        reader = get_reader(reader_name)
+        if reader.supports_streams and reader.can_open_head(head):
+            return reader().open_stream(stream, name=name)
+    return None
 
 
 def granule_paths(inputs: Iterable[str | Path], *, recursive: bool = False) -> list[Path]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -51,19 +51,26 @@ class NetCDFGranule(Granule):
 
     Read through h5py (the file is HDF5 underneath): opening it and reading its header take
     a sixth of what netCDF-C's open does, which reads every variable's metadata first.
+    With ``stream`` (a seekable binary file object, such as an object store's ranged
+    reader), the bytes come from it and ``path`` only names the granule in messages.
     """
 
     reader = READER
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, stream: BinaryIO | None = None) -> None:
         import h5py
 
         self.path = path
         self._fd: int | None = None
+        self._stream = stream
         self._file: Any = None  # the high-level h5py.File, made when a block is read
         self._offsets: dict[str, int] | None = None
         try:
-            self._fid = h5py.h5f.open(os.fsencode(path), h5py.h5f.ACC_RDONLY)
+            if stream is None:
+                self._fid = h5py.h5f.open(os.fsencode(path), h5py.h5f.ACC_RDONLY)
+            else:
+                self._file = h5py.File(stream, "r")
+                self._fid = self._file.id
         except OSError as error:
             raise GranuleError(
                 f"granule {path}: cannot be opened ({error}); it is "
@@ -76,7 +83,8 @@ class NetCDFGranule(Granule):
             self.n_lines = int(h5py.h5d.open(self._fid, b"latitude").shape[0])
             self.start_time = datetime.fromisoformat(self._attribute("time_coverage_start"))
             self.end_time = datetime.fromisoformat(self._attribute("time_coverage_end"))
-            self._fd = os.open(path, os.O_RDONLY)
+            if stream is None:
+                self._fd = os.open(path, os.O_RDONLY)
         except (KeyError, ValueError, OSError) as error:
             self.close()
             raise GranuleError(f"granule {path}: header incomplete ({error})") from None
@@ -232,7 +240,7 @@ class NetCDFGranule(Granule):
 
     def prefetch(self, start: int, stop: int) -> None:
         """Ask the kernel to start reading the counts of lines ``[start, stop)`` now."""
-        if self._offsets is None or not hasattr(os, "posix_fadvise"):
+        if self._offsets is None or self._fd is None or not hasattr(os, "posix_fadvise"):
             return
         row = N_PIXELS * 2
         for channel in range(5):
@@ -263,8 +271,13 @@ class NetCDFGranule(Granule):
     def _pread(self, target: np.ndarray, offset: int) -> None:
         view = memoryview(target)
         done = 0
+        if self._stream is not None:
+            self._stream.seek(offset)
         while done < len(view):
-            got = os.preadv(self._fd, [view[done:]], offset + done)
+            if self._stream is not None:
+                got = self._stream.readinto(view[done:]) or 0
+            else:
+                got = os.preadv(self._fd, [view[done:]], offset + done)
             if got <= 0:
                 raise GranuleError(
                     f"granule {self.path}: ends before byte {offset + len(view)}; it is truncated"
@@ -288,6 +301,7 @@ class NetCDFGranuleReader(Reader):
     """Reads granules written by ``nearline synth avhrr``."""
 
     name = READER
+    supports_streams = True
 
     @classmethod
     def can_open(cls, path: Path) -> bool:
@@ -299,6 +313,13 @@ class NetCDFGranuleReader(Reader):
 
     def open(self, path: Path) -> Granule:
         return NetCDFGranule(Path(path))
+
+    @classmethod
+    def can_open_head(cls, head: bytes) -> bool:
+        return head[:8] == HDF5_MAGIC
+
+    def open_stream(self, stream: BinaryIO, *, name: str) -> Granule:
+        return NetCDFGranule(Path(name), stream=stream)
 
 
 def write_granule(

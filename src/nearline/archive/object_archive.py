@@ -1,0 +1,123 @@
+"""Assets in an S3 bucket, and a service's archive there (``nearline serve --archive
+s3://bucket/prefix``): where job outputs are kept, and how ``s3://`` assets are fetched, linked
+and removed, through layout's S3 tier (its retries with backoff and its one-line errors).
+
+Outputs are uploaded with publish-at-complete (a multipart upload completes only once every
+part is in), so a server killed mid-upload leaves no visible partial object. The service's
+credentials stay in the service: a run is given copies of its inputs, never a URL or a key.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from nearline.errors import ConfigError, NearlineError
+
+S3 = "s3://"
+LINK_SECONDS = 300  # how long a presigned download link works
+
+
+def is_object_url(location: str) -> bool:
+    """Whether an asset location is an object in an S3 bucket (``s3://bucket/key``)."""
+    return location.startswith(S3)
+
+
+class ObjectStores:
+    """The S3 buckets a service reaches with one set of options (``endpoint_url``,
+    ``profile``, ``region_name``; credentials from boto's chain), one tier per bucket."""
+
+    def __init__(self, storage_options: Mapping[str, Any] | None = None) -> None:
+        self.storage_options = dict(storage_options or {})
+        self._tiers: dict[str, Any] = {}
+
+    def _object(self, location: str) -> tuple[Any, str]:
+        """The tier of the bucket holding ``location`` and the object's key in it."""
+        from nearline.layout.tier_registry import open_tier
+
+        bucket, _, key = location.removeprefix(S3).partition("/")
+        if not is_object_url(location) or not bucket or not key:
+            raise ConfigError(f"{location!r} is not an s3://bucket/key URL")
+        if bucket not in self._tiers:
+            self._tiers[bucket] = open_tier(f"{S3}{bucket}", storage_options=self.storage_options)
+        return self._tiers[bucket], key
+
+    def download(self, location: str, target: Path) -> Path:
+        """Copy an object to ``target`` (whole, or not at all)."""
+        tier, key = self._object(location)
+        return tier.download_file(key, target)
+
+    def open(self, location: str) -> BinaryIO:
+        """An object, open for (ranged) reading."""
+        tier, key = self._object(location)
+        return tier.open_read(key)
+
+    def size(self, location: str) -> int | None:
+        tier, key = self._object(location)
+        return tier.size(key)
+
+    def link(self, location: str, *, expires: int = LINK_SECONDS) -> str | None:
+        """A presigned URL that GETs the object for ``expires`` seconds, or None if this
+        store cannot sign (no credentials to sign with)."""
+        tier, key = self._object(location)
+        try:
+            return tier.presigned_url(key, expires=expires)
+        except (NearlineError, OSError, ValueError) as error:
+            import logging
+
+            logging.getLogger(__name__).warning("cannot sign a link to %s: %s", location, error)
+            return None
+
+    def remove(self, location: str) -> None:
+        tier, key = self._object(location)
+        tier.remove(key)
+
+    def close(self) -> None:
+        for tier in self._tiers.values():
+            tier.close()
+        self._tiers.clear()
+
+
+class ObjectArchive:
+    """Where a service keeps its job outputs: under ``url`` (``s3://bucket/prefix``)."""
+
+    def __init__(self, url: str, stores: ObjectStores) -> None:
+        from nearline.layout.tier_registry import open_tier
+
+        if not is_object_url(url):
+            raise ConfigError(f"archive: expected s3://bucket/prefix, got {url!r}")
+        self.stores = stores
+        self.tier = open_tier(url.rstrip("/"), storage_options=stores.storage_options)
+        self.url = self.tier.url
+
+    def check(self) -> None:
+        """Prove the archive can be written, read and cleaned now (at a server's start), so
+        a wrong key, a missing bucket or a read-only one is one line then, not a failed run
+        later. Raises :class:`~nearline.errors.ConfigError` naming the archive."""
+        probe = f".nearline-probe/{socket.gethostname()}-{os.getpid()}"
+        try:
+            self.tier.write_bytes(probe, b"nearline can write here")
+            if self.tier.read_bytes(probe) != b"nearline can write here":
+                raise ConfigError(f"{self.tier.describe(probe)} read back other bytes")
+            self.tier.remove(probe)
+        except NearlineError as error:
+            raise ConfigError(f"cannot keep outputs in {self.url}: {error}") from None
+
+    def location(self, name: str) -> str:
+        """The ``s3://`` URL of the output called ``name``."""
+        return f"{self.url.rstrip('/')}/{name}"
+
+    def holds(self, name: str, size: int) -> bool:
+        """Whether output ``name`` is published whole (``size`` bytes) already."""
+        return self.tier.size(name) == size
+
+    def keep(self, path: Path, name: str) -> str:
+        """Upload ``path`` as output ``name``, visible only once whole; its URL."""
+        self.tier.upload_file(path, name)
+        return self.location(name)
+
+    def close(self) -> None:
+        self.tier.close()
