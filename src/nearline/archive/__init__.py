@@ -14,6 +14,7 @@ from nearline.archive.base import (
     Page,
     Search,
 )
+from nearline.archive.bucket_ingest import ingest_bucket
 from nearline.archive.catalogues import open_catalogue
 from nearline.archive.ingest import ingest, ingest_archive
 from nearline.archive.object_archive import ObjectArchive, ObjectStores, is_object_url
@@ -47,6 +48,7 @@ __all__ = [
     "fetch",
     "ingest",
     "ingest_archive",
+    "ingest_bucket",
     "is_local",
     "is_object_url",
     "item_to_stac",

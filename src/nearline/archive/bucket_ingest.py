@@ -45,11 +45,6 @@ CHUNK = 1024**2  # bytes hashed at a time as an object streams in
 THREADS_PER_CORE = 4  # objects read at once: the store's latency is what they wait on
 
 
-def is_s3_url(text: str) -> bool:
-    """Whether an ingest argument names objects in an S3 bucket (``s3://bucket/prefix``)."""
-    return str(text).startswith("s3://")
-
-
 def s3_filesystem(storage_options: Mapping[str, Any] | None = None) -> Any:
     """An s3fs file system from nearline's S3 options (``endpoint_url``, ``profile``,
     ``region_name``; credentials from boto's usual chain: environment, ~/.aws, profile)."""
@@ -83,7 +78,7 @@ def ingest_bucket(
     """Catalogue every granule object under ``url`` (``s3://bucket/prefix``; hidden keys,
     whose parts start with ".", left out) as items of ``collection``, their assets pointing
     at the objects. ``on_error`` as for :func:`~nearline.archive.ingest.ingest`."""
-    from nearline.layout.tier_registry import open_tier
+    from nearline.layout import open_tier
 
     check_on_error(on_error)
     fs = s3_filesystem(storage_options)

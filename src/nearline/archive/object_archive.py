@@ -36,7 +36,7 @@ class ObjectStores:
 
     def _object(self, location: str) -> tuple[Any, str]:
         """The tier of the bucket holding ``location`` and the object's key in it."""
-        from nearline.layout.tier_registry import open_tier
+        from nearline.layout import open_tier
 
         bucket, _, key = location.removeprefix(S3).partition("/")
         if not is_object_url(location) or not bucket or not key:
@@ -85,7 +85,7 @@ class ObjectArchive:
     """Where a service keeps its job outputs: under ``url`` (``s3://bucket/prefix``)."""
 
     def __init__(self, url: str, stores: ObjectStores) -> None:
-        from nearline.layout.tier_registry import open_tier
+        from nearline.layout import open_tier
 
         if not is_object_url(url):
             raise ConfigError(f"archive: expected s3://bucket/prefix, got {url!r}")

@@ -55,15 +55,20 @@ def run_ingest(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from nearline.archive import ingest, ingest_archive, open_catalogue
-    from nearline.archive.bucket_ingest import ingest_bucket, is_s3_url
+    from nearline.archive import (
+        ingest,
+        ingest_archive,
+        ingest_bucket,
+        is_object_url,
+        open_catalogue,
+    )
     from nearline.db import database_url
     from nearline.errors import IngestError
     from nearline.units import format_size
 
     if bool(args.paths) == bool(args.archive):
         raise IngestError("give granule files (or folders), or --archive TIER, not both")
-    urls = [path for path in args.paths if is_s3_url(path)]
+    urls = [path for path in args.paths if is_object_url(path)]
     if urls and (len(urls) > 1 or len(args.paths) > 1):
         raise IngestError("give one s3://bucket/prefix at a time, without local files")
     data = data_folder(args)
