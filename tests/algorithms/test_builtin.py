@@ -121,6 +121,9 @@ def test_kernel_caches_are_copied_under_numbas_names(tmp_path):
     (package / "sub" / "__pycache__" / "mod.f-10.py311.nbi").write_bytes(b"index")
     (package / "sub" / "__pycache__" / "mod.f-10.py311.1.nbc").write_bytes(b"code")
     (package / "sub" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"bytecode")
+    (package / "sub" / "mod.py").write_text("")
+    # a renamed module's kernels stay behind in __pycache__: no run gets them
+    (package / "sub" / "__pycache__" / "gone.f-3.py311.nbi").write_bytes(b"stale")
     assert seed_kernel_cache(tmp_path / "cache", package=package) == 2
     digest = hashlib.sha1(str(package / "sub").encode()).hexdigest()
     copied = tmp_path / "cache" / f"sub_{digest}"

@@ -6,6 +6,8 @@ two cores, longer than compositing a day's first orbits). Each run gets a privat
 the kernels an unsandboxed run compiled into nearline's ``__pycache__`` folders, laid out as
 numba's ``NUMBA_CACHE_DIR`` locator looks for them, so it starts warm; what it compiles more
 stays in its own folder. A copy, never a link: a run must not change what the next one loads.
+Only kernels of modules that still exist are copied: a renamed module leaves its old kernels
+behind in ``__pycache__``, which every run would otherwise carry.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ def seed_kernel_cache(into: Path, *, package: Path = NEARLINE) -> int:
     many files were copied."""
     copied = 0
     for cache in package.rglob("__pycache__"):
-        files = [path for path in cache.iterdir() if path.suffix in SUFFIXES]
+        files = [
+            path
+            for path in cache.iterdir()
+            if path.suffix in SUFFIXES and (cache.parent / f"{_module_of(path)}.py").is_file()
+        ]
         if not files:
             continue
         source = os.path.abspath(cache.parent)  # as numba names a module's folder
@@ -35,3 +41,8 @@ def seed_kernel_cache(into: Path, *, package: Path = NEARLINE) -> int:
             shutil.copy2(path, target / path.name)
             copied += 1
     return copied
+
+
+def _module_of(cache_file: Path) -> str:
+    """The module a numba cache file belongs to: ``mod.func-10.py311.1.nbc`` -> ``mod``."""
+    return cache_file.name.split(".", 1)[0]
