@@ -3,7 +3,7 @@
 ``data/algorithms.db`` (store.py) keeps each version's owner, visibility, state and manifest
 as uploaded; ``data/algorithms/<id>/<version>/package`` holds its files and ``.../env`` its own
 Python environment. A version is claimed as *testing*, given its environment, built and
-tested (deploy.py), and only then promoted to *live*; a failure leaves nothing of it. The
+tested (_deploy.py), and only then promoted to *live*; a failure leaves nothing of it. The
 newest live version is a process's default; older ones stay orderable by version. A private
 process is its owner's alone: to anyone else it does not exist (404, never 403).
 """
@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nearline.algorithms.base import MANIFEST, Algorithm, Manifest
-from nearline.algorithms.deploy import (
+from nearline.algorithms._base import MANIFEST, Algorithm, Manifest
+from nearline.algorithms._deploy import (
     DeploySettings,
     Progress,
     build,
@@ -30,8 +30,8 @@ from nearline.algorithms.deploy import (
     install,
     run_tests,
 )
-from nearline.algorithms.manifest import parse_manifest
-from nearline.algorithms.packages import package_root, unpack
+from nearline.algorithms._manifest import parse_manifest
+from nearline.algorithms._packages import package_root, unpack
 from nearline.algorithms.store import VersionStore, pid_alive
 from nearline.closing import Closing
 from nearline.db import Database, SQLiteDatabase

@@ -1,6 +1,6 @@
 """Reading ``algorithm.yaml``: YAML (safe, no aliases), then its JSON Schema, then the checks
 a schema cannot say (unique names, a valid parameters schema, PEP 508 requirements, test files
-inside the package), into the frozen nouns of base.py.
+inside the package), into the frozen nouns of _base.py.
 
 Every problem is a :class:`ManifestError` naming the field (``inputs[0].max``), what it expects
 and what it got.
@@ -19,7 +19,7 @@ import yaml
 from jsonschema.exceptions import ValidationError, best_match
 from packaging.requirements import InvalidRequirement, Requirement
 
-from nearline.algorithms.base import (
+from nearline.algorithms._base import (
     MANIFEST,
     InputSpec,
     Manifest,
@@ -27,7 +27,7 @@ from nearline.algorithms.base import (
     Resources,
     TestCase,
 )
-from nearline.algorithms.schema import (
+from nearline.algorithms._schema import (
     MANIFEST_SCHEMA,
     check_json_values,
     field_name,

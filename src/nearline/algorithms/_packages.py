@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from nearline.algorithms.base import MANIFEST
+from nearline.algorithms._base import MANIFEST
 from nearline.errors import ManifestError, PackageError, TooLarge
 from nearline.units import format_size
 

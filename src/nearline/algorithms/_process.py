@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nearline.algorithms.base import InputSpec, Manifest, OutputSpec
+from nearline.algorithms._base import InputSpec, Manifest, OutputSpec
 
 JOB_CONTROL = ["sync-execute", "async-execute", "dismiss"]
 OUTPUT_TRANSMISSION = ["reference"]

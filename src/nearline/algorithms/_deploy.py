@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nearline.algorithms.base import Algorithm, Manifest
-from nearline.algorithms.compare import difference
-from nearline.algorithms.environment import WheelSource, create_environment, log_tail
-from nearline.algorithms.manifest import parameters_with_defaults
-from nearline.algorithms.packages import PackageLimits
-from nearline.algorithms.runner import (
+from nearline.algorithms._base import Algorithm, Manifest
+from nearline.algorithms._compare import difference
+from nearline.algorithms._environment import WheelSource, create_environment, log_tail
+from nearline.algorithms._manifest import parameters_with_defaults
+from nearline.algorithms._packages import PackageLimits
+from nearline.algorithms._runner import (
     command_line,
     describe,
     limits_for,
@@ -26,7 +26,7 @@ from nearline.algorithms.runner import (
     sandbox_env,
     system_mounts,
 )
-from nearline.algorithms.sandbox import Mount, run_sandboxed
+from nearline.algorithms._sandbox import Mount, run_sandboxed
 from nearline.errors import DeployError
 from nearline.units import parse_size
 

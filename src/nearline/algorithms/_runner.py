@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nearline.algorithms.base import JOB_VARIABLE, Algorithm, Resources
-from nearline.algorithms.kernels import seed_kernel_cache
-from nearline.algorithms.sandbox import Limits, Mount, Outcome, run_sandboxed
+from nearline.algorithms._base import JOB_VARIABLE, Algorithm, Resources
+from nearline.algorithms._kernels import seed_kernel_cache
+from nearline.algorithms._sandbox import Limits, Mount, Outcome, run_sandboxed
 
 JOB_FILE = "job.json"
 JOB_TEXT = "job.txt"
