@@ -1,7 +1,7 @@
 """The OpenAPI document as the service really answers.
 
 FastAPI documents a 422 with its own validation-error shape for every operation that takes
-input, but problems.py answers every refusal with an OGC exception document (400 for bad
+input, but _problems.py answers every refusal with an OGC exception document (400 for bad
 input, 401 without a token). Clients and fuzzers (schemathesis) trust the document, so it is
 rewritten here to say what a client will get.
 """

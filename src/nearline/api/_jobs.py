@@ -13,8 +13,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 
-from nearline.api.adapter import ERRORS, User, answer, service_of
-from nearline.api.stac import base_url
+from nearline.api._adapter import ERRORS, User, answer, service_of
+from nearline.api._stac import base_url
 from nearline.errors import ResultsNotReady
 from nearline.orders import Job, JobStatus, Service, Station, stamp
 from nearline.orders import status_info as job_status

@@ -15,9 +15,9 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from nearline.algorithms import Algorithm, manifest_to_process
-from nearline.api.adapter import ERRORS, OGC_ERROR, User, answer, service_of
-from nearline.api.jobs import job_results, status_info
-from nearline.api.stac import base_url
+from nearline.api._adapter import ERRORS, OGC_ERROR, User, answer, service_of
+from nearline.api._jobs import job_results, status_info
+from nearline.api._stac import base_url
 from nearline.errors import ServiceError, TooLarge
 from nearline.orders import JobStatus, Service
 

@@ -1,5 +1,5 @@
 """Subscriptions over the web: plain handlers of the request's data to (status, body,
-headers), and the thin FastAPI router that calls them (as processes.py and jobs.py do). No
+headers), and the thin FastAPI router that calls them (as _processes.py and _jobs.py do). No
 standard has subscriptions (STAC has none; OGC API - Processes only calls back when a job
 ends), so these are nearline's own, in the style of OGC API - Processes.
 
@@ -18,8 +18,8 @@ from fastapi import APIRouter, Body, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
-from nearline.api.adapter import ERRORS, OGC_ERROR, User, answer, service_of
-from nearline.api.stac import base_url
+from nearline.api._adapter import ERRORS, OGC_ERROR, User, answer, service_of
+from nearline.api._stac import base_url
 from nearline.errors import InvalidRequest, JobNotFound
 from nearline.orders import RunState, Service, Subscription, SubscriptionRun
 

@@ -20,7 +20,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, RedirectResponse, Response, StreamingResponse
 from starlette.background import BackgroundTask
 
-from nearline.api.adapter import ERRORS, OGC_ERROR, User, service_of
+from nearline.api._adapter import ERRORS, OGC_ERROR, User, service_of
 from nearline.archive import fetch, is_local, is_object_url
 from nearline.errors import ItemNotFound, NearlineError, ServiceError
 from nearline.orders import Service

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from nearline.api.adapter import ERRORS, User, answer, service_of
+from nearline.api._adapter import ERRORS, User, answer, service_of
 from nearline.orders import Service
 
 Answer = tuple[int, Any, dict[str, str]]

@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from nearline.api.openapi import documented_methods
+from nearline.api._openapi import documented_methods
 from nearline.errors import ServiceError
 
 log = logging.getLogger(__name__)

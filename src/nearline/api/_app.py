@@ -11,17 +11,15 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from nearline.api import (
-    downloads,
-    jobs,
-    openapi,
-    problems,
-    processes,
-    stac,
-    subscriptions,
-    users,
-    web,
-)
+from nearline.api import _downloads as downloads
+from nearline.api import _jobs as jobs
+from nearline.api import _openapi as openapi
+from nearline.api import _problems as problems
+from nearline.api import _processes as processes
+from nearline.api import _stac as stac
+from nearline.api import _subscriptions as subscriptions
+from nearline.api import _users as users
+from nearline.api import _web as web
 from nearline.orders import Service
 
 

@@ -15,8 +15,8 @@ from importlib.resources.abc import Traversable
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse, RedirectResponse, Response
 
-from nearline.api.stac import base_url
-from nearline.api.worldmap import WorldMap
+from nearline.api._stac import base_url
+from nearline.api._worldmap import WorldMap
 from nearline.errors import NotFound
 
 MOUNT = "/app"

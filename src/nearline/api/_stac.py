@@ -25,9 +25,9 @@ from stac_fastapi.types.core import BaseCoreClient
 from stac_fastapi.types.search import APIRequest
 
 from nearline import __version__
-from nearline.api.auth import require_user
-from nearline.api.landing import landing_html
-from nearline.api.paging import PageTokens
+from nearline.api._auth import require_user
+from nearline.api._landing import landing_html
+from nearline.api._paging import PageTokens
 from nearline.archive import (
     STAC_VERSION,
     Page,
@@ -56,7 +56,7 @@ OGC_PROCESSES = [
 
 
 # Every search parameter arrives as the text sent and is checked by parse_search alone, against
-# nearline.archive.search_schema, which the OpenAPI document publishes (openapi.py): so what the
+# nearline.archive.search_schema, which the OpenAPI document publishes (_openapi.py): so what the
 # document says and what the service accepts are one thing. The paging token is left out of
 # the document: it is not chosen but found in a page's next link (STAC: "not necessarily part
 # of the API specification").

@@ -10,7 +10,7 @@ import orjson
 from fastapi import Depends, Request
 from fastapi.responses import PlainTextResponse, Response
 
-from nearline.api.auth import require_user
+from nearline.api._auth import require_user
 from nearline.orders import Service
 
 JSON = "application/json"
