@@ -29,7 +29,7 @@ Answer = tuple[int, Any, dict[str, str]]
 
 class SubscriptionRequest(BaseModel):
     """A subscription's body as sent: parse_subscription checks it against
-    nearline.orders.subscriptions.schema, which the OpenAPI document publishes."""
+    nearline.orders.SUBSCRIPTION, the JSON Schema the OpenAPI document publishes."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -1,7 +1,7 @@
 """How much memory the service lends to runs, and how much is free for one more run now.
 
 This machine has no swap: when memory runs out the kernel kills instead of slowing down. So
-admission (admission.py) counts memory twice. Once against what the service lends in all
+admission (_admission.py) counts memory twice. Once against what the service lends in all
 (:func:`lendable_memory`): 80% of the machine, or, when the service is started inside a
 memory budget (a cgroup with a limit, on its own group or an ancestor's), that budget less
 :data:`RESERVE` for the service itself, whichever is smaller. And once, at each admission
@@ -57,7 +57,7 @@ def service_lending() -> Lending:
 
 
 def default_memory() -> int:
-    """:class:`~nearline.orders.admission.Capacity`'s memory unless told otherwise."""
+    """:class:`~nearline.orders.Capacity`'s memory unless told otherwise."""
     return service_lending().memory
 
 

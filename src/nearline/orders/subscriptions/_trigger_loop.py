@@ -3,7 +3,7 @@ granule a subscription matches, turns what its policy says is ready into jobs, r
 archive for backfills a page at a time, and notices jobs ending (for callbacks and for the
 backfill's throttle).
 
-Each turn is a sequence of small transactions (store.py), so the loop may be
+Each turn is a sequence of small transactions (_store.py), so the loop may be
 killed anywhere: a restarted one carries on from what was committed and never claims a
 granule twice. Jobs are made through the service's own ``submit``, with the planning,
 admission and quotas of any order.
@@ -28,12 +28,12 @@ from typing import Any
 from nearline.archive import Catalogue, Item
 from nearline.closing import Closing
 from nearline.errors import AlgorithmNotFound, JobNotFound, ServiceError
-from nearline.orders.base import Job, JobStatus, Station
-from nearline.orders.store import JobStore
-from nearline.orders.subscriptions.callbacks import Notifier, status_document
-from nearline.orders.subscriptions.model import RunKind, RunState, Subscription, SubscriptionRun
-from nearline.orders.subscriptions.policies import Group, Pending
-from nearline.orders.subscriptions.store import SubscriptionStore
+from nearline.orders._base import Job, JobStatus, Station
+from nearline.orders._store import JobStore
+from nearline.orders.subscriptions._callbacks import Notifier, status_document
+from nearline.orders.subscriptions._model import RunKind, RunState, Subscription, SubscriptionRun
+from nearline.orders.subscriptions._policies import Group, Pending
+from nearline.orders.subscriptions._store import SubscriptionStore
 
 log = logging.getLogger(__name__)
 CHANGES = 1000  # items read from the changes feed at a time

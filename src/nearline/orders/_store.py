@@ -17,7 +17,7 @@ from typing import Any
 from nearline.db import Database
 from nearline.errors import DiskQuotaExceeded, JobNotFound
 from nearline.monitor import Usage
-from nearline.orders.base import InputRef, Job, JobStatus, OutputFile, Run, Station
+from nearline.orders._base import InputRef, Job, JobStatus, OutputFile, Run, Station
 from nearline.units import format_size
 
 SCHEMA = """

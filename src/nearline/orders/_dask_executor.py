@@ -33,8 +33,8 @@ import distributed
 from nearline.algorithms import Outcome, RunResult, cleanup_stale
 from nearline.errors import ConfigError, NearlineError
 from nearline.monitor import Usage
-from nearline.orders.base import Executor, RunTask
-from nearline.orders.executors import run_task
+from nearline.orders._base import Executor, RunTask
+from nearline.orders._executors import run_task
 
 log = logging.getLogger(__name__)
 

@@ -41,15 +41,16 @@ from nearline.errors import (
     ManifestError,
 )
 from nearline.monitor import SystemSampler
-from nearline.orders.admission import Capacity
-from nearline.orders.base import Job, JobStatus, Run, Station
-from nearline.orders.dispatcher import Dispatcher
-from nearline.orders.executors import open_executor
-from nearline.orders.memory import service_lending
-from nearline.orders.planning import plan_order
-from nearline.orders.secrets import ServiceKeys
-from nearline.orders.stations import OUTPUTS_OF, Places, output_item_id
-from nearline.orders.store import JobStore
+from nearline.orders._admission import Capacity
+from nearline.orders._base import Job, JobStatus, Run, Station
+from nearline.orders._dispatcher import Dispatcher
+from nearline.orders._executors import open_executor
+from nearline.orders._memory import service_lending
+from nearline.orders._planning import plan_order
+from nearline.orders._secrets import ServiceKeys
+from nearline.orders._stations import OUTPUTS_OF, Places, output_item_id
+from nearline.orders._store import JobStore
+from nearline.orders._users import UserStore
 from nearline.orders.subscriptions import (
     Subscription,
     SubscriptionRun,
@@ -57,7 +58,6 @@ from nearline.orders.subscriptions import (
     SubscriptionStore,
     SubscriptionWatch,
 )
-from nearline.orders.users import UserStore
 from nearline.units import format_size, parse_size
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class ServiceSettings:
     data: Path = Path("nearline-data")
     base_url: str = "http://127.0.0.1:8000"
     cpus: float | None = None  # lent to runs at once (default: every CPU)
-    memory: int | None = None  # lent to runs at once (default: orders/memory.py)
+    memory: int | None = None  # lent to runs at once (default: orders/_memory.py)
     max_upload: int = 512 * 1024**2
     executor: str = "local"  # where runs execute: local, or dask://HOST:PORT
     db: str | None = None  # the PostgreSQL state shared by several servers (None: SQLite files)

@@ -1,4 +1,4 @@
-"""The station manager: admits queued runs (admission.py decides which, by their declared
+"""The station manager: admits queued runs (_admission.py decides which, by their declared
 resources, the users' strings and fair share) and walks each one through its stations.
 
 One thread decides (what runs next, and why the others wait); the stations' work runs on a
@@ -8,7 +8,7 @@ free now, so a heavy load queues instead of driving the machine out of memory.
 
 Several servers may share one database (``--db``): each admits against its own capacity, a
 run belongs to the server whose admission moved it out of the queue (compare-and-set, so never
-two), and a server takes over only the runs of servers that are gone (server_roster.py).
+two), and a server takes over only the runs of servers that are gone (_server_roster.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import Any
 from nearline.algorithms import Algorithm
 from nearline.closing import Closing
 from nearline.errors import DiskQuotaExceeded, NearlineError, OutputsLost
-from nearline.orders import stations
-from nearline.orders.admission import (
+from nearline.orders import _stations as stations
+from nearline.orders._admission import (
     Allotment,
     Candidate,
     Capacity,
@@ -36,11 +36,11 @@ from nearline.orders.admission import (
     admit,
     admit_all,
 )
-from nearline.orders.base import Executor, Job, Run, Station
-from nearline.orders.executors import LocalExecutor
-from nearline.orders.memory import MemoryNow, read_memory_now
-from nearline.orders.server_roster import Servers
-from nearline.orders.store import JobStore
+from nearline.orders._base import Executor, Job, Run, Station
+from nearline.orders._executors import LocalExecutor
+from nearline.orders._memory import MemoryNow, read_memory_now
+from nearline.orders._server_roster import Servers
+from nearline.orders._store import JobStore
 from nearline.units import format_size
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ import jsonschema
 from nearline.algorithms import Algorithm, InputSpec
 from nearline.archive import Catalogue, Item, Search, parse_search
 from nearline.errors import InvalidRequest, OrderError
-from nearline.orders.base import InputRef
+from nearline.orders._base import InputRef
 
 MAX_GRANULES = 100_000  # per order: past this, order by period or narrow the search
 

@@ -1,5 +1,5 @@
 """What the web API and the CLI do with subscriptions: make, list, show, remove, reprocess.
-The loop in trigger_loop.py does the rest, reading what these write; neither knows the other.
+The loop in _trigger_loop.py does the rest, reading what these write; neither knows the other.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from datetime import UTC, datetime
 from nearline.algorithms import AlgorithmRegistry
 from nearline.archive import Catalogue
 from nearline.errors import Conflict, InvalidRequest, SubscriptionNotFound
-from nearline.orders.subscriptions.model import (
+from nearline.orders.subscriptions._model import (
     RunState,
     Subscription,
     SubscriptionRun,
     parse_subscription,
 )
-from nearline.orders.subscriptions.policies import Group, Pending, Waiting
-from nearline.orders.subscriptions.store import SubscriptionStore
+from nearline.orders.subscriptions._policies import Group, Pending, Waiting
+from nearline.orders.subscriptions._store import SubscriptionStore
 
 
 class Subscriptions:

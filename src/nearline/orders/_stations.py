@@ -28,7 +28,7 @@ from nearline.archive import (
     union_footprints,
 )
 from nearline.errors import CollectionNotFound, Conflict, IngestError, OutputsLost
-from nearline.orders.base import Executor, Job, OutputFile, Run, RunTask
+from nearline.orders._base import Executor, Job, OutputFile, Run, RunTask
 
 log = logging.getLogger(__name__)
 OUTPUTS_OF = "nearline:outputs_of"  # marks a collection as one algorithm's outputs

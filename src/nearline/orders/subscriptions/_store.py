@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nearline.db import Database
-from nearline.orders.subscriptions.model import (
+from nearline.orders.subscriptions._model import (
     RunKind,
     RunState,
     SavedSearch,
@@ -31,7 +31,7 @@ from nearline.orders.subscriptions.model import (
     Subscription,
     SubscriptionRun,
 )
-from nearline.orders.subscriptions.policies import Group, Pending, parse_policy
+from nearline.orders.subscriptions._policies import Group, Pending, parse_policy
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS subscriptions (

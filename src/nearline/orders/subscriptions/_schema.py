@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from nearline.archive.search_schema import BBOX, DATED_DATETIME_SCHEMA, GEOMETRY, NAME, nullable
-from nearline.orders.subscriptions.policies import (
+from nearline.orders.subscriptions._policies import (
     CALENDAR_DURATION,
     FIXED_DURATION,
     MAX_BATCH,

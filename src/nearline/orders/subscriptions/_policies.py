@@ -24,12 +24,12 @@ from typing import Any
 
 from nearline.archive import whole_number
 from nearline.errors import InvalidRequest
-from nearline.orders.status import stamp
+from nearline.orders._status import stamp
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MONDAY = datetime(1970, 1, 5, tzinfo=UTC)  # the first ISO week's start after the epoch
 # ISO 8601 durations as policies take them: calendar months, or a fixed length, never both;
-# the subscription schema publishes these patterns (schema.py)
+# the subscription schema publishes these patterns (_schema.py)
 _CALENDAR = r"P(?:(?P<years>[0-9]{1,4})Y)?(?:(?P<months>[0-9]{1,4})M)?"
 _FIXED = (
     r"P(?:(?P<weeks>[0-9]{1,4})W)?(?:(?P<days>[0-9]{1,5})D)?(?:T(?:(?P<hours>[0-9]{1,5})H)?"

@@ -8,7 +8,7 @@ halved every ten minutes), so one user's thousand queued runs delay another user
 order by at most the length of one run, and users with work waiting share the machine
 equally over time. Within a user, runs start in the order they were made.
 
-Memory is also checked against what is free now (:class:`~nearline.orders.memory.MemoryNow`,
+Memory is also checked against what is free now (:class:`~nearline.orders.MemoryNow`,
 read once per round): a run waits while the free memory, less what running runs declared and
 have not touched yet, cannot hold what it declares. With admission off (:func:`admit_all`,
 for comparisons only) every queued run starts at once and only each run's own limits hold.
@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from nearline.orders.base import Run
-from nearline.orders.memory import MemoryNow, default_memory
+from nearline.orders._base import Run
+from nearline.orders._memory import MemoryNow, default_memory
 from nearline.units import format_size
 
 
@@ -41,7 +41,7 @@ class Allotment:
 @dataclass
 class Capacity:
     """What the machine lends to runs at once: CPUs and memory (bytes; by default the
-    smaller of 80% of the machine and the service's memory budget less a reserve, memory.py)."""
+    smaller of 80% of the machine and the service's memory budget less a reserve, _memory.py)."""
 
     cpus: float = field(default_factory=lambda: float(os.cpu_count() or 1))
     memory: int = field(default_factory=default_memory)

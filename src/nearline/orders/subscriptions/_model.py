@@ -3,8 +3,8 @@ ingested granule the search matches runs the algorithm, as S4PM-DM's subscriptio
 the algorithm whenever the appropriate inputs are available".
 
 This module holds the nouns and how a subscription's body (``POST /subscriptions``, or
-``nearline subscriptions add``) is read; store.py keeps them, operations.py is what
-the API and the CLI call, trigger_loop.py is the loop that triggers them.
+``nearline subscriptions add``) is read; _store.py keeps them, _operations.py is what
+the API and the CLI call, _trigger_loop.py is the loop that triggers them.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from jsonschema.exceptions import best_match
 from nearline.algorithms import Algorithm
 from nearline.archive import BBox, Item, Search, parse_datetime, parse_search
 from nearline.errors import InvalidRequest, SearchError
-from nearline.orders.planning import check_parameters, split_body
-from nearline.orders.subscriptions.policies import Policy, parse_policy
-from nearline.orders.subscriptions.schema import SUBSCRIPTION, URL
+from nearline.orders._planning import check_parameters, split_body
+from nearline.orders.subscriptions._policies import Policy, parse_policy
+from nearline.orders.subscriptions._schema import SUBSCRIPTION, URL
 
 FIELDS = ("process", "input", "search", "parameters", "policy", "subscriber", "version")
 SEARCH_KEYS = ("collections", "bbox", "intersects", "datetime", "properties")

@@ -13,10 +13,10 @@ from pathlib import Path
 from nearline.algorithms.store import VersionStore
 from nearline.archive import open_catalogue
 from nearline.db import database_url, open_database
-from nearline.orders.server_roster import Servers
-from nearline.orders.store import JobStore
-from nearline.orders.subscriptions.store import SubscriptionStore
-from nearline.orders.users import UserStore
+from nearline.orders._server_roster import Servers
+from nearline.orders._store import JobStore
+from nearline.orders._users import UserStore
+from nearline.orders.subscriptions._store import SubscriptionStore
 
 
 def migrate(db: str | None, data: Path) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from nearline.db import Database
 from nearline.errors import Conflict, InvalidRequest, NotFound, Unauthorized
-from nearline.orders.admission import Allotment
+from nearline.orders._admission import Allotment
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from nearline.closing import Closing
-from nearline.orders.base import Job
-from nearline.orders.status import JSON, status_info
+from nearline.orders._base import Job
+from nearline.orders._status import JSON, status_info
 
 log = logging.getLogger(__name__)
 

@@ -90,7 +90,7 @@ class Run:
     attempts: int = 0
     started: datetime | None = None
     finished: datetime | None = None
-    server: str | None = None  # the server holding it, from admission on (orders/server_roster.py)
+    server: str | None = None  # the server holding it, from admission on (orders/_server_roster.py)
 
 
 @dataclass(frozen=True)

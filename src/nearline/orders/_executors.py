@@ -10,7 +10,7 @@ from collections.abc import Callable
 from urllib.parse import urlparse
 
 from nearline.algorithms import RunResult, run_algorithm
-from nearline.orders.base import Executor, RunTask
+from nearline.orders._base import Executor, RunTask
 from nearline.plugins import Registry
 
 
@@ -41,7 +41,7 @@ def run_task(task: RunTask, *, cancel: threading.Event | None = None) -> RunResu
 EXECUTORS: Registry[Callable[[str], Executor]] = Registry(
     "executor",
     group="nearline.executors",
-    builtins={"dask": "nearline.orders.dask_executor:DaskExecutor"},
+    builtins={"dask": "nearline.orders._dask_executor:DaskExecutor"},
 )
 
 

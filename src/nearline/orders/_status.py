@@ -8,7 +8,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from nearline.orders.base import Job, JobStatus
+from nearline.orders._base import Job, JobStatus
 
 JSON = "application/json"
 OGC_REL = "http://www.opengis.net/def/rel/ogc/1.0"
