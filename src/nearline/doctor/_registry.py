@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nearline.doctor import builds, services
-from nearline.doctor.base import Capability
+from nearline.doctor import _builds as builds
+from nearline.doctor import _services as services
+from nearline.doctor._base import Capability
 from nearline.errors import ConfigError
 from nearline.testing.s3server import build_command
 

@@ -9,7 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from nearline.doctor.base import run
+from nearline.doctor._base import run
 from nearline.errors import CapabilityMissing, ConfigError
 
 HDF4_INCLUDE = "/usr/include/hdf"  # Debian's libhdf4-alt-dev, as the C example algorithm uses
