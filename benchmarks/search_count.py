@@ -24,7 +24,7 @@ from nearline.archive import Catalogue, Search, SQLiteCatalogue, modis_like_item
 from nearline.archive.base import Collection  # noqa: E402
 from nearline.testing.pgcluster import FAST, Cluster  # noqa: E402
 
-COUNT_TO = 10_000  # as nearline.api.stac asks
+COUNT_TO = 10_000  # as nearline.api._stac asks
 DAY = timedelta(days=1)
 
 

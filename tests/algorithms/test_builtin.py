@@ -17,7 +17,7 @@ from nearline.algorithms import (
     read_manifest,
     run_algorithm,
 )
-from nearline.algorithms.kernels import NEARLINE, seed_kernel_cache
+from nearline.algorithms._kernels import NEARLINE, seed_kernel_cache
 from nearline.composite import REDUCERS, OnError, Period, run
 from nearline.composite.job import output_name
 from nearline.grid._registry import GRIDS

@@ -9,7 +9,7 @@ import h5py
 import netCDF4
 import numpy as np
 
-from nearline.algorithms.compare import difference
+from nearline.algorithms._compare import difference
 
 
 def netcdf(path: Path, values: np.ndarray, *, fmt: str = "NETCDF4", **attrs) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nearline.algorithms import read_manifest
-from nearline.algorithms.compare import difference
+from nearline.algorithms._compare import difference
 
 from .example_data import EXAMPLES, histogram_outputs, quicklook_outputs
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from nearline.algorithms import manifest_from_dict, manifest_to_process, parse_manifest
-from nearline.algorithms.manifest import parse_duration, read_manifest
+from nearline.algorithms._manifest import parse_duration, read_manifest
 from nearline.errors import ConfigError, ManifestError
 
 from .conftest import adder, adder_manifest

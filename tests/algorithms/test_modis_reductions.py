@@ -18,7 +18,7 @@ import pytest
 import xarray as xr
 
 from nearline.algorithms import read_manifest
-from nearline.algorithms.compare import difference
+from nearline.algorithms._compare import difference
 from nearline.archive import open_catalogue
 from nearline.archive.ingest import ingest
 from nearline.grid import get_grid

@@ -18,7 +18,7 @@ from nearline.algorithms import (
     prepare_job,
     run_algorithm,
 )
-from nearline.algorithms.runner import command_line, job_text
+from nearline.algorithms._runner import command_line, job_text
 
 from .conftest import adder_manifest
 

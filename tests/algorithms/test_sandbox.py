@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from nearline.algorithms import _cgroups
-from nearline.algorithms.sandbox import (
+from nearline.algorithms._sandbox import (
     Isolation,
     Limits,
     Mount,
@@ -458,7 +458,7 @@ def test_a_daemon_that_ignores_sigterm_dies_with_the_run(box: Sandbox, namespace
 PARENT = """
 import sys
 from pathlib import Path
-from nearline.algorithms.sandbox import Isolation, Limits, Mount, run_sandboxed
+from nearline.algorithms._sandbox import Isolation, Limits, Mount, run_sandboxed
 program, folder, token, namespaces = sys.argv[1:]
 level = Isolation(namespaces, "v1", ("memory", "pids", "cpu", "cpuacct"), root=True)
 run_sandboxed([sys.executable, program, token, "600"], folder=Path(folder),

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from nearline.algorithms._disk import SPACE_PREFIX
-from nearline.algorithms.sandbox import Limits, Outcome, cleanup_stale, isolation, run_sandboxed
+from nearline.algorithms._sandbox import Limits, Outcome, cleanup_stale, isolation, run_sandboxed
 
 MiB = 2**20
 ENV = {"PATH": "/usr/bin:/bin"}

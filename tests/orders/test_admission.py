@@ -9,8 +9,8 @@ import pytest
 
 from nearline.errors import ConfigError
 from nearline.orders import Allotment, Capacity, Run, ServiceSettings, Station
-from nearline.orders.admission import Candidate, Holdings, Ledger, admit, admit_all
-from nearline.orders.memory import MemoryNow
+from nearline.orders._admission import Candidate, Holdings, Ledger, admit, admit_all
+from nearline.orders._memory import MemoryNow
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 GIB = 1024**3

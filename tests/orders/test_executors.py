@@ -17,7 +17,7 @@ from distributed import Client, LocalCluster
 from nearline.algorithms import Algorithm
 from nearline.errors import ConfigError, NearlineError
 from nearline.orders import LocalExecutor, open_executor
-from nearline.orders.dask_executor import LOST_TWICE, DaskExecutor, scheduler_address
+from nearline.orders._dask_executor import LOST_TWICE, DaskExecutor, scheduler_address
 from nearline.testing.executor import ExecutorTests, deploy_probe, run_processes, wait_for
 
 from ..dask_cluster import local_cluster

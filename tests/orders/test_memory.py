@@ -7,8 +7,8 @@ from pathlib import Path
 
 from nearline.algorithms import Limits, run_sandboxed
 from nearline.algorithms._cgroups import Hierarchy, MemoryBudget, memory_budget
-from nearline.algorithms.sandbox import OOM_SCORE_ADJ
-from nearline.orders.memory import RESERVE, lendable_memory, memory_now
+from nearline.algorithms._sandbox import OOM_SCORE_ADJ
+from nearline.orders._memory import RESERVE, lendable_memory, memory_now
 
 MIB = 1024**2
 GIB = 1024**3

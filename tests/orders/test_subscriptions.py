@@ -19,7 +19,7 @@ from nearline.archive import Asset, Collection, Item, SQLiteCatalogue
 from nearline.db import SQLiteDatabase
 from nearline.errors import InvalidRequest, OrderError
 from nearline.orders import InputRef, Job, JobStatus, Run, Station
-from nearline.orders.store import JobStore
+from nearline.orders._store import JobStore
 from nearline.orders.subscriptions import (
     Batch,
     Each,

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from nearline.archive import Asset, Collection, Item, SQLiteCatalogue
-from nearline.doctor.services import chromium_processes
+from nearline.doctor._services import chromium_processes
 
 from ..live_service import LiveService
 from ..service.conftest import serving

@@ -1,11 +1,11 @@
 """algorithms: packages users upload (``algorithm.yaml`` and their program), checked, built
 and tested in the sandbox before they go live; their versions, owners and visibility; and the
-one way a deployed algorithm is run on staged files. See base.py for the package format and
+one way a deployed algorithm is run on staged files. See _base.py for the package format and
 docs/algorithms.md for the runtime contract."""
 
 from __future__ import annotations
 
-from nearline.algorithms.base import (
+from nearline.algorithms._base import (
     JOB_VARIABLE,
     MANIFEST,
     Algorithm,
@@ -15,20 +15,19 @@ from nearline.algorithms.base import (
     Resources,
     TestCase,
 )
-from nearline.algorithms.builtin import builtin_algorithms
-from nearline.algorithms.deploy import DeploySettings
-from nearline.algorithms.environment import WheelSource
-from nearline.algorithms.manifest import (
+from nearline.algorithms._deploy import DeploySettings
+from nearline.algorithms._environment import WheelSource
+from nearline.algorithms._manifest import (
     manifest_from_dict,
     parameters_with_defaults,
     parse_manifest,
     read_manifest,
 )
-from nearline.algorithms.packages import PackageLimits, unpack
-from nearline.algorithms.process import manifest_to_process
-from nearline.algorithms.registry import AlgorithmRegistry
-from nearline.algorithms.runner import RunResult, limits_for, prepare_job, run_algorithm
-from nearline.algorithms.sandbox import (
+from nearline.algorithms._packages import PackageLimits, unpack
+from nearline.algorithms._process import manifest_to_process
+from nearline.algorithms._registry import AlgorithmRegistry
+from nearline.algorithms._runner import RunResult, limits_for, prepare_job, run_algorithm
+from nearline.algorithms._sandbox import (
     Isolation,
     Limits,
     MemoryBudget,
@@ -40,6 +39,7 @@ from nearline.algorithms.sandbox import (
     run_sandboxed,
     runs_memory,
 )
+from nearline.algorithms.builtin import builtin_algorithms
 
 __all__ = [
     "JOB_VARIABLE",

@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from nearline.api import _quiet  # noqa: F401 - first: before stac-fastapi is imported
-from nearline.api.app import create_app
+from nearline.api._app import create_app
 
 __all__ = ["create_app"]

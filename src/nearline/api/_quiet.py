@@ -1,5 +1,5 @@
 """stac-fastapi builds default settings when it is imported and logs a warning that they are
-defaults; nearline's own settings (api/app.py) replace them, so that warning is noise."""
+defaults; nearline's own settings (api/_app.py) replace them, so that warning is noise."""
 
 import logging
 

@@ -5,8 +5,8 @@ missing. ``nearline doctor`` prints its findings; docs/doctor.md says what each 
 
 from __future__ import annotations
 
-from nearline.doctor.base import Capability, Finding, check, examine
-from nearline.doctor.registry import CAPABILITIES, capabilities, debian_packages
+from nearline.doctor._base import Capability, Finding, check, examine
+from nearline.doctor._registry import CAPABILITIES, capabilities, debian_packages
 
 __all__ = [
     "CAPABILITIES",

@@ -3,8 +3,8 @@ holds them all together."""
 
 from __future__ import annotations
 
-from nearline.orders.admission import Allotment, Capacity
-from nearline.orders.base import (
+from nearline.orders._admission import Allotment, Capacity
+from nearline.orders._base import (
     PIPELINE,
     Executor,
     InputRef,
@@ -15,13 +15,15 @@ from nearline.orders.base import (
     RunTask,
     Station,
 )
-from nearline.orders.dispatcher import Dispatcher
-from nearline.orders.executors import LocalExecutor, available_executors, open_executor, run_task
-from nearline.orders.memory import MemoryNow
-from nearline.orders.server_roster import Servers
-from nearline.orders.service import SERVICE_OWNER, Service, ServiceSettings
-from nearline.orders.status import stamp, status_info
-from nearline.orders.store import JobStore
+from nearline.orders._dispatcher import Dispatcher
+from nearline.orders._executors import LocalExecutor, available_executors, open_executor, run_task
+from nearline.orders._memory import MemoryNow
+from nearline.orders._server_roster import Servers
+from nearline.orders._service import SERVICE_OWNER, Service, ServiceSettings
+from nearline.orders._status import stamp, status_info
+from nearline.orders._store import JobStore
+from nearline.orders._tables import migrate
+from nearline.orders._users import User, UserStore
 from nearline.orders.subscriptions import (
     REPROCESS,
     SUBSCRIPTION,
@@ -31,8 +33,6 @@ from nearline.orders.subscriptions import (
     Subscriptions,
     SubscriptionStore,
 )
-from nearline.orders.tables import migrate
-from nearline.orders.users import User, UserStore
 
 __all__ = [
     "PIPELINE",

@@ -1,16 +1,16 @@
 """Subscriptions: a saved catalogue search, an algorithm and a policy, run on every newly
 ingested granule the search matches.
 
-model.py holds the nouns and reads a subscription's body (checked against schema.py's JSON
-Schema); policies.py says when waiting granules become a job; store.py keeps it all in the
-service's database; operations.py is what the API and the CLI call; trigger_loop.py is the
-loop that turns new granules into jobs; callbacks.py tells subscribers when their jobs end.
+_model.py holds the nouns and reads a subscription's body (checked against _schema.py's JSON
+Schema); _policies.py says when waiting granules become a job; _store.py keeps it all in the
+service's database; _operations.py is what the API and the CLI call; _trigger_loop.py is the
+loop that turns new granules into jobs; _callbacks.py tells subscribers when their jobs end.
 """
 
 from __future__ import annotations
 
-from nearline.orders.subscriptions.callbacks import Notifier, status_document
-from nearline.orders.subscriptions.model import (
+from nearline.orders.subscriptions._callbacks import Notifier, status_document
+from nearline.orders.subscriptions._model import (
     RunKind,
     RunState,
     SavedSearch,
@@ -19,8 +19,8 @@ from nearline.orders.subscriptions.model import (
     SubscriptionRun,
     parse_subscription,
 )
-from nearline.orders.subscriptions.operations import Subscriptions
-from nearline.orders.subscriptions.policies import (
+from nearline.orders.subscriptions._operations import Subscriptions
+from nearline.orders.subscriptions._policies import (
     Batch,
     Duration,
     Each,
@@ -32,9 +32,9 @@ from nearline.orders.subscriptions.policies import (
     parse_duration,
     parse_policy,
 )
-from nearline.orders.subscriptions.schema import REPROCESS, SUBSCRIPTION
-from nearline.orders.subscriptions.store import SubscriptionStore
-from nearline.orders.subscriptions.trigger_loop import (
+from nearline.orders.subscriptions._schema import REPROCESS, SUBSCRIPTION
+from nearline.orders.subscriptions._store import SubscriptionStore
+from nearline.orders.subscriptions._trigger_loop import (
     ChangeFeed,
     PollingFeed,
     SubscriptionWatch,

@@ -1,0 +1,35 @@
+"""The web service: one FastAPI app serving the STAC API (stac-fastapi over nearline's
+catalogue), OGC API - Processes and jobs, subscriptions, asset downloads, and an HTML
+landing page for browsers. Each part's routes sit beside its handlers; this module puts
+them together.
+
+Every route needs ``Authorization: Bearer TOKEN`` except the landing page, /conformance and the
+OpenAPI document at /api.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from nearline.api import _downloads as downloads
+from nearline.api import _jobs as jobs
+from nearline.api import _openapi as openapi
+from nearline.api import _problems as problems
+from nearline.api import _processes as processes
+from nearline.api import _stac as stac
+from nearline.api import _subscriptions as subscriptions
+from nearline.api import _users as users
+from nearline.api import _web as web
+from nearline.orders import Service
+
+
+def create_app(service: Service) -> FastAPI:
+    """The app over a started :class:`~nearline.orders.Service`."""
+    app = stac.build_app(service)
+    app.state.service = service
+    for part in (processes, users, jobs, downloads, subscriptions):
+        app.include_router(part.build_router())
+    problems.install(app)
+    openapi.install(app)
+    web.install(app)
+    return app

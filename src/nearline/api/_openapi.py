@@ -1,0 +1,149 @@
+"""The OpenAPI document as the service really answers.
+
+FastAPI documents a 422 with its own validation-error shape for every operation that takes
+input, but _problems.py answers every refusal with an OGC exception document (400 for bad
+input, 401 without a token). Clients and fuzzers (schemathesis) trust the document, so it is
+rewritten here to say what a client will get.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fastapi import FastAPI
+
+from nearline.archive.search_schema import (
+    BBOX,
+    BBOX_TEXT,
+    COMPONENTS,
+    DATETIME_SCHEMA,
+    LIMIT,
+    NAMES_TEXT,
+    SEARCH_BODY,
+)
+from nearline.orders import REPROCESS, SUBSCRIPTION
+
+EXCEPTION_REF = "#/components/schemas/Exception"
+EXCEPTION_SCHEMA: dict[str, Any] = {
+    "title": "Exception",
+    "description": "An OGC exception document (RFC 7807 shape): what went wrong, safe to show.",
+    "type": "object",
+    "required": ["type"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "instance": {"type": "string"},
+    },
+}
+DESCRIPTIONS = {
+    "400": "Bad request: the OGC exception document names the parameter and what it wants",
+    "401": "No token, or one that is unknown or revoked",
+    "403": "Yours to see but not to change (another user's public process, or a built-in)",
+    "404": "No such thing, or not yours to see",
+    "500": "The service failed; its log says why",
+}
+HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options"}
+QUERY: dict[str, dict[str, Any]] = {  # GET search parameters: what parse_search accepts
+    "collections": {
+        "description": "Collection ids, comma-separated",
+        "schema": {"type": "string", "pattern": NAMES_TEXT},
+    },
+    "ids": {
+        "description": "Item ids, comma-separated",
+        "schema": {"type": "string", "pattern": NAMES_TEXT},
+    },
+    "bbox": {
+        "description": BBOX["description"] + " (decimals, comma-separated)",
+        "schema": {"type": "string", "pattern": BBOX_TEXT},
+    },
+    "intersects": {
+        "description": "A GeoJSON geometry as JSON text",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Geometry"}}},
+    },
+    "datetime": {"description": DATETIME_SCHEMA["description"], "schema": DATETIME_SCHEMA},
+    "limit": {"description": LIMIT["description"], "schema": LIMIT},
+}
+SEARCH_GET = (
+    "Items matching every parameter given, in start-time order, a page at a time; a page "
+    "has a next link while more follow (its token is signed for this search and user: a "
+    "made-up or changed one is a 400). bbox with intersects is a 400, as STAC asks."
+)
+
+
+def describe_errors(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with FastAPI's 422s replaced by the OGC exceptions the service sends:
+    400 where an operation takes input, 401 where it needs a token, 404 where a path names
+    something, each with the exception document's schema."""
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Exception"] = EXCEPTION_SCHEMA
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            if method in HTTP_METHODS:
+                _describe_operation_errors(operation, names_a_thing="{" in path)
+    return document
+
+
+def _describe_operation_errors(operation: dict[str, Any], *, names_a_thing: bool) -> None:
+    responses = operation.setdefault("responses", {})
+    takes_input = responses.pop("422", None) is not None or "requestBody" in operation
+    wanted = {
+        "400": takes_input or bool(operation.get("parameters")),
+        "401": bool(operation.get("security")),
+        "404": names_a_thing,
+    }
+    for status, applies in wanted.items():
+        if applies:
+            responses.setdefault(status, {})
+    for status, response in responses.items():
+        if status.startswith(("4", "5")) and "content" not in response:
+            response["description"] = DESCRIPTIONS.get(status, "An OGC exception document")
+            response["content"] = {"application/json": {"schema": {"$ref": EXCEPTION_REF}}}
+
+
+def describe_inputs(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with the search parameters and the bodies of POST /search, POST
+    /subscriptions and its reprocess described exactly as their parsers accept them (the
+    parsers check against these very schemas)."""
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas.update(COMPONENTS)
+    schemas["SearchPost"] = SEARCH_BODY
+    schemas["SubscriptionRequest"] = SUBSCRIPTION
+    schemas["ReprocessRequest"] = REPROCESS
+    for path in ("/search", "/collections/{collection_id}/items"):
+        operation = document["paths"][path]["get"]
+        for parameter in operation.get("parameters", []):
+            if parameter["name"] in QUERY:
+                parameter.pop("schema", None)
+                parameter.pop("examples", None)
+                parameter.update(QUERY[parameter["name"]])
+        operation["description"] = SEARCH_GET
+    return document
+
+
+def documented_methods(document: dict[str, Any], path: str) -> set[str]:
+    """The methods ``document`` gives the resource at ``path`` (under any path template that
+    matches it): what a 405's ``Allow`` must list, as RFC 9110 asks."""
+    methods: set[str] = set()
+    for template, operations in document.get("paths", {}).items():
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            methods |= {method.upper() for method in operations if method in HTTP_METHODS}
+    return methods
+
+
+def install(app: FastAPI) -> None:
+    """Serve :func:`describe_errors`' rewrite of FastAPI's document (built once, on first
+    request, as FastAPI does)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = describe_errors(describe_inputs(build()))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

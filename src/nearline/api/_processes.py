@@ -1,0 +1,246 @@
+"""OGC API - Processes: processes (Part 1), deploy/replace/undeploy (Part 2), as plain
+functions of the request's data to (status, body, headers), and the thin FastAPI router that
+calls them (build_router); the handlers know nothing of the web framework.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Header, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from nearline.algorithms import Algorithm, manifest_to_process
+from nearline.api._adapter import ERRORS, OGC_ERROR, User, answer, service_of
+from nearline.api._jobs import job_results, status_info
+from nearline.api._stac import base_url
+from nearline.errors import ServiceError, TooLarge
+from nearline.orders import JobStatus, Service
+
+JSON = "application/json"
+ZIP = "application/zip"
+SYNC_WAIT = 20.0  # seconds an execute without `Prefer: respond-async` waits for its result
+
+Answer = tuple[int, Any, dict[str, str]]
+
+
+def _summary(algorithm: Algorithm, base: str) -> dict[str, Any]:
+    process = manifest_to_process(algorithm.manifest)
+    summary = {
+        key: process[key]
+        for key in (
+            "id",
+            "version",
+            "title",
+            "description",
+            "jobControlOptions",
+            "outputTransmission",
+        )
+        if key in process
+    }
+    summary["nearline:public"] = algorithm.public
+    summary["links"] = [
+        {"rel": "self", "type": JSON, "href": f"{base}/processes/{algorithm.id}"},
+    ]
+    return summary
+
+
+def list_processes(service: Service, *, user: str, base: str) -> Answer:
+    processes = [_summary(a, base) for a in service.algorithms.list(viewer=user)]
+    body = {
+        "processes": processes,
+        "links": [{"rel": "self", "type": JSON, "href": f"{base}/processes"}],
+    }
+    return 200, body, {}
+
+
+def describe_process(service: Service, process_id: str, *, user: str, base: str) -> Answer:
+    algorithm = service.algorithms.get(process_id, viewer=user)
+    body = dict(manifest_to_process(algorithm.manifest))
+    body["links"] = [
+        {"rel": "self", "type": JSON, "href": f"{base}/processes/{algorithm.id}"},
+        {
+            "rel": "http://www.opengis.net/def/rel/ogc/1.0/execute",
+            "type": JSON,
+            "href": f"{base}/processes/{algorithm.id}/execution",
+        },
+    ]
+    body["nearline:owner"] = algorithm.owner if algorithm.owner == user else None
+    body["nearline:public"] = algorithm.public
+    return 200, body, {}
+
+
+def execute(
+    service: Service,
+    process_id: str,
+    body: Mapping[str, Any],
+    *,
+    user: str,
+    base: str,
+    prefer: str | None,
+) -> Answer:
+    """Accept an order. ``Prefer: respond-async`` answers 201 at once; otherwise wait up to
+    SYNC_WAIT seconds for the result (200 with the results document) and fall back to 201
+    if the job is still going."""
+    job = service.submit(process_id, body, owner=user)
+    location = {"Location": f"{base}/jobs/{job.id}"}
+    if "respond-async" not in (prefer or ""):
+        deadline = time.monotonic() + SYNC_WAIT
+        while time.monotonic() < deadline:
+            job = service.job(job.id, viewer=user)
+            if job.status == JobStatus.SUCCESSFUL:
+                return 200, job_results(service, job, base=base), location
+            if job.status in (JobStatus.FAILED, JobStatus.DISMISSED):
+                break
+            time.sleep(0.1)
+    job = service.job(job.id, viewer=user)
+    return (
+        201,
+        status_info(service, job, base=base),
+        {**location, "Preference-Applied": "respond-async"},
+    )
+
+
+def deploy(service: Service, package: bytes, *, user: str, public: bool, base: str) -> Answer:
+    algorithm = service.algorithms.deploy(package, owner=user, public=public)
+    return 201, _summary(algorithm, base), {"Location": f"{base}/processes/{algorithm.id}"}
+
+
+def replace(service: Service, process_id: str, package: bytes, *, user: str, base: str) -> Answer:
+    algorithm = service.algorithms.replace(process_id, package, owner=user)
+    return 200, _summary(algorithm, base), {}
+
+
+def undeploy(service: Service, process_id: str, *, user: str) -> Answer:
+    service.algorithms.undeploy(process_id, owner=user)
+    return 204, None, {}
+
+
+class ExecuteRequest(BaseModel):
+    """An OGC execute request: data inputs and parameters, all under ``inputs``."""
+
+    model_config = ConfigDict(extra="allow")
+    inputs: dict[str, Any] = Field(default_factory=dict)
+
+
+async def read_package(request: Request) -> bytes:
+    """The uploaded zip, refused past the service's upload limit without reading it all."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip()
+    if kind != ZIP:
+        raise ServiceError(
+            f"send the algorithm package as {ZIP} (the zip of its folder); got {kind or 'none'}",
+            status=415,
+        )
+    limit = service_of(request).settings.max_upload
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(f"the package is {int(declared):,} bytes; the limit is {limit:,}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"the package is over the upload limit of {limit:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+ZIP_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {ZIP: {"schema": {"type": "string", "format": "binary"}}},
+    }
+}
+
+
+def build_router() -> APIRouter:
+    """The processes' routes. Each route's ``name`` is the one its OpenAPI operationId has
+    always been made from, so moving the adapters beside the handlers changed no id."""
+    router = APIRouter(responses=ERRORS)
+
+    @router.get(
+        "/processes",
+        name="list_processes",
+        tags=["Processes"],
+        summary="The processes you may run",
+    )
+    def get_processes(request: Request, user: User) -> Response:
+        base = base_url(request)
+        return answer(list_processes(service_of(request), user=user, base=base))
+
+    @router.get(
+        "/processes/{process_id}", name="describe", tags=["Processes"], summary="One process"
+    )
+    def get_process(process_id: str, request: Request, user: User) -> Response:
+        service, base = service_of(request), base_url(request)
+        return answer(describe_process(service, process_id, user=user, base=base))
+
+    @router.post(
+        "/processes/{process_id}/execution",
+        name="execute",
+        tags=["Processes"],
+        summary="Order: run a process on granules from the catalogue",
+        status_code=201,
+        responses={200: {"description": "Results (synchronous)", "content": {JSON: {}}}},
+    )
+    def post_execution(
+        process_id: str,
+        request: Request,
+        user: User,
+        body: Annotated[ExecuteRequest, Body()],
+        prefer: Annotated[str | None, Header()] = None,
+    ) -> Response:
+        service, base = service_of(request), base_url(request)
+        payload = body.model_dump()
+        return answer(execute(service, process_id, payload, user=user, base=base, prefer=prefer))
+
+    @router.post(
+        "/processes",
+        name="deploy",
+        tags=["Processes"],
+        summary="Deploy an algorithm package (zip)",
+        status_code=201,
+        openapi_extra=ZIP_BODY,
+        responses={413: OGC_ERROR, 409: OGC_ERROR, 415: OGC_ERROR},
+    )
+    async def post_process(
+        request: Request, user: User, public: Annotated[bool, Query()] = False
+    ) -> Response:
+        package = await read_package(request)
+        service, base = service_of(request), base_url(request)
+        result = await run_in_threadpool(
+            deploy, service, package, user=user, public=public, base=base
+        )
+        return answer(result)
+
+    @router.put(
+        "/processes/{process_id}",
+        name="replace",
+        tags=["Processes"],
+        summary="Deploy a new version",
+        openapi_extra=ZIP_BODY,
+        responses={403: OGC_ERROR, 413: OGC_ERROR, 409: OGC_ERROR, 415: OGC_ERROR},
+    )
+    async def put_process(process_id: str, request: Request, user: User) -> Response:
+        package = await read_package(request)
+        service, base = service_of(request), base_url(request)
+        result = await run_in_threadpool(
+            replace, service, process_id, package, user=user, base=base
+        )
+        return answer(result)
+
+    @router.delete(
+        "/processes/{process_id}",
+        name="undeploy",
+        tags=["Processes"],
+        summary="Undeploy",
+        status_code=204,
+        responses={403: OGC_ERROR},
+    )
+    def delete_process(process_id: str, request: Request, user: User) -> Response:
+        return answer(undeploy(service_of(request), process_id, user=user))
+
+    return router

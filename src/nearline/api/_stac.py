@@ -1,0 +1,334 @@
+"""The STAC API: stac-fastapi's routes and request models, over nearline's catalogue.
+
+stac-fastapi gives the routes, the request parsing and the landing page's shape; this module
+gives it a client that answers from :class:`nearline.archive.Catalogue`, as the viewer sees
+it, and builds the app those routes are served from (build_app). Answers are serialized
+here with orjson and returned as responses, so the search path pays no generic JSON
+encoding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+import attr
+import orjson
+from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel, ConfigDict
+from stac_fastapi.api.app import StacApi
+from stac_fastapi.types.config import ApiSettings
+from stac_fastapi.types.core import BaseCoreClient
+from stac_fastapi.types.search import APIRequest
+
+from nearline import __version__
+from nearline.api._auth import require_user
+from nearline.api._landing import landing_html
+from nearline.api._paging import PageTokens
+from nearline.archive import (
+    STAC_VERSION,
+    Page,
+    collection_to_stac,
+    item_to_stac,
+    parse_search,
+    query_values,
+)
+from nearline.errors import SearchError
+from nearline.orders import Service
+
+GEOJSON = "application/geo+json"
+COUNT_TO = 10_000  # numberMatched is given when a search has no more candidates than this
+TOKEN_KEY = "page-tokens"  # the service key paging tokens are signed with
+JSON = "application/json"
+
+OGC_PROCESSES = [
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/ogc-process-description",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/json",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/oas30",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/job-list",
+    "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/dismiss",
+    "http://www.opengis.net/spec/ogcapi-processes-2/1.0/conf/deploy-replace-undeploy",
+]
+
+
+# Every search parameter arrives as the text sent and is checked by parse_search alone, against
+# nearline.archive.search_schema, which the OpenAPI document publishes (_openapi.py): so what the
+# document says and what the service accepts are one thing. The paging token is left out of
+# the document: it is not chosen but found in a page's next link (STAC: "not necessarily part
+# of the API specification").
+Text = Annotated[str | None, Query()]
+TokenText = Annotated[str | None, Query(include_in_schema=False)]
+
+
+@attr.s
+class SearchGet(APIRequest):
+    """GET /search: every parameter as sent."""
+
+    collections: Text = attr.ib(default=None)
+    ids: Text = attr.ib(default=None)
+    bbox: Text = attr.ib(default=None)
+    intersects: Text = attr.ib(default=None)
+    datetime: Text = attr.ib(default=None)
+    limit: Text = attr.ib(default=None)
+    token: TokenText = attr.ib(default=None)
+
+
+@attr.s
+class ItemsGet(APIRequest):
+    """GET /collections/{id}/items: every parameter as sent."""
+
+    collection_id: Annotated[str, Path(description="Collection ID")] = attr.ib()
+    bbox: Text = attr.ib(default=None)
+    datetime: Text = attr.ib(default=None)
+    limit: Text = attr.ib(default=None)
+    token: TokenText = attr.ib(default=None)
+
+
+class SearchPost(BaseModel):
+    """POST /search: the body as sent (checked by parse_search; the token, merged in from
+    the next link's body, beside the search)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def respond(body: Any, *, status: int = 200, media_type: str = JSON) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type=media_type)
+
+
+def base_url(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+def viewer(request: Request) -> str | None:
+    return getattr(request.state, "user", None)
+
+
+@attr.s
+class CatalogueClient(BaseCoreClient):
+    """stac-fastapi's core client, answered by the service's catalogue."""
+
+    service: Service = attr.ib(default=None)
+    _signer: PageTokens | None = attr.ib(default=None, init=False)
+
+    def conformance_classes(self) -> list[str]:
+        return sorted(set(super().conformance_classes()) | set(OGC_PROCESSES))
+
+    def all_collections(self, **kwargs: Any) -> Response:
+        request: Request = kwargs["request"]
+        base = base_url(request)
+        collections = self.service.catalogue.list_collections(viewer=viewer(request))
+        return respond(
+            {
+                "collections": [collection_to_stac(c, base) for c in collections],
+                "links": [
+                    {"rel": "self", "type": JSON, "href": f"{base}/collections"},
+                    {"rel": "root", "type": JSON, "href": f"{base}/"},
+                    {"rel": "parent", "type": JSON, "href": f"{base}/"},
+                ],
+            }
+        )
+
+    def get_collection(self, collection_id: str, **kwargs: Any) -> Response:
+        request: Request = kwargs["request"]
+        found = self.service.catalogue.get_collection(collection_id, viewer=viewer(request))
+        return respond(collection_to_stac(found, base_url(request)))
+
+    def get_item(self, item_id: str, collection_id: str, **kwargs: Any) -> Response:
+        request: Request = kwargs["request"]
+        item = self.service.catalogue.get_item(collection_id, item_id, viewer=viewer(request))
+        return respond(item_to_stac(item, base_url(request)), media_type=GEOJSON)
+
+    def item_collection(
+        self,
+        collection_id: str,
+        bbox: Any = None,
+        datetime: str | None = None,
+        limit: str | None = None,
+        token: str | None = None,
+        **kwargs: Any,
+    ) -> Response:
+        request: Request = kwargs["request"]
+        self.service.catalogue.get_collection(collection_id, viewer=viewer(request))  # or 404
+        query = {
+            "collections": [collection_id],
+            "bbox": bbox,
+            "datetime": datetime,
+            "limit": limit,
+            "token": token,
+        }
+        return self._page(request, query, f"{base_url(request)}/collections/{collection_id}/items")
+
+    def get_search(
+        self,
+        collections: list[str] | None = None,
+        ids: list[str] | None = None,
+        bbox: Any = None,
+        intersects: Any = None,
+        datetime: str | None = None,
+        limit: str | None = None,
+        **kwargs: Any,
+    ) -> Response:
+        request: Request = kwargs["request"]
+        query = {
+            "collections": collections,
+            "ids": ids,
+            "bbox": bbox,
+            "intersects": intersects,
+            "datetime": datetime,
+            "limit": limit,
+            "token": kwargs.get("token"),
+        }
+        return self._page(request, query, f"{base_url(request)}/search")
+
+    def post_search(self, search_request: Any, **kwargs: Any) -> Response:
+        request: Request = kwargs["request"]
+        body = search_request.model_extra or {}
+        return self._page(request, body, f"{base_url(request)}/search", post=True)
+
+    # -- paging ------------------------------------------------------------------------------
+    def _tokens(self) -> PageTokens:
+        if self._signer is None:
+            self._signer = PageTokens(self.service.keys.key(TOKEN_KEY))
+        return self._signer
+
+    def _page(
+        self, request: Request, query: Mapping[str, Any], href: str, *, post: bool = False
+    ) -> Response:
+        values = query if post else query_values(query)  # GET's text as JSON values
+        given = {k: v for k, v in values.items() if v is not None and k != "token"}
+        search = parse_search(given, viewer=viewer(request))
+        token = query.get("token")
+        if token is not None and not isinstance(token, str):
+            raise SearchError("token: expected the string a next link gave")
+        if token:
+            search = replace(search, token=self._tokens().open(token, search))
+        page: Page = self.service.catalogue.search(replace(search, count_to=COUNT_TO))
+        matched = page.matched
+        if matched is None and search.token is None and page.next_token is None:
+            matched = len(page.items)  # the whole answer is on this page
+        base = base_url(request)
+        links = [
+            {"rel": "self", "type": GEOJSON, "href": str(request.url)},
+            {"rel": "root", "type": JSON, "href": f"{base}/"},
+        ]
+        if page.next_token is not None:
+            next_token = self._tokens().seal(page.next_token, search)
+            if post:
+                links.append(
+                    {
+                        "rel": "next",
+                        "type": GEOJSON,
+                        "href": href,
+                        "method": "POST",
+                        "body": {"token": next_token},
+                        "merge": True,
+                    }
+                )
+            else:
+                params = {k: v for k, v in request.query_params.items() if k != "token"}
+                params["token"] = next_token
+                links.append(
+                    {"rel": "next", "type": GEOJSON, "href": f"{href}?{urlencode(params)}"}
+                )
+        body: dict[str, Any] = {
+            "type": "FeatureCollection",
+            "features": [item_to_stac(item, base) for item in page.items],
+            "links": links,
+            "numberReturned": len(page.items),
+        }
+        if matched is not None:
+            body["numberMatched"] = matched
+        return respond(body, media_type=GEOJSON)
+
+
+TITLE = "nearline"
+STAC_PATHS = (  # stac-fastapi's routes that need a user (the landing page and /conformance don't)
+    "/collections",
+    "/collections/{collection_id}",
+    "/collections/{collection_id}/items",
+    "/collections/{collection_id}/items/{item_id}",
+    "/search",
+)
+DESCRIPTION = (
+    "Near-archive processing: search the archive (STAC API), deploy your own algorithms and "
+    "order them next to the data (OGC API - Processes)."
+)
+
+
+@attr.s
+class NearlineStacApi(StacApi):
+    """stac-fastapi's app with nearline's landing page (JSON or, for browsers, HTML) and
+    without its unauthenticated health routes."""
+
+    def register_landing_page(self) -> None:
+        client: CatalogueClient = self.client
+
+        async def landing(request: Request) -> Response:
+            accept = request.headers.get("accept", "")
+            if "text/html" in accept and "json" not in accept.split(",")[0]:
+                return HTMLResponse(landing_html(client.service, base_url(request)))
+            page = client.landing_page(request=request)
+            body = page if isinstance(page, dict) else dict(page)
+            body["stac_version"] = STAC_VERSION  # as the items and collections (not 1.0.0)
+            body["links"] = [*body.get("links", []), *_ogc_links(base_url(request))]
+            return respond(body)
+
+        self.router.add_api_route(
+            "/",
+            landing,
+            methods=["GET"],
+            name="Landing Page",
+            summary="Landing page (JSON; HTML for browsers)",
+        )
+
+    def add_health_check(self) -> None:
+        """No unauthenticated routes beyond /, /conformance and /api."""
+
+
+def _ogc_links(base: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "rel": "http://www.opengis.net/def/rel/ogc/1.0/processes",
+            "type": "application/json",
+            "title": "Processes (algorithms you may order)",
+            "href": f"{base}/processes",
+        },
+        {
+            "rel": "http://www.opengis.net/def/rel/ogc/1.0/job-list",
+            "type": "application/json",
+            "title": "Your jobs",
+            "href": f"{base}/jobs",
+        },
+    ]
+
+
+def build_app(service: Service) -> FastAPI:
+    """stac-fastapi's app over the service's catalogue: the STAC routes and the landing page,
+    every one but the landing page and /conformance behind a user's token."""
+    settings = ApiSettings(
+        stac_fastapi_title=TITLE,
+        stac_fastapi_description=DESCRIPTION,
+        stac_fastapi_version=__version__,
+        openapi_url="/api",
+        docs_url="/api.html",
+        stac_fastapi_landing_id="nearline",
+    )
+    stac = NearlineStacApi(
+        settings=settings,
+        client=CatalogueClient(service=service, landing_page_id="nearline"),
+        title=TITLE,
+        description=DESCRIPTION,
+        api_version=__version__,
+        search_get_request_model=SearchGet,
+        search_post_request_model=SearchPost,
+        items_get_request_model=ItemsGet,
+        middlewares=[],
+        route_dependencies=[
+            ([{"path": path, "method": "*"} for path in STAC_PATHS], [Depends(require_user)])
+        ],
+    )
+    return stac.app

@@ -1,0 +1,59 @@
+"""Choosing where runs execute, by name: ``local`` (sandboxed processes on this machine, the
+default) or a URL such as ``dask://HOST:PORT``, whose scheme names the executor: nearline's
+own Dask one, or one plugged in through the ``nearline.executors`` entry points (loaded only
+when asked for)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from urllib.parse import urlparse
+
+from nearline.algorithms import RunResult, run_algorithm
+from nearline.orders._base import Executor, RunTask
+from nearline.plugins import Registry
+
+
+class LocalExecutor(Executor):
+    """Runs on this machine, each in its sandbox, on the calling station's thread."""
+
+    name = "local"
+
+    def run(self, task: RunTask, *, cancel: threading.Event) -> RunResult:
+        return run_task(task, cancel=cancel)
+
+
+def run_task(task: RunTask, *, cancel: threading.Event | None = None) -> RunResult:
+    """Run ``task`` here, in its sandbox: what every executor does on its machine."""
+    return run_algorithm(
+        task.algorithm,
+        job_id=task.job,
+        inputs=task.inputs,
+        parameters=task.parameters,
+        folder=task.folder,
+        limits=task.limits,
+        cancel=cancel,
+        log=task.log,
+    )
+
+
+# executors named by a URL's scheme, each made from the whole URL (dask://127.0.0.1:8786)
+EXECUTORS: Registry[Callable[[str], Executor]] = Registry(
+    "executor",
+    group="nearline.executors",
+    builtins={"dask": "nearline.orders._dask_executor:DaskExecutor"},
+)
+
+
+def available_executors() -> list[str]:
+    return sorted({"local", *EXECUTORS.names()})
+
+
+def open_executor(spec: str | None) -> Executor:
+    """The executor ``spec`` names: ``local`` (or None), or ``SCHEME://...`` of a plugged-in
+    executor, given the whole spec (``dask://127.0.0.1:8786``)."""
+    if spec in (None, "", "local"):
+        return LocalExecutor()
+    scheme = urlparse(spec).scheme or spec
+    hint = f"give local, or SCHEME://... naming one of these (got {spec!r})"
+    return EXECUTORS.get(scheme, hint=hint)(spec)
