@@ -1,15 +1,19 @@
 """The options that several command families share: the service's data folder (--data), its
-state database (--db) and the user (--user), taken before a family's verb and after it alike."""
+state database (--db) and the user (--user), taken before a family's verb and after it alike;
+and the object store's (--endpoint-url, --profile, --storage-option)."""
 
 from __future__ import annotations
 
 import argparse
 import getpass
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from nearline.errors import ConfigError
 
 DB_HELP = (
     "the PostgreSQL database holding the catalogue and the jobs, shared by several servers: "
@@ -84,20 +88,46 @@ def user_of(args: argparse.Namespace) -> str:
 
 
 def add_s3_options(parser: argparse.ArgumentParser) -> None:
-    """--endpoint-url and --profile, for commands that may reach an S3 bucket (credentials
-    come from boto's usual chain: the environment, ~/.aws, the profile)."""
-    parser.add_argument(
+    """--endpoint-url, --profile and --storage-option, for every command that may reach an
+    object store (ingest, serve, migrate, restore). Credentials are never options: they come
+    from boto's usual chain (the AWS_* environment, ~/.aws, the profile)."""
+    store = parser.add_argument_group("object storage (s3:// URLs)")
+    store.add_argument(
         "--endpoint-url",
         default=None,
-        help="the S3 endpoint of s3:// URLs, for a store other than AWS "
-        "(default: $AWS_ENDPOINT_URL, else AWS)",
+        help="the S3 store's address, e.g. http://127.0.0.1:8333 (default: $AWS_ENDPOINT_URL, "
+        "else AWS)",
     )
-    parser.add_argument(
-        "--profile", default=None, help="the AWS profile (of ~/.aws) whose credentials to use"
+    store.add_argument(
+        "--profile",
+        default=None,
+        help="a profile of ~/.aws/credentials to take the credentials from (default: the "
+        "AWS_* environment, then the default profile)",
+    )
+    store.add_argument(
+        "--storage-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the store (repeatable): for s3:// part_size, max_concurrency, "
+        "retry_attempts, retry_seconds, region_name; for another fsspec URL (migrate, "
+        'restore) an fsspec option, e.g. \'client_kwargs={"endpoint_url": "http://localhost:9000"}\'',
     )
 
 
-def s3_options(args: argparse.Namespace) -> dict[str, str]:
-    """The storage options --endpoint-url and --profile give (only those given)."""
-    named = {"endpoint_url": args.endpoint_url, "profile": args.profile}
-    return {key: value for key, value in named.items() if value}
+def s3_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The storage options the command line gives: ``--storage-option`` pairs (VALUE read as
+    JSON when it parses), then --endpoint-url and --profile (only those given)."""
+    options: dict[str, Any] = {}
+    for pair in args.storage_option:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--storage-option takes KEY=VALUE, got {pair!r}")
+        try:
+            options[key] = json.loads(text)
+        except ValueError:
+            options[key] = text  # a plain string such as a profile name
+    for key in ("endpoint_url", "profile"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+    return options

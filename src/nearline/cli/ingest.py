@@ -16,9 +16,9 @@ def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Catalogue granule files as items of a collection (created if missing): "
         "each file's reader is found by sniffing its bytes, and gives its time range and "
         "footprint. Folders stand for every file below them; an s3:// URL for every object "
-        "under it (read by ranged reads where the format allows, else copied to scratch). "
-        "A running `nearline serve` on "
-        "the same --data sees the items at once.",
+        "under it (each read by one GET, hashed and described in memory; one over 64 MiB "
+        "by ranged reads where the format allows, else through a copy in scratch). A running "
+        "`nearline serve` on the same --data sees the items at once.",
     )
     parser.add_argument(
         "paths",
@@ -44,7 +44,7 @@ def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--workers",
         type=int,
         default=None,
-        help="processes (default: cores); for s3:// objects, threads (default: 4 a core)",
+        help="processes (default: cores); for s3:// objects, threads (default: 2 a core)",
     )
     add_s3_options(parser)
     parser.set_defaults(func=run_ingest)

@@ -6,14 +6,14 @@ Errors are raised as nearline errors; ``nearline.cli.main`` prints them as one l
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from nearline.errors import ConfigError, RestoreError
+from nearline.cli._options import add_s3_options, s3_options
+from nearline.errors import RestoreError
 from nearline.layout import BundleKind, Manifest, MigrationEvent, Phase
 from nearline.units import format_size
 
@@ -55,7 +55,7 @@ def add_migrate_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--chunk-size", default="8MiB", help="copy buffer size (default: %(default)s)"
     )
-    _add_storage_option(parser)
+    add_s3_options(parser)
     parser.set_defaults(func=run_migrate_to_archive)
     return parser
 
@@ -75,7 +75,7 @@ def add_restore_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--chunk-size", default="8MiB", help="copy buffer size (default: %(default)s)"
     )
-    _add_storage_option(parser)
+    add_s3_options(parser)
     parser.set_defaults(func=run_restore)
     return parser
 
@@ -91,7 +91,7 @@ def run_migrate_to_archive(args: argparse.Namespace) -> int:
             delete_source=not args.keep_source,
             chunk_size=args.chunk_size,
             progress=bars.update,
-            storage_options=_storage_options(args),
+            storage_options=s3_options(args),
         )
         with migrator, _stopping_on_signals(migrator.stop, lambda: migrator.stopping):
             if args.watch:
@@ -118,7 +118,7 @@ def run_restore(args: argparse.Namespace) -> int:
                 file=args.file,
                 chunk_size=args.chunk_size,
                 progress=bars.update,
-                storage_options=_storage_options(args),
+                storage_options=s3_options(args),
             )
         except RestoreError as error:  # the good sets came back: say so, then name the bad
             bars.console.print(_summary("restored", error.restored, args.dest), highlight=False)
@@ -193,49 +193,6 @@ class _ProgressBars:
     def __exit__(self, *exc: object) -> None:
         if self.progress.live.is_started:
             self.progress.stop()
-
-
-def _add_storage_option(parser: argparse.ArgumentParser) -> None:
-    store = parser.add_argument_group("object storage (s3:// archives)")
-    store.add_argument(
-        "--endpoint-url",
-        default=None,
-        help="the S3 store's address, e.g. http://127.0.0.1:8333 (default: AWS, or "
-        "$AWS_ENDPOINT_URL)",
-    )
-    store.add_argument(
-        "--profile",
-        default=None,
-        help="a profile of ~/.aws/credentials to take the credentials from (default: the "
-        "AWS_* environment, then the default profile)",
-    )
-    store.add_argument(
-        "--storage-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="an option of the archive's tier (repeatable): for s3:// part_size, "
-        "max_concurrency, retry_attempts, retry_seconds, region_name; for other URLs an "
-        'fsspec option, e.g. \'client_kwargs={"endpoint_url": "http://localhost:9000"}\'',
-    )
-
-
-def _storage_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``--storage-option`` pairs (VALUE read as JSON when it parses), with
-    ``--endpoint-url`` and ``--profile`` added."""
-    options: dict[str, Any] = {}
-    for pair in args.storage_option:
-        key, sep, text = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--storage-option takes KEY=VALUE, got {pair!r}")
-        try:
-            options[key] = json.loads(text)
-        except ValueError:
-            options[key] = text  # a plain string such as a profile name
-    for key in ("endpoint_url", "profile"):
-        if getattr(args, key) is not None:
-            options[key] = getattr(args, key)
-    return options
 
 
 def _seconds(text: str) -> float:
