@@ -9,16 +9,17 @@ once its bundle was read back and verified, so a half-written bundle is never re
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO
+from typing import Any
 
 from nearline.errors import ArchiveError, LayoutError, ObjectStoreError, RestoreError
 from nearline.layout.events import MigrationEvent, Phase
 from nearline.layout.manifest import MANIFEST_SUFFIX, Entry, Manifest, step_folder
 from nearline.layout.paths import STEP_WIDTH, check_name
-from nearline.layout.pump import Pump
+from nearline.layout.pieces import Pieces
 from nearline.layout.readback import read_entry, verify
 from nearline.layout.tier_base import ArchiveTier, archive_failure, is_temporary
 from nearline.layout.tier_registry import open_tier
@@ -97,8 +98,10 @@ def verify_archive(
     chunk = parse_size(chunk_size, what="chunk_size")
     report = progress or (lambda event: None)
     checked = _select(tier, step, file, "verify")
-    for manifest in checked:
-        verify(tier, manifest, chunk_size=chunk, on_bytes=_counter(report, manifest, Phase.VERIFY))
+    with Pieces(chunk, tier.read_concurrency) as pieces:
+        for manifest in checked:
+            pieces.on_bytes = _counter(report, manifest, Phase.VERIFY)
+            verify(tier, manifest, pieces)
     return checked
 
 
@@ -139,20 +142,20 @@ def restore(
     chosen = _select(tier, step, file, "restore")
     restored: list[Manifest] = []
     failed: list[tuple[Manifest, ArchiveError]] = []
-    for manifest in chosen:
-        count = _counter(report, manifest, Phase.RESTORE)
-        pump = Pump(chunk, on_bytes=count)
-        count(0)
-        try:
-            for entry in manifest.entries:
-                target = _inside(root, manifest, f"{manifest.folder}/{entry.path}")
-                _restore_entry(tier, manifest, entry, pump, target, keep_stat=True)
-        except ObjectStoreError:
-            raise  # the store refused or went away: every later set would fail the same way
-        except ArchiveError as error:
-            failed.append((manifest, error))
-        else:
-            restored.append(manifest)
+    with Pieces(chunk, tier.read_concurrency) as pieces:
+        for manifest in chosen:
+            pieces.on_bytes = count = _counter(report, manifest, Phase.RESTORE)
+            count(0)
+            try:
+                for entry in manifest.entries:
+                    target = _inside(root, manifest, f"{manifest.folder}/{entry.path}")
+                    _restore_entry(tier, manifest, entry, pieces, target, keep_stat=True)
+            except ObjectStoreError:
+                raise  # the store refused or went away: every later set would fail the same
+            except ArchiveError as error:
+                failed.append((manifest, error))
+            else:
+                restored.append(manifest)
     if failed:
         raise RestoreError(
             _not_restored(failed, len(chosen), root), restored=restored, failed=failed
@@ -211,8 +214,8 @@ def restore_member(
     if entry is None:
         raise ArchiveError(f"{found.label()} holds no file {member!r}; its manifest lists others")
     target = Path(target)
-    pump = Pump(parse_size(chunk_size, what="chunk_size"))
-    _restore_entry(tier, found, entry, pump, target, keep_stat=False)
+    with Pieces(parse_size(chunk_size, what="chunk_size"), tier.read_concurrency) as pieces:
+        _restore_entry(tier, found, entry, pieces, target, keep_stat=False)
     return target
 
 
@@ -220,20 +223,23 @@ def _restore_entry(
     tier: ArchiveTier,
     manifest: Manifest,
     entry: Entry,
-    pump: Pump,
+    pieces: Pieces,
     target: Path,
     *,
     keep_stat: bool,
 ) -> None:
     """``entry``'s bytes to ``target``, under a hidden name until they are whole and their
-    SHA-256 matched; ``keep_stat``: with the mode and modification time it was archived with."""
+    SHA-256 matched; ``keep_stat``: with the mode and modification time it was archived with.
+    Each piece is written where it belongs as it arrives, into a file already its full size."""
     partial = target.with_name(f".{target.name}.partial")
-    out = _created(partial, target)
+    fd = _created(partial, target, entry.size)
     try:
-        with out:
-            read_entry(tier, manifest, entry, pump, _writer(out, target))
-        if keep_stat and entry.mode:
-            os.chmod(partial, entry.mode)
+        try:
+            read_entry(tier, manifest, entry, pieces, _writer(fd, target))
+            if keep_stat and entry.mode:
+                os.fchmod(fd, entry.mode)
+        finally:
+            os.close(fd)
         if keep_stat:
             os.utime(partial, ns=(entry.mtime_ns, entry.mtime_ns))
         os.replace(partial, target)
@@ -243,17 +249,38 @@ def _restore_entry(
         raise
 
 
-def _created(partial: Path, target: Path) -> BinaryIO:
-    """``partial`` opened for writing, its folders made; a destination that cannot be
-    written (read-only, not a folder, no permission) said in one line naming it."""
+def _created(partial: Path, target: Path, size: int) -> int:
+    """``partial`` opened for writing, made ``size`` bytes long, its folders made; a
+    destination that cannot be written (read-only, not a folder, no permission, full) said
+    in one line naming it."""
     try:
         partial.parent.mkdir(parents=True, exist_ok=True)
-        return open(partial, "wb")  # the caller closes it, in its with
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     except OSError as error:
         raise LayoutError(
             f"cannot restore {target}: {error.strerror or error} ({error.filename}); "
             "restore into a folder you can write"
         ) from error
+    try:
+        _allocate(fd, size)
+    except OSError as error:
+        os.close(fd)
+        partial.unlink(missing_ok=True)
+        raise _full(target, error) from error
+    return fd
+
+
+def _allocate(fd: int, size: int) -> None:
+    """Give the file its blocks at once: a full disk fails now, and the pieces written out
+    of order do not fragment it. A file system that cannot allocate ahead gets a sparse file."""
+    if not size:
+        return
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as error:
+        if error.errno not in {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}:
+            raise
+        os.ftruncate(fd, size)
 
 
 def _inside(root: Path, manifest: Manifest, relative: str) -> Path:
@@ -267,15 +294,19 @@ def _inside(root: Path, manifest: Manifest, relative: str) -> Path:
     return root.joinpath(*parts)
 
 
-def _writer(out: BinaryIO, target: Path) -> Callable[[memoryview], object]:
-    """``out.write``, with a failure (a full disk) reported as the destination's fault."""
+def _full(target: Path, error: OSError) -> LayoutError:
+    return LayoutError(f"cannot restore {target}: {error}; free space there or restore elsewhere")
 
-    def write(view: memoryview) -> object:
+
+def _writer(fd: int, target: Path) -> Callable[[memoryview, int], None]:
+    """``os.pwrite`` of a piece at its offset, a failure reported as the destination's."""
+
+    def write_at(view: memoryview, offset: int) -> None:
         try:
-            return out.write(view)
+            while view:
+                written = os.pwrite(fd, view, offset)
+                view, offset = view[written:], offset + written
         except OSError as error:
-            raise LayoutError(
-                f"cannot restore {target}: {error}; free space there or restore elsewhere"
-            ) from error
+            raise _full(target, error) from error
 
-    return write
+    return write_at

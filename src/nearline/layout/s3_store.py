@@ -185,9 +185,11 @@ def _client(options: Mapping[str, Any], connections: int, url: str) -> Any:
         connect_timeout=5,
         read_timeout=60,
         max_pool_connections=2 * connections + 4,  # parts in flight, and readers beside them
-        s3={"addressing_style": "path"} if endpoint else {},
-        # no CRC32 of every part: each byte's SHA-256 is taken as it is bundled, and the
-        # copy is read back and compared before its source goes, which is the stronger check
+        # an unsigned payload and no CRC32 of every part: each byte's SHA-256 is taken as it
+        # is bundled, and the copy is read back and compared before its source goes, which
+        # is the stronger check. Signing a payload hashes it twice more (SHA-256 here, and
+        # again in the store, which checks it): on plain http, botocore otherwise does so
+        s3={"payload_signing_enabled": False} | ({"addressing_style": "path"} if endpoint else {}),
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
     )

@@ -9,17 +9,19 @@ key prefix ending in ``/``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from nearline.errors import ConfigError
+from nearline.layout.pieces import BufferPool
 from nearline.layout.s3_store import Bucket, object_key
-from nearline.layout.s3_transfer import MIN_PART, BufferPool, PartWriter, RangedReader
+from nearline.layout.s3_transfer import MIN_PART, PartWriter, RangedReader, read_range
 from nearline.layout.tier_base import ArchiveTier
 from nearline.units import parse_size
 
@@ -44,6 +46,10 @@ class S3Tier(ArchiveTier):
     """
 
     supports_parallel_reads = True
+
+    @property
+    def read_concurrency(self) -> int:  # type: ignore[override]
+        return self.store.max_concurrency
 
     def __init__(self, bucket: Bucket, prefix: str, *, part_size: int = PART_SIZE) -> None:
         self.store = bucket
@@ -132,6 +138,13 @@ class S3Tier(ArchiveTier):
             pool=self.pool,
             executor=self.executor,
         )
+
+    @contextlib.contextmanager
+    def ranges(self, name: str) -> Iterator[Callable[[int, memoryview], int]]:
+        """Ranged GETs, each its own request: as many threads at once as there are
+        connections (a missing object raises FileNotFoundError at the first)."""
+        key, label = self.key(name), self.describe(name)
+        yield lambda offset, view: read_range(self.store, key, label, offset, view)
 
     def remove(self, name: str) -> None:
         with self._lock:
