@@ -119,7 +119,7 @@ class Migrator(Closing):
             self._journal.close()
             raise
         self._stopping = False
-        self._readback = Pieces(self.settings.chunk_size, self.tier.read_concurrency)
+        self._readback = Pieces(*self.tier.pieces(self.settings.chunk_size))
 
     # -- running -------------------------------------------------------------------------
 

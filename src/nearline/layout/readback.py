@@ -15,7 +15,6 @@ concurrent pieces (:class:`~nearline.layout.pieces.Pieces`), as many as the tier
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -99,18 +98,15 @@ class _Differs(Exception):
 
 
 class _Comparer:
-    """Compares pieces read back with the same bytes of the source file, in the threads that
-    fetched them: the source is read a cache-sized slice at a time into a buffer of the
-    thread's own and compared at once, while still in cache."""
+    """Compares pieces read back with the same bytes of the source file: the source is read
+    a cache-sized slice at a time and compared at once, while still in cache."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self._local = threading.local()
+        self.buffer = bytearray(COMPARE_CHUNK)
 
     def __call__(self, piece: memoryview, offset: int) -> None:
-        if not hasattr(self._local, "buffer"):
-            self._local.buffer = bytearray(COMPARE_CHUNK)
-        buffer: bytearray = self._local.buffer
+        buffer = self.buffer
         for first in range(0, len(piece), len(buffer)):
             archived = piece[first : first + len(buffer)]
             end = offset + first + len(archived)  # fill hands on the tail of the slice

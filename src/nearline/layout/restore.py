@@ -9,16 +9,15 @@ once its bundle was read back and verified, so a half-written bundle is never re
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from nearline.errors import ArchiveError, LayoutError, ObjectStoreError, RestoreError
 from nearline.layout.events import MigrationEvent, Phase
 from nearline.layout.manifest import MANIFEST_SUFFIX, Entry, Manifest, step_folder
-from nearline.layout.paths import STEP_WIDTH, check_name
+from nearline.layout.paths import STEP_WIDTH, check_name, is_plain_path
 from nearline.layout.pieces import Pieces
 from nearline.layout.readback import read_entry, verify
 from nearline.layout.tier_base import ArchiveTier, archive_failure, is_temporary
@@ -98,7 +97,7 @@ def verify_archive(
     chunk = parse_size(chunk_size, what="chunk_size")
     report = progress or (lambda event: None)
     checked = _select(tier, step, file, "verify")
-    with Pieces(chunk, tier.read_concurrency) as pieces:
+    with Pieces(*tier.pieces(chunk)) as pieces:
         for manifest in checked:
             pieces.on_bytes = _counter(report, manifest, Phase.VERIFY)
             verify(tier, manifest, pieces)
@@ -142,7 +141,7 @@ def restore(
     chosen = _select(tier, step, file, "restore")
     restored: list[Manifest] = []
     failed: list[tuple[Manifest, ArchiveError]] = []
-    with Pieces(chunk, tier.read_concurrency) as pieces:
+    with Pieces(*tier.pieces(chunk)) as pieces:
         for manifest in chosen:
             pieces.on_bytes = count = _counter(report, manifest, Phase.RESTORE)
             count(0)
@@ -214,7 +213,7 @@ def restore_member(
     if entry is None:
         raise ArchiveError(f"{found.label()} holds no file {member!r}; its manifest lists others")
     target = Path(target)
-    with Pieces(parse_size(chunk_size, what="chunk_size"), tier.read_concurrency) as pieces:
+    with Pieces(*tier.pieces(parse_size(chunk_size, what="chunk_size"))) as pieces:
         _restore_entry(tier, found, entry, pieces, target, keep_stat=False)
     return target
 
@@ -229,10 +228,9 @@ def _restore_entry(
     keep_stat: bool,
 ) -> None:
     """``entry``'s bytes to ``target``, under a hidden name until they are whole and their
-    SHA-256 matched; ``keep_stat``: with the mode and modification time it was archived with.
-    Each piece is written where it belongs as it arrives, into a file already its full size."""
+    SHA-256 matched; ``keep_stat``: with the mode and modification time it was archived with."""
     partial = target.with_name(f".{target.name}.partial")
-    fd = _created(partial, target, entry.size)
+    fd = _created(partial, target)
     try:
         try:
             read_entry(tier, manifest, entry, pieces, _writer(fd, target))
@@ -249,53 +247,27 @@ def _restore_entry(
         raise
 
 
-def _created(partial: Path, target: Path, size: int) -> int:
-    """``partial`` opened for writing, made ``size`` bytes long, its folders made; a
-    destination that cannot be written (read-only, not a folder, no permission, full) said
-    in one line naming it."""
+def _created(partial: Path, target: Path) -> int:
+    """``partial`` opened for writing, its folders made; a destination that cannot be
+    written (read-only, not a folder, no permission) said in one line naming it."""
     try:
         partial.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        return os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     except OSError as error:
         raise LayoutError(
             f"cannot restore {target}: {error.strerror or error} ({error.filename}); "
             "restore into a folder you can write"
         ) from error
-    try:
-        _allocate(fd, size)
-    except OSError as error:
-        os.close(fd)
-        partial.unlink(missing_ok=True)
-        raise _full(target, error) from error
-    return fd
-
-
-def _allocate(fd: int, size: int) -> None:
-    """Give the file its blocks at once: a full disk fails now, and the pieces written out
-    of order do not fragment it. A file system that cannot allocate ahead gets a sparse file."""
-    if not size:
-        return
-    try:
-        os.posix_fallocate(fd, 0, size)
-    except OSError as error:
-        if error.errno not in {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}:
-            raise
-        os.ftruncate(fd, size)
 
 
 def _inside(root: Path, manifest: Manifest, relative: str) -> Path:
     """``root / relative``, refusing a path a tampered manifest could aim outside ``root``."""
-    parts = PurePosixPath(relative).parts
-    if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
+    if not is_plain_path(relative):
         raise ArchiveError(
             f"{manifest.label()}: its manifest {manifest.name} names {relative!r}, which is "
             "not a path below the restore folder; the manifest is damaged or was tampered with"
         )
-    return root.joinpath(*parts)
-
-
-def _full(target: Path, error: OSError) -> LayoutError:
-    return LayoutError(f"cannot restore {target}: {error}; free space there or restore elsewhere")
+    return root.joinpath(*relative.split("/"))
 
 
 def _writer(fd: int, target: Path) -> Callable[[memoryview, int], None]:
@@ -307,6 +279,8 @@ def _writer(fd: int, target: Path) -> Callable[[memoryview, int], None]:
                 written = os.pwrite(fd, view, offset)
                 view, offset = view[written:], offset + written
         except OSError as error:
-            raise _full(target, error) from error
+            raise LayoutError(
+                f"cannot restore {target}: {error}; free space there or restore elsewhere"
+            ) from error
 
     return write_at

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from nearline.errors import ArchiveError, ConfigError, ObjectStoreError, ObjectStoreUnreachable
+from nearline.layout.paths import is_plain_path
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -47,8 +48,7 @@ class Retry:
 def object_key(prefix: str, name: str, *, listed: bool = False) -> str:
     """The key of ``name`` below ``prefix``; a name with an empty, ``.`` or ``..`` component
     or a leading ``/`` is refused, as the folder tier's restore refuses such paths."""
-    parts = name.split("/")
-    if (name or listed) and (name.startswith("/") or any(p in {"", ".", ".."} for p in parts)):
+    if (name or listed) and not is_plain_path(name):
         where = "the bucket lists" if listed else "asked for"
         raise ArchiveError(
             f"object name {name!r} ({where}) is not a plain path below {prefix or 'the bucket'!r}: "

@@ -29,7 +29,6 @@ class ArchiveTier(ABC):
 
     url: str
     supports_parallel_reads: bool = False  # may several threads read objects at once?
-    read_concurrency: int = 1  # pieces of one object worth reading at once (see ranges)
 
     @abstractmethod
     def open_write(self, name: str) -> BinaryIO:
@@ -117,6 +116,11 @@ class ArchiveTier(ABC):
             The object's name ("": the tier itself).
         """
         return f"{self.url.rstrip('/')}/{name}" if name else self.url
+
+    def pieces(self, chunk_size: int) -> tuple[int, int]:
+        """How to read an object in pieces (see :meth:`ranges`): (bytes a piece, pieces at
+        once). One ``chunk_size`` at a time, unless the tier knows better."""
+        return chunk_size, 1
 
     @contextlib.contextmanager
     def ranges(self, name: str) -> Iterator[Callable[[int, memoryview], int]]:
