@@ -554,7 +554,7 @@ def test_restore_refuses_a_manifest_that_points_outside_its_folder(tmp_path):
     document = json.loads((archive / manifest.name).read_text())
     document["entries"][0]["path"] = "../../escaped.nc"
     (archive / manifest.name).write_text(json.dumps(document))
-    with pytest.raises(ArchiveError, match=r"names '000000/\.\./\.\./escaped\.nc', which is not"):
+    with pytest.raises(ArchiveError, match=r"names '\.\./\.\./escaped\.nc', which is not"):
         restore(archive, back)
     assert not (tmp_path / "escaped.nc").exists()
 

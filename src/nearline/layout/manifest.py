@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from nearline.errors import ArchiveError, ConfigError
-from nearline.layout.paths import STEP_WIDTH
+from nearline.layout.paths import STEP_WIDTH, is_plain_path
 
 FORMAT = "nearline-bundle/1"
 MANIFEST_SUFFIX = ".manifest.json"
@@ -125,9 +125,26 @@ class Manifest:
     def from_json(cls, text: str | bytes, *, where: str) -> Manifest:
         """Parse a manifest read from ``where``; raise :class:`ArchiveError` if it is not one."""
         try:
-            return cls.from_dict(json.loads(text))
+            manifest = cls.from_dict(json.loads(text))
         except (ValueError, KeyError, TypeError) as error:
             raise ArchiveError(
                 f"{where} is not a nearline bundle manifest ({error}); "
                 "remove it, or migrate the set again from its source"
             ) from None
+        for name in manifest.names():
+            if not is_plain_path(name):
+                raise ArchiveError(
+                    f"the manifest {where} names {name!r}, which is not a plain path below "
+                    "the archive (it is empty, starts with '/' or has an empty, '.' or '..' "
+                    "component): the manifest is damaged or was tampered with, and nearline "
+                    "refuses it. Remove it, or migrate the set again from its source"
+                )
+        return manifest
+
+    def names(self) -> list[str]:
+        """Every path the manifest names: its step folder, each object's name, and each
+        member's path (below the step folder) and object."""
+        names = [self.folder, *(name for name, _ in self.objects)]
+        for entry in self.entries:
+            names += [entry.path, entry.object]
+        return names

@@ -32,6 +32,7 @@ from nearline.layout.events import MigrationEvent, Phase
 from nearline.layout.journal import UNFINISHED, Journal, Record, State
 from nearline.layout.manifest import BundleKind, Manifest, parse_bundle
 from nearline.layout.markers import MARKER, FileSet, closed_sets, read_marker
+from nearline.layout.pieces import Pieces
 from nearline.layout.pump import Interrupted
 from nearline.layout.readback import verify_copy
 from nearline.layout.sources import SourceFile, checked_files, describe, recheck, remove_set
@@ -118,6 +119,7 @@ class Migrator(Closing):
             self._journal.close()
             raise
         self._stopping = False
+        self._readback = Pieces(*self.tier.pieces(self.settings.chunk_size))
 
     # -- running -------------------------------------------------------------------------
 
@@ -281,15 +283,9 @@ class Migrator(Closing):
         step, file, total = fileset.step, fileset.file, manifest.nbytes
         try:
             if not verified:
-                count = self._counter(step, file, Phase.VERIFY, total)
+                self._readback.on_bytes = self._counter(step, file, Phase.VERIFY, total)
                 sources = {entry.path: fileset.step_dir / entry.path for entry in manifest.entries}
-                verify_copy(
-                    self.tier,
-                    manifest,
-                    sources,
-                    chunk_size=self.settings.chunk_size,
-                    on_bytes=count,
-                )
+                verify_copy(self.tier, manifest, sources, self._readback)
                 try:
                     self.tier.write_bytes(manifest.name, manifest.to_json().encode())
                 except OSError as error:
@@ -325,6 +321,7 @@ class Migrator(Closing):
     # -- lifetime --------------------------------------------------------------------------
 
     def close(self) -> None:
+        self._readback.close()
         self._journal.close()
         self.tier.close()
 

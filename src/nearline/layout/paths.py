@@ -117,6 +117,13 @@ def _blocks(index: int, count: int | None, capacity: int) -> list[str]:
     return [f"{index // capacity ** (level + 1):0{width}d}" for level in reversed(range(levels))]
 
 
+def is_plain_path(name: str) -> bool:
+    """Whether ``name`` is a relative ``/``-separated path that stays below its root: not
+    empty, no leading ``/``, no empty, ``.`` or ``..`` component. What an archive may name
+    (an object, a member, a step folder), whatever its tier."""
+    return bool(name) and not name.startswith("/") and not {"", ".", ".."} & set(name.split("/"))
+
+
 def check_name(file: str) -> str:
     """Return ``file`` if it can name a file group, else raise :class:`LayoutError`."""
     if not isinstance(file, str) or not _NAME.match(file):

@@ -130,12 +130,27 @@ class ReadAhead:
                 view = worker.take()
                 if self._abandon.is_set():
                     return
-                got = handle.readinto(view[: min(len(view), limit - count)]) or 0
+                got = _read_hashed(handle, view[: min(len(view), limit - count)], digest)
                 if not got:
                     worker.free.put(view)
                     break
-                digest.update(view[:got])
                 count += got
                 stream.chunks.put((view, got))
         stream.digest, stream.count = digest.hexdigest(), count
         stream.chunks.put(_END)
+
+
+SLICE = 256 * 1024  # read, then hashed while still in the CPU's cache
+
+
+def _read_hashed(handle: Any, view: memoryview, digest: Any) -> int:
+    """Fill ``view`` from ``handle`` a cache-sized slice at a time, hashing each slice as it
+    lands: each byte then crosses memory once for both. The bytes read (fewer: the end)."""
+    count = 0
+    while count < len(view):
+        got = handle.readinto(view[count : count + SLICE]) or 0
+        if not got:
+            break
+        digest.update(view[count : count + got])
+        count += got
+    return count

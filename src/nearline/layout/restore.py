@@ -11,14 +11,14 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO
+from pathlib import Path
+from typing import Any
 
 from nearline.errors import ArchiveError, LayoutError, ObjectStoreError, RestoreError
 from nearline.layout.events import MigrationEvent, Phase
 from nearline.layout.manifest import MANIFEST_SUFFIX, Entry, Manifest, step_folder
-from nearline.layout.paths import STEP_WIDTH, check_name
-from nearline.layout.pump import Pump
+from nearline.layout.paths import STEP_WIDTH, check_name, is_plain_path
+from nearline.layout.pieces import Pieces
 from nearline.layout.readback import read_entry, verify
 from nearline.layout.tier_base import ArchiveTier, archive_failure, is_temporary
 from nearline.layout.tier_registry import open_tier
@@ -97,8 +97,10 @@ def verify_archive(
     chunk = parse_size(chunk_size, what="chunk_size")
     report = progress or (lambda event: None)
     checked = _select(tier, step, file, "verify")
-    for manifest in checked:
-        verify(tier, manifest, chunk_size=chunk, on_bytes=_counter(report, manifest, Phase.VERIFY))
+    with Pieces(*tier.pieces(chunk)) as pieces:
+        for manifest in checked:
+            pieces.on_bytes = _counter(report, manifest, Phase.VERIFY)
+            verify(tier, manifest, pieces)
     return checked
 
 
@@ -139,20 +141,20 @@ def restore(
     chosen = _select(tier, step, file, "restore")
     restored: list[Manifest] = []
     failed: list[tuple[Manifest, ArchiveError]] = []
-    for manifest in chosen:
-        count = _counter(report, manifest, Phase.RESTORE)
-        pump = Pump(chunk, on_bytes=count)
-        count(0)
-        try:
-            for entry in manifest.entries:
-                target = _inside(root, manifest, f"{manifest.folder}/{entry.path}")
-                _restore_entry(tier, manifest, entry, pump, target, keep_stat=True)
-        except ObjectStoreError:
-            raise  # the store refused or went away: every later set would fail the same way
-        except ArchiveError as error:
-            failed.append((manifest, error))
-        else:
-            restored.append(manifest)
+    with Pieces(*tier.pieces(chunk)) as pieces:
+        for manifest in chosen:
+            pieces.on_bytes = count = _counter(report, manifest, Phase.RESTORE)
+            count(0)
+            try:
+                for entry in manifest.entries:
+                    target = _inside(root, manifest, f"{manifest.folder}/{entry.path}")
+                    _restore_entry(tier, manifest, entry, pieces, target, keep_stat=True)
+            except ObjectStoreError:
+                raise  # the store refused or went away: every later set would fail the same
+            except ArchiveError as error:
+                failed.append((manifest, error))
+            else:
+                restored.append(manifest)
     if failed:
         raise RestoreError(
             _not_restored(failed, len(chosen), root), restored=restored, failed=failed
@@ -211,8 +213,8 @@ def restore_member(
     if entry is None:
         raise ArchiveError(f"{found.label()} holds no file {member!r}; its manifest lists others")
     target = Path(target)
-    pump = Pump(parse_size(chunk_size, what="chunk_size"))
-    _restore_entry(tier, found, entry, pump, target, keep_stat=False)
+    with Pieces(*tier.pieces(parse_size(chunk_size, what="chunk_size"))) as pieces:
+        _restore_entry(tier, found, entry, pieces, target, keep_stat=False)
     return target
 
 
@@ -220,7 +222,7 @@ def _restore_entry(
     tier: ArchiveTier,
     manifest: Manifest,
     entry: Entry,
-    pump: Pump,
+    pieces: Pieces,
     target: Path,
     *,
     keep_stat: bool,
@@ -228,12 +230,14 @@ def _restore_entry(
     """``entry``'s bytes to ``target``, under a hidden name until they are whole and their
     SHA-256 matched; ``keep_stat``: with the mode and modification time it was archived with."""
     partial = target.with_name(f".{target.name}.partial")
-    out = _created(partial, target)
+    fd = _created(partial, target)
     try:
-        with out:
-            read_entry(tier, manifest, entry, pump, _writer(out, target))
-        if keep_stat and entry.mode:
-            os.chmod(partial, entry.mode)
+        try:
+            read_entry(tier, manifest, entry, pieces, _writer(fd, target))
+            if keep_stat and entry.mode:
+                os.fchmod(fd, entry.mode)
+        finally:
+            os.close(fd)
         if keep_stat:
             os.utime(partial, ns=(entry.mtime_ns, entry.mtime_ns))
         os.replace(partial, target)
@@ -243,12 +247,12 @@ def _restore_entry(
         raise
 
 
-def _created(partial: Path, target: Path) -> BinaryIO:
+def _created(partial: Path, target: Path) -> int:
     """``partial`` opened for writing, its folders made; a destination that cannot be
     written (read-only, not a folder, no permission) said in one line naming it."""
     try:
         partial.parent.mkdir(parents=True, exist_ok=True)
-        return open(partial, "wb")  # the caller closes it, in its with
+        return os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     except OSError as error:
         raise LayoutError(
             f"cannot restore {target}: {error.strerror or error} ({error.filename}); "
@@ -258,24 +262,25 @@ def _created(partial: Path, target: Path) -> BinaryIO:
 
 def _inside(root: Path, manifest: Manifest, relative: str) -> Path:
     """``root / relative``, refusing a path a tampered manifest could aim outside ``root``."""
-    parts = PurePosixPath(relative).parts
-    if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
+    if not is_plain_path(relative):
         raise ArchiveError(
             f"{manifest.label()}: its manifest {manifest.name} names {relative!r}, which is "
             "not a path below the restore folder; the manifest is damaged or was tampered with"
         )
-    return root.joinpath(*parts)
+    return root.joinpath(*relative.split("/"))
 
 
-def _writer(out: BinaryIO, target: Path) -> Callable[[memoryview], object]:
-    """``out.write``, with a failure (a full disk) reported as the destination's fault."""
+def _writer(fd: int, target: Path) -> Callable[[memoryview, int], None]:
+    """``os.pwrite`` of a piece at its offset, a failure reported as the destination's."""
 
-    def write(view: memoryview) -> object:
+    def write_at(view: memoryview, offset: int) -> None:
         try:
-            return out.write(view)
+            while view:
+                written = os.pwrite(fd, view, offset)
+                view, offset = view[written:], offset + written
         except OSError as error:
             raise LayoutError(
                 f"cannot restore {target}: {error}; free space there or restore elsewhere"
             ) from error
 
-    return write
+    return write_at

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from nearline.errors import ArchiveError, ConfigError, ObjectStoreError, ObjectStoreUnreachable
+from nearline.layout.paths import is_plain_path
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -47,8 +48,7 @@ class Retry:
 def object_key(prefix: str, name: str, *, listed: bool = False) -> str:
     """The key of ``name`` below ``prefix``; a name with an empty, ``.`` or ``..`` component
     or a leading ``/`` is refused, as the folder tier's restore refuses such paths."""
-    parts = name.split("/")
-    if (name or listed) and (name.startswith("/") or any(p in {"", ".", ".."} for p in parts)):
+    if (name or listed) and not is_plain_path(name):
         where = "the bucket lists" if listed else "asked for"
         raise ArchiveError(
             f"object name {name!r} ({where}) is not a plain path below {prefix or 'the bucket'!r}: "
@@ -185,9 +185,11 @@ def _client(options: Mapping[str, Any], connections: int, url: str) -> Any:
         connect_timeout=5,
         read_timeout=60,
         max_pool_connections=2 * connections + 4,  # parts in flight, and readers beside them
-        s3={"addressing_style": "path"} if endpoint else {},
-        # no CRC32 of every part: each byte's SHA-256 is taken as it is bundled, and the
-        # copy is read back and compared before its source goes, which is the stronger check
+        # an unsigned payload and no CRC32 of every part: each byte's SHA-256 is taken as it
+        # is bundled, and the copy is read back and compared before its source goes, which
+        # is the stronger check. Signing a payload hashes it twice more (SHA-256 here, and
+        # again in the store, which checks it): on plain http, botocore otherwise does so
+        s3={"payload_signing_enabled": False} | ({"addressing_style": "path"} if endpoint else {}),
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
     )

@@ -16,29 +16,11 @@ from collections import deque
 from concurrent.futures import Executor, Future
 from typing import Any
 
+from nearline.layout.pieces import BufferPool
 from nearline.layout.s3_store import Bucket
 
 MIN_PART = 5 * 1024**2  # S3's smallest part but the last
 READ_PIECE = 256 * 1024  # bytes read from a response at a time (as s3transfer does)
-
-
-class BufferPool:
-    """Part-sized buffers handed out and taken back; new ones only when none is free."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._free: list[bytearray] = []
-        self._lock = threading.Lock()
-
-    def take(self) -> bytearray:
-        with self._lock:
-            if self._free:
-                return self._free.pop()
-        return bytearray(self.size)
-
-    def give(self, buffer: bytearray) -> None:
-        with self._lock:
-            self._free.append(buffer)
 
 
 class PartWriter(io.RawIOBase):
@@ -240,31 +222,14 @@ class RangedReader(io.RawIOBase):
     def _fetch(self, start: int, end: int) -> bytearray:
         buffer = self.pool.take()
         try:
-            self.bucket.call(
-                f"reading bytes {start}-{end} of {self.label}",
-                self._fetch_into,
-                buffer=memoryview(buffer)[: end - start],
-                first=start,
-            )
+            view = memoryview(buffer)[: end - start]
+            got = read_range(self.bucket, self.key, self.label, start, view)
+            if got != len(view):
+                raise ConnectionError(f"{self.label} ended after {start + got} bytes")
         except BaseException:
             self.pool.give(buffer)
             raise
         return buffer
-
-    def _fetch_into(self, *, Bucket: str, buffer: memoryview, first: int) -> None:
-        answer = self.bucket.client.get_object(
-            Bucket=Bucket, Key=self.key, Range=f"bytes={first}-{first + len(buffer) - 1}"
-        )
-        body = answer["Body"]
-        with contextlib.closing(body):
-            got = 0
-            while got < len(buffer):
-                # small reads: urllib3 reads into a new bytes object of the size asked for,
-                # and a part-sized one each time would touch fresh pages every part
-                n = body._raw_stream.readinto(buffer[got : got + READ_PIECE])
-                if not n:
-                    raise ConnectionError(f"the object ended after {got} of {len(buffer)} bytes")
-                got += n
 
     def _drop(self) -> None:
         """Forget the parts fetched ahead, giving their buffers back once their GETs end."""
@@ -279,3 +244,43 @@ class RangedReader(io.RawIOBase):
         if not self.closed:
             self._drop()
         super().close()
+
+
+def read_range(bucket: Bucket, key: str, label: str, first: int, view: memoryview) -> int:
+    """Fill ``view`` from byte ``first`` of ``key`` with one ranged GET, retried through an
+    outage; the bytes read (fewer: the object ends there)."""
+    if not len(view):
+        return 0
+    return bucket.call(
+        f"reading bytes {first}-{first + len(view)} of {label}",
+        _get_into,
+        client=bucket.client,
+        key=key,
+        view=view,
+        first=first,
+    )
+
+
+def _get_into(*, Bucket: str, client: Any, key: str, view: memoryview, first: int) -> int:
+    from botocore.exceptions import ClientError
+
+    try:
+        answer = client.get_object(
+            Bucket=Bucket, Key=key, Range=f"bytes={first}-{first + len(view) - 1}"
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "InvalidRange":
+            return 0  # the object ends before ``first``
+        raise
+    length = min(int(answer["ContentLength"]), len(view))
+    body = answer["Body"]
+    with contextlib.closing(body):
+        got = 0
+        while got < length:
+            # small reads: urllib3 reads into a new bytes object of the size asked for,
+            # and a part-sized one each time would touch fresh pages every part
+            n = body._raw_stream.readinto(view[got : min(got + READ_PIECE, length)])
+            if not n:
+                raise ConnectionError(f"the answer ended after {got} of {length} bytes")
+            got += n
+    return got

@@ -6,9 +6,12 @@ in real deployments. Names are ``/``-separated and relative to the tier's root.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import threading
 from abc import ABC, abstractmethod
-from typing import BinaryIO
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
 
 from nearline.errors import ArchiveError
 
@@ -114,6 +117,37 @@ class ArchiveTier(ABC):
         """
         return f"{self.url.rstrip('/')}/{name}" if name else self.url
 
+    def pieces(self, chunk_size: int) -> tuple[int, int]:
+        """How to read an object in pieces (see :meth:`ranges`): (bytes a piece, pieces at
+        once). One ``chunk_size`` at a time, unless the tier knows better."""
+        return chunk_size, 1
+
+    @contextlib.contextmanager
+    def ranges(self, name: str) -> Iterator[Callable[[int, memoryview], int]]:
+        """``read_at(offset, view)``: fills ``view`` from ``offset`` of an object and returns
+        the bytes read (fewer: the object ended). Safe to call from several threads.
+
+        Parameters
+        ----------
+        name
+            The object's name.
+
+        Raises
+        ------
+        FileNotFoundError
+            There is no such object (on entry, or at the first read).
+        """
+        with self.open_read(name) as handle:
+            read_into = reader(handle)
+            lock = threading.Lock()
+
+            def read_at(offset: int, view: memoryview) -> int:
+                with lock:
+                    handle.seek(offset)
+                    return fill(read_into, view)
+
+            yield read_at
+
     def read_bytes(self, name: str) -> bytes:
         """The whole of a small object.
 
@@ -154,6 +188,31 @@ def temporary_name(name: str) -> str:
 def is_temporary(name: str) -> bool:
     base = name.rpartition("/")[2]
     return base.startswith(".") and base.endswith(".partial")
+
+
+def reader(handle: Any) -> Callable[[memoryview], int]:
+    """``handle.readinto``, or ``read`` and a copy for a file object without it."""
+    read_into = getattr(handle, "readinto", None)
+    if read_into is not None:
+        return read_into  # type: ignore[no-any-return]
+
+    def read(view: memoryview) -> int:
+        data = handle.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    return read
+
+
+def fill(read_into: Callable[[memoryview], int | None], view: memoryview) -> int:
+    """Read until ``view`` is full or the stream ends; the bytes read."""
+    count = 0
+    while count < len(view):
+        got = read_into(view[count:]) or 0
+        if not got:
+            break
+        count += got
+    return count
 
 
 def archive_failure(tier: ArchiveTier, name: str, error: OSError, what: str) -> ArchiveError:
