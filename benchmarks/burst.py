@@ -292,7 +292,7 @@ def burst_method(io_ranks: int, variant: str = "") -> Method:
 #       until every flush so far is fsync'd and renamed into place.
 #   io.stats() -> BurstStats dataclass (bytes_queued, bytes_spilled, bytes_written,
 #       files_written, seconds_blocked, seconds_in_write, writes).
-#   nearline.layout.paths.hds_path(root, step=, file=, rank=, ext=) -> that file's path.
+#   nearline.layout._paths.hds_path(root, step=, file=, rank=, ext=) -> that file's path.
 def run_burst(
     arrays: ArraySet, out_dir: Path, io_ranks: int, *, repeats: int = 3, memory: str = "4GiB"
 ) -> Result | None:
@@ -305,7 +305,7 @@ def run_burst(
     from mpi4py import MPI
 
     from nearline import burst as nearline_burst
-    from nearline.layout.paths import hds_path
+    from nearline.layout._paths import hds_path
 
     def step_files(step: int, ranks: int) -> list[Path]:
         return [

@@ -30,8 +30,8 @@ from typing import Any
 
 from _common import fsync_path, machine_summary, median, remove_path, replace_section
 from nearline.layout import Migrator, mark_complete, restore
-from nearline.layout.journal import JOURNAL
-from nearline.layout.paths import hds_path
+from nearline.layout._journal import JOURNAL
+from nearline.layout._paths import hds_path
 from nearline.testing.s3server import SeaweedFS, server_version
 
 PROJECT = Path(__file__).resolve().parents[1]

@@ -19,9 +19,7 @@ import time
 from pathlib import Path
 
 from _common import fmt, machine_summary, markdown_table, median, now_stamp, replace_section
-from nearline.archive import open_catalogue
-from nearline.archive.bucket_ingest import ingest_bucket
-from nearline.archive.ingest import ingest
+from nearline.archive import ingest, ingest_bucket, open_catalogue
 from nearline.swath import synthesize_day
 from nearline.testing.s3server import running_server, server_version
 

@@ -21,7 +21,7 @@ sys.path.insert(0, str(PROJECT / "benchmarks"))
 
 from _stac_searches import COLLECTION, START  # noqa: E402
 from nearline.archive import Catalogue, Search, SQLiteCatalogue, modis_like_items  # noqa: E402
-from nearline.archive.base import Collection  # noqa: E402
+from nearline.archive._base import Collection  # noqa: E402
 from nearline.testing.pgcluster import FAST, Cluster  # noqa: E402
 
 COUNT_TO = 10_000  # as nearline.api._stac asks
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster.start()
     try:
         cluster.create_database("count", extensions=["postgis"])
-        from nearline.archive.postgres_catalogue import PostgresCatalogue
+        from nearline.archive._postgres_catalogue import PostgresCatalogue
 
         with PostgresCatalogue(cluster.url("count")) as catalogue:
             catalogue.put_collection(Collection(COLLECTION))

@@ -69,8 +69,8 @@ from nearline.archive import (  # noqa: E402
     item_to_stac,
     modis_like_items,
 )
-from nearline.archive.base import Collection  # noqa: E402
-from nearline.archive.postgres_catalogue import PostgresCatalogue  # noqa: E402
+from nearline.archive._base import Collection  # noqa: E402
+from nearline.archive._postgres_catalogue import PostgresCatalogue  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- service:begin -->", "<!-- service:end -->"

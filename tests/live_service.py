@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from nearline.cli.serve import wait_until_serving
+from nearline.cli._serve import wait_until_serving
 from nearline.errors import NearlineError
 from nearline.mpirun import MPI_ENV
 

@@ -20,7 +20,7 @@ from nearline.burst.sinks import SINKS
 from nearline.errors import ConfigError, GridError
 from nearline.grid import available_grids, get_grid
 from nearline.grid._registry import GRID_REGISTRY
-from nearline.layout.tier_registry import TIERS, open_tier
+from nearline.layout._tier_registry import TIERS, open_tier
 from nearline.orders import available_executors, open_executor
 from nearline.plugins import Registry
 
@@ -172,7 +172,7 @@ def test_a_third_party_sink_grid_and_tier_plug_in_through_real_entry_points(
         source="""
             from nearline.burst.sinks.raw import RawSink
             from nearline.grid import latlon_grid
-            from nearline.layout.tier_fsspec import FsspecTier
+            from nearline.layout._tier_fsspec import FsspecTier
 
 
             class AcmeRawSink(RawSink):
@@ -229,7 +229,7 @@ def test_importing_the_rooms_reads_no_entry_points():
             return real(**selection)
 
         metadata.entry_points = counted
-        import nearline.burst, nearline.grid, nearline.layout.tier_registry, nearline.orders
+        import nearline.burst, nearline.grid, nearline.layout._tier_registry, nearline.orders
         import nearline.swath._registry
         print(sorted(g for g in groups if g.startswith("nearline.")))
     """

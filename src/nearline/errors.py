@@ -43,7 +43,7 @@ class ArchiveError(MigrationError):
 class RestoreError(ArchiveError):
     """A restore brought every good set back but not these: ``failed`` holds each bad set's
     manifest and error, ``restored`` the manifests of the sets that did come back
-    (:class:`nearline.layout.manifest.Manifest`; not imported here: errors import nothing)."""
+    (:class:`nearline.layout._manifest.Manifest`; not imported here: errors import nothing)."""
 
     def __init__(
         self,

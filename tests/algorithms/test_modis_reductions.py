@@ -20,7 +20,7 @@ import xarray as xr
 from nearline.algorithms import read_manifest
 from nearline.algorithms._compare import difference
 from nearline.archive import open_catalogue
-from nearline.archive.ingest import ingest
+from nearline.archive._ingest import ingest
 from nearline.grid import get_grid
 from nearline.swath._modis import ModisL2Reader
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from nearline.archive import Collection, Search
-from nearline.archive.postgres_catalogue import PostgresCatalogue
+from nearline.archive._postgres_catalogue import PostgresCatalogue
 from nearline.db import PostgresDatabase
 from nearline.testing.catalogue import CatalogueTests
 from nearline.testing.items import found, keys, make_item
@@ -164,7 +164,7 @@ def test_page_50_costs_what_page_1_costs(
 WRITER = """
 import sys
 from datetime import UTC, datetime, timedelta
-from nearline.archive.postgres_catalogue import PostgresCatalogue
+from nearline.archive._postgres_catalogue import PostgresCatalogue
 from nearline.testing.items import make_item
 url, name, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
 start = datetime(2021, 3, 1, tzinfo=UTC)

@@ -11,8 +11,9 @@ import xarray as xr
 
 from nearline import burst
 from nearline.errors import BurstError, BurstInputError, ConfigError
-from nearline.layout import browse, closed_sets, hds_path
-from nearline.layout.markers import Consumed
+from nearline.layout import _browse as browse
+from nearline.layout import closed_sets, hds_path
+from nearline.layout._markers import Consumed
 
 from .expected import expected_array
 

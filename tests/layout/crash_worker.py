@@ -46,8 +46,8 @@ def make_run(
 
 def archived_files(archive: str | Path) -> dict[str, list[str]]:
     """{path relative to the source root: [SHA-256 in each manifest that lists it]}."""
-    from nearline.layout.restore import manifests
-    from nearline.layout.tier_registry import open_tier
+    from nearline.layout._restore import manifests
+    from nearline.layout._tier_registry import open_tier
 
     found: dict[str, list[str]] = {}
     for manifest in manifests(open_tier(archive)):
@@ -70,7 +70,7 @@ def once(source: str, archive: str, bundle: str, chunk: str) -> int:
 
 def cli(argv: list[str]) -> int:
     """The migrate sub-command, parsed and run as ``nearline.cli.main`` runs sub-commands."""
-    from nearline.cli.migrate import add_migrate_parser, add_restore_parser
+    from nearline.cli._migrate import add_migrate_parser, add_restore_parser
     from nearline.errors import NearlineError
 
     parser = argparse.ArgumentParser(prog="nearline")

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from nearline.layout import mark_complete
-from nearline.layout.paths import hds_path
+from nearline.layout._paths import hds_path
 
 
 def make_sets(root: Path, sizes: dict[tuple[int, str], list[int]]) -> dict[str, str]:

@@ -8,7 +8,7 @@ import pytest
 from nearline import burst
 from nearline.cli import main
 from nearline.errors import LayoutError
-from nearline.layout import browse
+from nearline.layout import _browse as browse
 
 
 @pytest.fixture

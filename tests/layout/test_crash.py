@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from nearline.layout import verify_archive
-from nearline.layout.journal import Journal, State
-from nearline.layout.restore import manifests
-from nearline.layout.tier_registry import open_tier
+from nearline.layout._journal import Journal, State
+from nearline.layout._restore import manifests
+from nearline.layout._tier_registry import open_tier
 from tests.layout.crash_worker import archived_files, make_run
 
 WORKER = Path(__file__).with_name("crash_worker.py")

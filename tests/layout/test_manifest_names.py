@@ -10,7 +10,7 @@ import pytest
 
 from nearline.errors import ArchiveError
 from nearline.layout import Migrator, restore, verify_archive
-from nearline.layout.paths import is_plain_path
+from nearline.layout._paths import is_plain_path
 from tests.layout.s3_sets import make_sets
 
 BAD = ["../secret/loot.tar", "/etc/passwd", "a//b", "./x", ""]

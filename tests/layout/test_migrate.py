@@ -35,9 +35,9 @@ from nearline.layout import (
     restore,
     verify_archive,
 )
-from nearline.layout.journal import UNFINISHED, Journal, State
-from nearline.layout.manifest import BundleKind, Entry, Manifest
-from nearline.layout.tier_fsspec import FsspecTier
+from nearline.layout._journal import UNFINISHED, Journal, State
+from nearline.layout._manifest import BundleKind, Entry, Manifest
+from nearline.layout._tier_fsspec import FsspecTier
 from tests.layout.crash_worker import archived_files, cli, make_run
 
 
@@ -508,7 +508,7 @@ def test_cli_restore_reports_the_good_sets_and_exits_non_zero_naming_the_bad(tmp
     assert cli(["migrate", str(source), str(archive)]) == 0
     capsys.readouterr()
     from nearline.layout import manifests
-    from nearline.layout.tier_registry import open_tier
+    from nearline.layout._tier_registry import open_tier
 
     middle = next(m for m in manifests(open_tier(archive)) if m.step == 1)
     entry = flip_a_byte(archive, middle, 2)

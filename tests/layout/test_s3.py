@@ -11,8 +11,8 @@ import pytest
 
 from nearline.errors import ArchiveError
 from nearline.layout import Migrator, S3Tier, restore, verify_archive
-from nearline.layout.s3_store import object_key
-from nearline.layout.tier_registry import open_tier
+from nearline.layout._s3_store import object_key
+from nearline.layout._tier_registry import open_tier
 from tests.layout.s3_sets import keys, make_sets, shas_below
 
 MiB = 1024**2

@@ -12,7 +12,7 @@ import socket
 
 import pytest
 
-from nearline.cli.serve import listening_socket
+from nearline.cli._serve import listening_socket
 
 from ..live_service import LiveService, nearline
 

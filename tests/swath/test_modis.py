@@ -16,7 +16,7 @@ import pytest
 from pyhdf.SD import SD, SDC
 
 from nearline.archive import Search
-from nearline.archive.catalogues import open_catalogue
+from nearline.archive._catalogues import open_catalogue
 from nearline.errors import GranuleError
 from nearline.swath import _orbit as orbit
 from nearline.swath import describe_granule, open_granule

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nearline.archive.assets import BundleMember, fetch, is_local, sha256_of
-from nearline.archive.base import (
+from nearline.archive._assets import BundleMember, fetch, is_local, sha256_of
+from nearline.archive._base import (
     FILE_EXTENSION,
     STAC_VERSION,
     Asset,
@@ -14,20 +14,20 @@ from nearline.archive.base import (
     Page,
     Search,
 )
-from nearline.archive.bucket_ingest import ingest_bucket
-from nearline.archive.catalogues import open_catalogue
-from nearline.archive.ingest import ingest, ingest_archive
-from nearline.archive.object_archive import ObjectArchive, ObjectStores, is_object_url
-from nearline.archive.search import (
+from nearline.archive._bucket_ingest import ingest_bucket
+from nearline.archive._catalogues import open_catalogue
+from nearline.archive._ingest import ingest, ingest_archive
+from nearline.archive._object_archive import ObjectArchive, ObjectStores, is_object_url
+from nearline.archive._search import (
     parse_bbox,
     parse_datetime,
     parse_search,
     query_values,
     whole_number,
 )
-from nearline.archive.sqlite_catalogue import SQLiteCatalogue
-from nearline.archive.stac import collection_to_stac, item_to_stac, rfc3339
-from nearline.archive.synthetic import modis_like_items
+from nearline.archive._sqlite_catalogue import SQLiteCatalogue
+from nearline.archive._stac import collection_to_stac, item_to_stac, rfc3339
+from nearline.archive._synthetic import modis_like_items
 from nearline.swath import union_footprints  # output footprints: the swath's own union
 
 __all__ = [

@@ -10,18 +10,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from nearline.cli.burst import add_burst_config_parser
-from nearline.cli.composite import add_composite_parser
-from nearline.cli.db import add_db_parser
-from nearline.cli.demo import add_demo_parser
-from nearline.cli.doctor import add_doctor_parser
-from nearline.cli.ingest import add_ingest_parser
-from nearline.cli.jobs import add_jobs_parser
-from nearline.cli.migrate import add_migrate_parser, add_restore_parser
-from nearline.cli.monitor import add_monitor_parser
-from nearline.cli.serve import add_serve_parser
-from nearline.cli.synth import add_synth_parser
-from nearline.cli.users import add_users_parser
+from nearline.cli._burst import add_burst_config_parser
+from nearline.cli._composite import add_composite_parser
+from nearline.cli._db import add_db_parser
+from nearline.cli._demo import add_demo_parser
+from nearline.cli._doctor import add_doctor_parser
+from nearline.cli._ingest import add_ingest_parser
+from nearline.cli._jobs import add_jobs_parser
+from nearline.cli._migrate import add_migrate_parser, add_restore_parser
+from nearline.cli._monitor import add_monitor_parser
+from nearline.cli._serve import add_serve_parser
+from nearline.cli._synth import add_synth_parser
+from nearline.cli._users import add_users_parser
 from nearline.errors import NearlineError
 
 
@@ -101,10 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_restore_parser(commands)
     add_synth_parser(commands)
     add_composite_parser(commands)
-    from nearline.cli.algorithms import add_algorithms_parser
+    from nearline.cli._algorithms import add_algorithms_parser
 
     add_algorithms_parser(commands)
-    from nearline.cli.subscriptions import add_subscriptions_parser
+    from nearline.cli._subscriptions import add_subscriptions_parser
 
     add_subscriptions_parser(commands)
     add_serve_parser(commands)

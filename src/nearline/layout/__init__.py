@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from nearline.layout.browse import FileEntry, GroupSummary, files, groups, steps
-from nearline.layout.events import MigrationEvent, Phase
-from nearline.layout.manifest import BundleKind, Manifest
-from nearline.layout.markers import (
+from nearline.layout._browse import FileEntry, GroupSummary, files, groups, steps
+from nearline.layout._events import MigrationEvent, Phase
+from nearline.layout._manifest import BundleKind, Manifest
+from nearline.layout._markers import (
     MARKER,
     FileSet,
     Member,
@@ -14,18 +14,18 @@ from nearline.layout.markers import (
     marker_path,
     read_marker,
 )
-from nearline.layout.migrate import Migrator
-from nearline.layout.paths import Layout, OutputPath, check_ext, check_name, hds_path, parse
-from nearline.layout.restore import (
+from nearline.layout._migrate import Migrator
+from nearline.layout._paths import Layout, OutputPath, check_ext, check_name, hds_path, parse
+from nearline.layout._restore import (
     manifests,
     read_manifest,
     restore,
     restore_member,
     verify_archive,
 )
-from nearline.layout.tier_base import ArchiveTier
-from nearline.layout.tier_registry import open_tier
-from nearline.layout.tier_s3 import S3Tier  # boto3 is imported only when one is made
+from nearline.layout._tier_base import ArchiveTier
+from nearline.layout._tier_registry import open_tier
+from nearline.layout._tier_s3 import S3Tier  # boto3 is imported only when one is made
 
 __all__ = [
     "MARKER",

@@ -1,4 +1,4 @@
-"""Conformance tests every :class:`~nearline.archive.base.Catalogue` should pass.
+"""Conformance tests every :class:`~nearline.archive._base.Catalogue` should pass.
 
 Subclass :class:`CatalogueTests` in a pytest module as ``class TestMyCatalogue(CatalogueTests)``
 and supply :meth:`~CatalogueTests.make_catalogue`. Searches are checked against
@@ -53,7 +53,7 @@ from nearline.testing.strategies import searches
 
 
 class CatalogueTests:
-    """Generic tests of the :class:`~nearline.archive.base.Catalogue` contract."""
+    """Generic tests of the :class:`~nearline.archive._base.Catalogue` contract."""
 
     def make_catalogue(self, tmp_path: Path) -> Catalogue:
         """A new, empty catalogue keeping its files (if any) in ``tmp_path``. Also called on a

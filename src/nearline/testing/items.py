@@ -1,5 +1,5 @@
 """Items, collections and filled catalogues to test a
-:class:`~nearline.archive.base.Catalogue` with, and the helpers that read one back."""
+:class:`~nearline.archive._base.Catalogue` with, and the helpers that read one back."""
 
 from __future__ import annotations
 

@@ -1,0 +1,266 @@
+"""Item search in PostgreSQL, on B-tree and GiST indexes, in one snapshot.
+
+Answers come in start-time order (then position order: an item added again counts from its
+last addition), a page at a time, and a page ends with the token of its last item, so the
+next page starts right after it (keyset paging: page n costs what page 1 does).
+
+Each asked-for collection is a stream of its own (a search of every collection is one stream
+over them all), read through the B-tree on (collection, start, position) (or on (start,
+position)) in order from where the page begins, with the time bounds and the token as index
+conditions. Footprints are tested first by their bounding boxes in SQL, then exactly by
+shapely, as the SQLite catalogue tests them (PostGIS's ``ST_Intersects`` answers otherwise
+for a few degenerate shapes, such as a bbox of no width). A search with a place is read in
+two steps, because the planner's choice between walking the B-tree in order and collecting
+every item in the place from the GiST index (then sorting them) goes wrong both ways: the walk
+is cheap when matches are common and endless when they are rare; the sort is cheap when they
+are rare and reads a quarter of the archive for a quarter of the Earth. So the stream's next
+hundred or so items in time order are read first; only if too few of them match, and the
+stream goes on beyond them, is the place rare enough for the n-D GiST index over space and
+time to read on from there (the planner's estimates for a place are too far off, for the
+large footprints of swaths, to leave it the choice between a 2-D GiST and the B-tree). An
+item's end is not in the B-trees: a search from a time walks from that time less the longest
+item of the collection.
+
+A search that asks for its count (``count_to``) counts its candidates with the same conditions
+(and, with a place, the n-D GiST index's box test), no further than ``count_to``; only if they
+are no more are their footprints read and tested exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import shapely
+
+from nearline.archive._base import Search
+from nearline.archive._index import HOUR_US, hits, search_shape
+from nearline.archive._rows import microseconds
+from nearline.archive._scan import decode_token
+
+COLUMNS = "i.seq, i.collection, i.id, i.owner, i.start_us, i.end_us, i.body"
+FAR = 1e9  # hours: a time range's open end, in the 3-D boxes
+WALK = 64  # items of a stream read in order before the planner is asked (plus 4 a match)
+Run = Callable[[str, list[Any]], list[Any]]  # runs one statement of the search: its rows
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Items of one collection (``key``), or of every collection in ``keys`` at once."""
+
+    key: int | None
+    keys: tuple[int, ...]
+    longest: int  # microseconds
+
+
+@dataclass
+class Query:
+    """SQL conditions on items (alias ``i``) and their parameters, built up in order."""
+
+    conditions: list[str] = field(default_factory=list)
+    parameters: list[Any] = field(default_factory=list)
+
+    def add(self, condition: str, *parameters: Any) -> None:
+        self.conditions.append(condition)
+        self.parameters.extend(parameters)
+
+    @property
+    def where(self) -> str:
+        return " AND ".join(self.conditions) or "TRUE"
+
+
+def search_rows(run: Run, search: Search) -> tuple[list[Any], dict[int, str]]:
+    """Up to ``limit + 1`` rows of ``search``'s answer from its token on, in order, and the
+    ids of their collections by key; ``run`` executes each statement (in one snapshot)."""
+    decode_token(search.token)  # a forged token is refused, whatever the catalogue holds
+    collections = run(*streams_sql(search))
+    names = {row["key"]: row["id"] for row in collections}
+    found = [row for stream in streams(search, collections) for row in _stream(run, search, stream)]
+    found.sort(key=lambda row: (row["start_us"], row["seq"]))
+    return found[: search.limit + 1], names
+
+
+def count_rows(run: Run, search: Search) -> int | None:
+    """How many items match ``search`` in all (its token aside), or None if more than
+    ``search.count_to`` candidates do; ``run`` executes each statement (in one snapshot)."""
+    most = search.count_to
+    boxes, where = search_shape(search)
+    queries, total = [], 0
+    for stream in streams(search, run(*streams_sql(search))):
+        items = _conditions(search, stream, None)
+        if boxes is not None:
+            items.add(*_space_time(search, boxes))
+        (counted,) = run(
+            f"SELECT count(*) AS n FROM (SELECT 1 FROM items AS i WHERE {items.where} "
+            "LIMIT %s) AS i",
+            [*items.parameters, most - total + 1],
+        )
+        total += counted["n"]
+        if total > most:
+            return None
+        queries.append(items)
+    if where is None:  # no place: the conditions are exact
+        return total
+    return sum(
+        len(
+            _exact(
+                run(
+                    f"SELECT ST_AsBinary(i.footprint) AS wkb FROM items AS i WHERE {items.where}",
+                    items.parameters,
+                ),
+                where,
+            )
+        )
+        for items in queries
+    )
+
+
+def streams_sql(search: Search) -> tuple[str, list[Any]]:
+    """The collections the viewer may see (those asked for, if any): key, id, longest."""
+    sql = (
+        "SELECT key, id, longest_us FROM collections WHERE (owner IS NULL OR owner = %s)"
+        + (" AND id = ANY(%s)" if search.collections is not None else "")
+        + " ORDER BY key"
+    )
+    asked = [list(search.collections)] if search.collections is not None else []
+    return sql, [search.viewer, *asked]
+
+
+def streams(search: Search, rows: list[Any]) -> list[Stream]:
+    """What to read: each asked-for collection, or every visible one as one stream."""
+    if not rows:
+        return []
+    if search.collections is not None:
+        return [Stream(row["key"], (row["key"],), row["longest_us"]) for row in rows]
+    keys = tuple(row["key"] for row in rows)
+    return [Stream(None, keys, max(row["longest_us"] for row in rows))]
+
+
+def _stream(run: Run, search: Search, stream: Stream) -> list[Any]:
+    """The first ``limit + 1`` matches of ``stream`` from the token on, in order."""
+    want = search.limit + 1
+    boxes, where = search_shape(search)
+    if boxes is None or where is None:  # no place: every candidate matches
+        return run(*_plain_sql(search, stream, after=decode_token(search.token), most=want))
+    cap = 4 * want + 64  # candidates a statement returns at most
+    length = WALK + 4 * want  # items a walk reads at most
+    after = decode_token(search.token)
+    found: list[Any] = []
+    walking = search.ids is None  # ids: the index on ids, never a walk
+    while len(found) < want:
+        if walking:
+            rows = run(*_walk_sql(search, stream, boxes, after=after, length=length, most=cap))
+            candidates = [row for row in rows if row["hit"]]
+            found += _exact(candidates, where)
+            ended = [row for row in rows if row["n"] == length]  # the walk's last item
+            if len(rows) == cap and not ended:
+                after = (rows[-1]["start_us"], rows[-1]["seq"])  # candidates abound: walk on
+            elif ended:
+                after, walking = (ended[0]["start_us"], ended[0]["seq"]), False
+            else:
+                break  # the walk read every item left
+        else:  # matches are rare: the planner's own plan, from where the walk ended
+            rows = run(*_plain_sql(search, stream, after=after, most=cap, boxes=boxes))
+            found += _exact(rows, where)
+            if len(rows) < cap:
+                break
+            after = (rows[-1]["start_us"], rows[-1]["seq"])
+    return found[:want]
+
+
+def _exact(rows: list[Any], where: shapely.Geometry) -> list[Any]:
+    """The candidates whose footprint intersects ``where`` (shapely, as SQLite's search)."""
+    if not rows:
+        return []
+    inside = hits([bytes(row["wkb"]) for row in rows], where)
+    return [row for row, hit in zip(rows, inside, strict=True) if hit]
+
+
+def _plain_sql(
+    search: Search,
+    stream: Stream,
+    *,
+    after: tuple[int, int] | None,
+    most: int,
+    boxes: list[tuple[float, float, float, float]] | None = None,
+) -> tuple[str, list[Any]]:
+    """Up to ``most`` candidates after ``after``, in order, as the planner likes (with
+    ``boxes``: through the n-D GiST index, as a rule)."""
+    items = _conditions(search, stream, after)
+    columns = COLUMNS
+    if boxes is not None:
+        items.add(*_space_time(search, boxes))
+        columns += ", ST_AsBinary(i.footprint) AS wkb"
+    sql = (
+        f"SELECT {columns} FROM items AS i WHERE {items.where} ORDER BY i.start_us, i.seq LIMIT %s"
+    )
+    return sql, [*items.parameters, most]
+
+
+def _walk_sql(
+    search: Search,
+    stream: Stream,
+    boxes: list[tuple[float, float, float, float]],
+    *,
+    after: tuple[int, int] | None,
+    length: int,
+    most: int,
+) -> tuple[str, list[Any]]:
+    """The candidates among the stream's next ``length`` items after ``after`` (``hit``),
+    up to ``most`` rows in order; the walk's last item comes through too (``n = length``):
+    it tells a walk cut short from one that read every item left."""
+    items = _conditions(search, stream, after)
+    overlaps, *boxed = _overlaps(boxes)
+    sql = (
+        f"SELECT * FROM (SELECT {COLUMNS}, ST_AsBinary(i.footprint) AS wkb, i.n, "
+        f"{overlaps} AS hit FROM (SELECT {COLUMNS}, i.footprint, "
+        "row_number() OVER (ORDER BY i.start_us, i.seq) AS n FROM "
+        f"(SELECT {COLUMNS}, i.footprint FROM items AS i WHERE {items.where} "
+        "ORDER BY i.start_us, i.seq LIMIT %s) AS i) AS i) AS i "
+        "WHERE i.hit OR i.n = %s ORDER BY i.start_us, i.seq LIMIT %s"
+    )
+    return sql, [*boxed, *items.parameters, length, length, most]
+
+
+def _overlaps(boxes: list[tuple[float, float, float, float]]) -> tuple[Any, ...]:
+    """The bounding-box test of a footprint (``&&``) and its parameters."""
+    sql = " OR ".join("i.footprint && ST_MakeEnvelope(%s, %s, %s, %s, 4326)" for _ in boxes)
+    return (f"({sql})", *[v for box in boxes for v in box])
+
+
+def _space_time(search: Search, boxes: list[tuple[float, float, float, float]]) -> tuple[Any, ...]:
+    """The 3-D box test (``&&&``, which the n-D GiST index answers) and its parameters:
+    each box of the place over the search's time range, in hours (open ends: far)."""
+    first = microseconds(search.start) / HOUR_US if search.start is not None else -FAR
+    last = microseconds(search.end) / HOUR_US if search.end is not None else FAR
+    sql = " OR ".join(
+        "i.space_time &&& ST_MakeLine(ST_MakePoint(%s, %s, %s), ST_MakePoint(%s, %s, %s))"
+        for _ in boxes
+    )
+    corners = [v for (w, s, e, n) in boxes for v in (w, s, first, e, n, last)]
+    return (f"({sql})", *corners)
+
+
+def _conditions(search: Search, stream: Stream, after: tuple[int, int] | None) -> Query:
+    """The conditions on a stream's items from ``after`` on, but the place."""
+    items = Query()
+    if stream.key is not None:
+        items.add("i.collection = %s", stream.key)
+    else:
+        items.add("i.collection = ANY(%s)", list(stream.keys))
+    if search.viewer is None:
+        items.add("i.owner IS NULL")
+    else:
+        items.add("(i.owner IS NULL OR i.owner = %s)", search.viewer)
+    if search.start is not None:
+        # the end is checked exactly; the start bound lets the B-tree skip what ends before
+        items.add("i.end_us >= %s", microseconds(search.start))
+        items.add("i.start_us >= %s", microseconds(search.start) - stream.longest)
+    if search.end is not None:
+        items.add("i.start_us <= %s", microseconds(search.end))
+    if after is not None:
+        items.add("(i.start_us, i.seq) > (%s, %s)", *after)
+    if search.ids is not None:
+        items.add("i.id = ANY(%s)", list(search.ids))
+    return items

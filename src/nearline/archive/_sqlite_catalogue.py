@@ -1,0 +1,299 @@
+"""The embedded catalogue: one SQLite file, items indexed by an R*Tree over longitude,
+latitude, time and collection. Nothing to install; safe for the service's threads.
+
+Each item is a row of ``items`` and one to four boxes in ``items_index`` (one per side of
+the antimeridian, or per part of a footprint); box ``k`` of item ``r`` has id ``4r + k``, so
+replacing an item finds its boxes without a scan. Each collection keeps its extent and the
+numbers a search plans its time windows with (first and last start, count, longest item).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from nearline.archive._base import Catalogue, Collection, Item, Page, Search
+from nearline.archive._index import MAX_BOXES, hours
+from nearline.archive._rows import (
+    ItemRow,
+    collection_from_row,
+    item_from_row,
+    item_rows,
+    visible,
+    visible_item,
+    widenings,
+)
+from nearline.archive._scan import search_items
+from nearline.db import SQLiteDatabase
+from nearline.errors import CollectionNotFound, Conflict
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS collections (
+    key INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    owner TEXT,
+    title TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT '',
+    license TEXT NOT NULL DEFAULT 'proprietary',
+    properties TEXT NOT NULL DEFAULT '{}',
+    west REAL, south REAL, east REAL, north REAL,
+    first_start_us INTEGER, last_start_us INTEGER, last_end_us INTEGER,
+    longest_us INTEGER NOT NULL DEFAULT 0,
+    count INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS items (
+    rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+    collection INTEGER NOT NULL REFERENCES collections (key),
+    id TEXT NOT NULL,
+    owner TEXT,
+    start_us INTEGER NOT NULL,
+    end_us INTEGER NOT NULL,
+    wkb BLOB,
+    body BLOB NOT NULL,
+    UNIQUE (collection, id)
+);
+CREATE INDEX IF NOT EXISTS items_by_id ON items (id);
+CREATE VIRTUAL TABLE IF NOT EXISTS items_index USING rtree (
+    id, x0, x1, y0, y1, t0, t1, c0, c1
+);
+"""
+BATCH = 500  # ids per IN (...) lookup
+
+
+class SQLiteCatalogue(Catalogue):
+    """The catalogue in one SQLite file: the embedded default, with no server to run.
+
+    Searches go through an R*Tree of the items' boxes and times.
+
+    Parameters
+    ----------
+    path
+        The file, created with its tables if missing.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.database = SQLiteDatabase(self.path)
+        self.database.apply(SCHEMA)
+
+    # -- collections ------------------------------------------------------------------------
+    def put_collection(self, collection: Collection) -> None:
+        with self.database.transaction() as connection:
+            found = connection.execute(
+                "SELECT owner FROM collections WHERE id = ?", (collection.id,)
+            ).fetchone()
+            if found is not None and found["owner"] != collection.owner:
+                raise Conflict(f"the collection id {collection.id!r} is taken; choose another")
+            connection.execute(
+                "INSERT INTO collections (id, owner, title, description, license, properties) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET title = excluded.title, "
+                "description = excluded.description, license = excluded.license, "
+                "properties = excluded.properties",
+                (
+                    collection.id,
+                    collection.owner,
+                    collection.title,
+                    collection.description,
+                    collection.license,
+                    orjson.dumps(dict(collection.properties)).decode(),
+                ),
+            )
+
+    def get_collection(self, id: str, *, viewer: str | None = None) -> Collection:
+        rows = self.database.query("SELECT * FROM collections WHERE id = ?", (id,))
+        if not rows or not visible(rows[0]["owner"], viewer):
+            raise CollectionNotFound(f"no collection {id!r}")
+        return _collection(rows[0])
+
+    def list_collections(self, *, viewer: str | None = None) -> list[Collection]:
+        rows = self.database.query(
+            "SELECT * FROM collections WHERE owner IS NULL OR owner = ? ORDER BY id", (viewer,)
+        )
+        return [_collection(row) for row in rows]
+
+    # -- items ------------------------------------------------------------------------------
+    def add_items(self, items: Iterable[Item]) -> int:
+        latest = {(item.collection, item.id): item for item in items}  # the last of duplicates
+        rows = item_rows(list(latest.values()))
+        if not rows:
+            return 0
+        with self.database.transaction() as connection:
+            keys = self._keys(connection, {row.collection for row in rows})
+            self._remove(connection, keys, rows)
+            first = connection.execute(  # AUTOINCREMENT's counter: never a deleted item's
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM sqlite_sequence WHERE name = 'items'"
+            ).fetchone()
+            numbers = range(first[0], first[0] + len(rows))
+            connection.executemany(
+                "INSERT INTO items (rowid, collection, id, owner, start_us, end_us, wkb, body) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (n, keys[r.collection], r.id, r.owner, r.start_us, r.end_us, r.wkb, r.body)
+                    for n, r in zip(numbers, rows, strict=True)
+                ],
+            )
+            connection.executemany(
+                "INSERT INTO items_index VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        n * MAX_BOXES + k,
+                        west,
+                        east,
+                        south,
+                        north,
+                        hours(r.start_us),
+                        hours(r.end_us),
+                        keys[r.collection],
+                        keys[r.collection],
+                    )
+                    for n, r in zip(numbers, rows, strict=True)
+                    for k, (west, south, east, north) in enumerate(r.boxes)
+                ],
+            )
+            self._widen(connection, keys, rows)
+        return len(rows)
+
+    def get_item(self, collection: str, id: str, *, viewer: str | None = None) -> Item:
+        rows = self.database.query(
+            "SELECT items.*, collections.owner AS collection_owner FROM items "
+            "JOIN collections ON collections.key = items.collection "
+            "WHERE collections.id = ? AND items.id = ?",
+            (collection, id),
+        )
+        return visible_item(rows, collection, id, viewer)
+
+    def search(self, search: Search) -> Page:
+        connection = self.database.connection()
+        if connection.in_transaction:
+            return search_items(connection, search)
+        # one read transaction: every statement of the search sees the same snapshot, so a
+        # write in between cannot swap the rows found for others (rowids are reused)
+        connection.execute("BEGIN")
+        try:
+            return search_items(connection, search)
+        finally:
+            connection.execute("COMMIT")
+
+    def delete_items(self, collection: str, ids: Iterable[str]) -> int:
+        wanted = list(dict.fromkeys(ids))
+        with self.database.transaction() as connection:
+            found = connection.execute("SELECT key FROM collections WHERE id = ?", (collection,))
+            row = found.fetchone()
+            if row is None:
+                return 0
+            return self._remove_ids(connection, row["key"], wanted)
+
+    def changes(self, after: int = 0, *, limit: int = 1000) -> tuple[list[Item], int]:
+        """Items added or replaced since a position, oldest first.
+
+        Rowids only grow (AUTOINCREMENT: an item replaced takes a new one, a deleted one's
+        is never used again), so they are the positions.
+
+        Parameters
+        ----------
+        after
+            A position from an earlier call (0 is the beginning).
+        limit
+            At most this many items.
+        """
+        rows = self.database.query(
+            "SELECT i.*, c.id AS collection_id FROM items AS i "
+            "JOIN collections AS c ON c.key = i.collection "
+            "WHERE i.rowid > ? ORDER BY i.rowid LIMIT ?",
+            (after, limit),
+        )
+        items = [item_from_row(row, row["collection_id"]) for row in rows]
+        return items, rows[-1]["rowid"] if rows else after
+
+    def position(self) -> int:
+        found = self.database.query("SELECT seq FROM sqlite_sequence WHERE name = 'items'")
+        return int(found[0]["seq"]) if found else 0
+
+    def count(self, collection: str | None = None) -> int:
+        """How many items the catalogue holds.
+
+        Parameters
+        ----------
+        collection
+            Count only this collection's (None: all).
+        """
+        rows = self.database.query(
+            "SELECT COALESCE(SUM(count), 0) AS n FROM collections WHERE ? IS NULL OR id = ?",
+            (collection, collection),
+        )
+        return int(rows[0]["n"])
+
+    def close(self) -> None:
+        self.database.close()
+
+    # -- inside one transaction -------------------------------------------------------------
+    @staticmethod
+    def _keys(connection: Any, names: set[str]) -> dict[str, int]:
+        keys = {}
+        for name in sorted(names):
+            row = connection.execute("SELECT key FROM collections WHERE id = ?", (name,)).fetchone()
+            if row is None:
+                raise CollectionNotFound(
+                    f"no collection {name!r}; create it first (nearline ingest --collection "
+                    "creates one)"
+                )
+            keys[name] = row["key"]
+        return keys
+
+    def _remove(self, connection: Any, keys: dict[str, int], rows: list[ItemRow]) -> None:
+        by_collection: dict[str, list[str]] = {}
+        for row in rows:
+            by_collection.setdefault(row.collection, []).append(row.id)
+        for name, ids in by_collection.items():
+            self._remove_ids(connection, keys[name], ids)
+
+    @staticmethod
+    def _remove_ids(connection: Any, key: int, ids: list[str]) -> int:
+        removed = 0
+        for first in range(0, len(ids), BATCH):
+            part = ids[first : first + BATCH]
+            marks = ",".join("?" * len(part))
+            numbers = [
+                row[0]
+                for row in connection.execute(
+                    f"SELECT rowid FROM items WHERE collection = ? AND id IN ({marks})",
+                    (key, *part),
+                )
+            ]
+            for number in numbers:
+                connection.execute(
+                    "DELETE FROM items_index WHERE id BETWEEN ? AND ?",
+                    (number * MAX_BOXES, number * MAX_BOXES + MAX_BOXES - 1),
+                )
+            connection.executemany("DELETE FROM items WHERE rowid = ?", [(n,) for n in numbers])
+            connection.execute(
+                "UPDATE collections SET count = count - ? WHERE key = ?", (len(numbers), key)
+            )
+            removed += len(numbers)
+        return removed
+
+    @staticmethod
+    def _widen(connection: Any, keys: dict[str, int], rows: list[ItemRow]) -> None:
+        """Widen each collection's extent and window numbers by the new rows."""
+        for key, widening in widenings(keys, rows):
+            connection.execute(
+                "UPDATE collections SET "
+                "west = MIN(COALESCE(west, :west), COALESCE(:west, west)), "
+                "south = MIN(COALESCE(south, :south), COALESCE(:south, south)), "
+                "east = MAX(COALESCE(east, :east), COALESCE(:east, east)), "
+                "north = MAX(COALESCE(north, :north), COALESCE(:north, north)), "
+                "first_start_us = MIN(COALESCE(first_start_us, :first_start_us), "
+                ":first_start_us), "
+                "last_start_us = MAX(COALESCE(last_start_us, :last_start_us), :last_start_us), "
+                "last_end_us = MAX(COALESCE(last_end_us, :last_end_us), :last_end_us), "
+                "longest_us = MAX(longest_us, :longest_us), count = count + :count "
+                "WHERE key = :key",
+                {**vars(widening), "key": key},
+            )
+
+
+def _collection(row: Any) -> Collection:
+    return collection_from_row(row, orjson.loads(row["properties"]))

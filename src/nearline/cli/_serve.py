@@ -1,0 +1,186 @@
+"""``nearline serve``: the service from the shell (``nearline jobs`` is in _jobs.py,
+``nearline users`` in _users.py), and how a caller knows where it serves.
+
+Embedded defaults: everything under ``./nearline-data`` (``--data`` or ``NEARLINE_DATA``), a
+SQLite catalogue and job store, runs as local sandboxed processes. Nothing to install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from nearline.cli._options import add_data_option, add_s3_options, s3_options
+from nearline.errors import ConfigError, NearlineError
+
+SERVING = re.compile(r"nearline serving .* at \S+ \(port (\d+)\)")
+
+
+def served_port(output: str) -> int | None:
+    """The port a `nearline serve` whose ``output`` this is serves on; None until it has
+    bound one (it says so only then)."""
+    found = SERVING.search(output)
+    return int(found.group(1)) if found else None
+
+
+def wait_until_serving(process: subprocess.Popen, log: Path, *, since: int, timeout: float) -> int:
+    """The port of the `nearline serve` in ``process`` (writing ``log`` from byte ``since``)
+    once it answers there. Its own 'serving' line comes first: whatever answers on a port
+    before it is some other server. :class:`NearlineError` if it exits or stays silent."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise NearlineError(f"nearline serve stopped at start; its log: {log}")
+        port = served_port(log.read_bytes()[since:].decode(errors="replace"))
+        if port is not None:
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"http://127.0.0.1:{port}/conformance", timeout=1).status_code == 200:
+                    return port
+        time.sleep(0.1)
+    process.kill()
+    process.wait()
+    raise NearlineError(f"nearline serve did not answer within {timeout:g} s; its log: {log}")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}")
+    return int(text)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on ``host``:``port`` (0: any free port), bound before the service
+    says where it serves, so that what it says is true (and a port taken is one line).
+
+    Nagle's algorithm is off on every connection it accepts: a kept-alive client's delayed
+    acknowledgement would otherwise hold the last segment of each answer for 40 ms. Its
+    protocol is IPPROTO_TCP (``socket.create_server`` leaves 0), without which asyncio does not
+    set TCP_NODELAY on accepted connections; and TCP_NODELAY is set on it too, which Linux
+    copies to each connection it accepts, whatever event loop serves them.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if family == socket.AF_INET6:
+            listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        listener.bind((host, port))
+        listener.listen()
+    except OSError as error:
+        listener.close()
+        reason = error.strerror or str(error)
+        raise ConfigError(
+            f"cannot serve on {host}:{port}: {reason}; choose another --port (0: any free one)"
+        ) from None
+    return listener
+
+
+def add_serve_parser(subparsers: Any) -> None:
+    serve = subparsers.add_parser(
+        "serve",
+        help="run the near-archive service (STAC API, OGC API - Processes)",
+        description="Serve the catalogue, the algorithms and orders over HTTP. Runs go to "
+        "local sandboxed processes; state lives in --data.",
+    )
+    add_data_option(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument(
+        "--port", type=_port, default=8000, help="port, 0 for any free one (default: %(default)s)"
+    )
+    serve.add_argument(
+        "--base-url", default=None, help="the URL users reach it by (default: http://HOST:PORT)"
+    )
+    serve.add_argument("--cpus", type=float, default=None, help="CPUs lent to runs at once")
+    serve.add_argument("--memory", default=None, help="memory lent to runs at once, e.g. 16GiB")
+    serve.add_argument(
+        "--max-upload", default=None, help="largest algorithm package accepted (default: 512MiB)"
+    )
+    serve.add_argument(
+        "--executor",
+        default=None,
+        help="where runs execute: local (default), or dask://HOST:PORT for a Dask cluster",
+    )
+    serve.add_argument(
+        "--admission",
+        choices=("on", "off"),
+        default=None,
+        help="on (default): runs start as their declared CPUs and memory fit; off: every "
+        "queued run starts at once, held only by its own limits, for comparisons "
+        "(default: $NEARLINE_ADMISSION or on)",
+    )
+    serve.add_argument(
+        "--record",
+        default=None,
+        metavar="DIR",
+        help="sample the machine every second into DIR while serving, marking each run's "
+        "start and end, for `nearline monitor plot DIR` (default: $NEARLINE_RECORD)",
+    )
+    serve.add_argument(
+        "--archive",
+        default=None,
+        metavar="s3://BUCKET/PREFIX",
+        help="keep job outputs in this bucket instead of under --data, so that servers on "
+        "other hosts (one --db) can send them (default: $NEARLINE_ARCHIVE)",
+    )
+    add_s3_options(serve)
+    serve.set_defaults(func=run_serve)
+
+
+def _service(args: argparse.Namespace, **settings: Any):
+    from nearline.orders import Service, ServiceSettings
+
+    return Service(ServiceSettings.resolve(data=args.data, db=args.db, **settings))
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+    from rich.console import Console
+
+    from nearline.api import create_app
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("botocore").setLevel(logging.WARNING)  # "found credentials in ..."
+    listener = listening_socket(args.host, args.port)
+    port = listener.getsockname()[1]
+    base = args.base_url or f"http://{args.host}:{port}"
+    service = _service(
+        args,
+        base_url=base,
+        cpus=args.cpus,
+        memory=args.memory,
+        max_upload=args.max_upload,
+        executor=args.executor,
+        admission=args.admission,
+        record=args.record,
+        archive=args.archive,
+        storage_options=s3_options(args),
+    )
+    console = Console(stderr=True)
+    try:
+        service.start()
+        app = create_app(service)
+        console.print(
+            f"nearline serving {service.settings.data} at {base} (port {port})", soft_wrap=True
+        )
+        if not service.users.list():
+            console.print("no users yet: `nearline users add NAME` prints a token")
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+    except OSError as error:  # the data folder, the database, a run's folder
+        where = f" ({error.filename})" if error.filename else ""
+        raise ConfigError(f"cannot serve: {error.strerror or error}{where}") from None
+    finally:
+        listener.close()
+        service.close()
+    return 0
