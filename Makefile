@@ -52,7 +52,7 @@ demo: $(STAMP)
 	$(BIN)/nearline demo
 
 # `make test` first installs the Debian packages the suite needs (as root: scripts/system-packages),
-# builds SeaweedFS, the tests' S3 server, once a machine (into ~/.cache/nearline: about 8 minutes
+# builds SeaweedFS, the tests' S3 server, once a machine (into ~/.cache/nearline: 5 to 6 minutes
 # on two cores the first time), and proves with `nearline doctor` that each capability works,
 # stopping with its lines when one does not. Tests run in TEST_WORKERS processes (pytest-xdist),
 # each test file in one of them so that a file's server starts once: most tests wait on servers,

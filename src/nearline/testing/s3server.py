@@ -4,7 +4,7 @@ Go module and run on 127.0.0.1 with throwaway buckets.
 Why SeaweedFS: it is Apache-2.0 (MinIO is AGPL), a single static binary, and it comes from the
 Go module proxy, a registry this project may use. Its go.mod has ``replace`` directives, so
 ``go install module@version`` refuses it: :func:`build` downloads the module's source and runs
-``go build ./weed`` inside it, once, into a cache that outlives the clone (about 7.5 minutes on
+``go build ./weed`` inside it, once, into a cache that outlives the clone (5 to 6 minutes on
 two cores with an empty Go module cache; the binary is about 230 MB). A machine without a
 recent enough Go gets the toolchain from the Go module proxy too (``golang.org/toolchain``).
 
@@ -100,7 +100,7 @@ def weed_binary() -> Path:
     if not os.access(path, os.X_OK):
         raise S3ServerMissing(
             f"SeaweedFS (the tests' S3 server) is not built at {path}: build it once with "
-            f"`{build_command()}` (about 8 minutes; make test does it)"
+            f"`{build_command()}` (5 to 6 minutes; make test does it)"
         )
     return path
 
@@ -160,7 +160,7 @@ def build(say: Callable[[str], None] = print) -> Path:
     source = Path(json.loads(found.stdout)["Dir"])
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(".weed.partial")
-    say(f"building SeaweedFS in {source} (about 8 minutes on two cores the first time)")
+    say(f"building SeaweedFS in {source} (5 to 6 minutes on two cores the first time)")
     began = time.monotonic()
     built = subprocess.run([go, "build", "-o", partial, "./weed"], cwd=source, env=env)
     if built.returncode != 0:
