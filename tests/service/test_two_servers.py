@@ -77,7 +77,11 @@ def test_two_servers_run_every_run_once_and_a_killed_ones_runs_are_taken_over(
         with two.client("alice") as client:
             logs = "\n".join(client.get(f"/jobs/{job}/logs").text for job in jobs)
             found = client.get("/search", params={"collections": "sleeper", "limit": 100}).json()
-        assert logs.splitlines().count("done") == JOBS * RUNS  # every run finished once
+        # every run finished; one of the killed server's may have finished its algorithm just
+        # before the kill, and rightly ran again on the survivor (runs are at least once, their
+        # outputs catalogued exactly once)
+        taken_over = len([id for id in caught if held[id][0] == "run"])
+        assert JOBS * RUNS <= logs.splitlines().count("done") <= JOBS * RUNS + taken_over
         assert len(found["features"]) == JOBS * RUNS  # and was catalogued once
         assert not [s for s, _, _ in final.values() if s != "done"]
     finally:
