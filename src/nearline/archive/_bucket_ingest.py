@@ -39,7 +39,7 @@ from nearline.archive._ingest import (
     check_on_error,
     granule_fields,
 )
-from nearline.errors import ConfigError, GranuleError, IngestError, NearlineError
+from nearline.errors import GranuleError, IngestError, NearlineError
 
 if TYPE_CHECKING:
     from nearline.layout import S3Tier
@@ -115,12 +115,10 @@ def ingest_bucket(
     nearline.errors.ConfigError
         If ``url`` is not ``s3://bucket/prefix`` or a storage option is unknown.
     """
-    from nearline.layout import open_tier
+    from nearline.layout import open_tier, split_s3_url
 
     check_on_error(on_error)
-    bucket, _, prefix = url.removeprefix("s3://").partition("/")
-    if not url.startswith("s3://") or not bucket:
-        raise ConfigError(f"{url!r} is not an s3://bucket/prefix URL")
+    bucket, prefix = split_s3_url(url)
     tier = open_tier(f"s3://{bucket}", storage_options=storage_options)
     try:
         objects = list_objects(tier, prefix.strip("/"))

@@ -53,10 +53,10 @@ class ObjectStores:
 
     def _object(self, location: str) -> tuple[Any, str]:
         """The tier of the bucket holding ``location`` and the object's key in it."""
-        from nearline.layout import open_tier
+        from nearline.layout import open_tier, split_s3_url
 
-        bucket, _, key = location.removeprefix(S3).partition("/")
-        if not is_object_url(location) or not bucket or not key:
+        bucket, key = split_s3_url(location, what="key")
+        if not key:
             raise ConfigError(f"{location!r} is not an s3://bucket/key URL")
         if bucket not in self._tiers:
             self._tiers[bucket] = open_tier(f"{S3}{bucket}", storage_options=self.storage_options)

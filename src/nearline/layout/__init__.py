@@ -25,7 +25,7 @@ from nearline.layout._restore import (
 )
 from nearline.layout._tier_base import ArchiveTier
 from nearline.layout._tier_registry import open_tier
-from nearline.layout._tier_s3 import S3Tier  # boto3 is imported only when one is made
+from nearline.layout._tier_s3 import S3Tier, split_s3_url  # boto3 is imported only when one is made
 
 __all__ = [
     "MARKER",
@@ -57,6 +57,7 @@ __all__ = [
     "read_marker",
     "restore",
     "restore_member",
+    "split_s3_url",
     "steps",
     "verify_archive",
 ]

@@ -39,6 +39,15 @@ def final_name(temporary: str) -> str:
     return f"{folder}/{base}" if folder else base
 
 
+def split_s3_url(url: str, *, what: str = "prefix") -> tuple[str, str]:
+    """(bucket, the rest) of ``s3://bucket/rest``; ConfigError naming ``what`` the rest is."""
+    scheme, sep, rest = url.partition("://")
+    bucket, _, tail = rest.partition("/")
+    if scheme != "s3" or not sep or not bucket:
+        raise ConfigError(f"{url!r} is not an s3://bucket/{what} URL")
+    return bucket, tail
+
+
 class S3Tier(ArchiveTier):
     """Objects are keys ``prefix/name`` in ``bucket``.
 
@@ -67,10 +76,7 @@ class S3Tier(ArchiveTier):
     @classmethod
     def from_url(cls, url: str, *, storage_options: Mapping[str, Any] | None = None) -> S3Tier:
         """The tier ``s3://bucket/prefix`` names."""
-        scheme, sep, rest = url.partition("://")
-        bucket, _, prefix = rest.partition("/")
-        if scheme != "s3" or not sep or not bucket:
-            raise ConfigError(f"{url!r} is not an s3://bucket/prefix URL")
+        bucket, prefix = split_s3_url(url)
         options = dict(storage_options or {})
         part_size = parse_size(options.pop("part_size", PART_SIZE), what="part_size")
         return cls(Bucket(bucket, options=options, url=url), prefix, part_size=part_size)
