@@ -611,9 +611,11 @@ def test_a_missing_program_or_mount_is_a_sandbox_error(box: Sandbox) -> None:
 
 
 def test_no_run_cgroup_is_left_behind(box: Sandbox) -> None:
-    before = {p.name for h in _cgroups.usable().values() for p in h.own.glob("nearline-*")}
+    # this process's run groups only: the other test worker's runs share the parent cgroup
+    mine = f"{_cgroups.PREFIX}{_cgroups.service_stamp()}-*"
+    before = {p.name for h in _cgroups.usable().values() for p in h.own.glob(mine)}
     outcome = box.shell("true", limits=Limits())
-    after = {p.name for h in _cgroups.usable().values() for p in h.own.glob("nearline-*")}
+    after = {p.name for h in _cgroups.usable().values() for p in h.own.glob(mine)}
     assert outcome.ok
     assert after <= before
 
