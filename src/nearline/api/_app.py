@@ -4,7 +4,9 @@ landing page for browsers. Each part's routes sit beside its handlers; this modu
 them together.
 
 Every route needs ``Authorization: Bearer TOKEN`` except the landing page, /conformance and the
-OpenAPI document at /api.
+OpenAPI document at /api. Every request gets a request id, a line in the log and its latency
+in the service's metrics (_requests.py); the metrics themselves are served apart, on the
+address ``nearline serve --metrics`` names, never here.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from nearline.api import _jobs as jobs
 from nearline.api import _openapi as openapi
 from nearline.api import _problems as problems
 from nearline.api import _processes as processes
+from nearline.api import _requests as requests
 from nearline.api import _stac as stac
 from nearline.api import _subscriptions as subscriptions
 from nearline.api import _users as users
@@ -32,4 +35,5 @@ def create_app(service: Service) -> FastAPI:
     problems.install(app)
     openapi.install(app)
     web.install(app)
+    app.add_middleware(requests.RequestLog, latency=service.metrics.request_seconds)
     return app

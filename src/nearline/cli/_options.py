@@ -131,3 +131,34 @@ def s3_options(args: argparse.Namespace) -> dict[str, Any]:
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
     return options
+
+
+def listen_address(text: str) -> tuple[str, int]:
+    """HOST:PORT (``[::1]:9464`` for IPv6; port 0: any free one), as argparse's type."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT such as 127.0.0.1:9464, got {text!r}")
+    return host, int(port)
+
+
+def add_operator_options(parser: argparse.ArgumentParser) -> None:
+    """What an operator watches a server by: --metrics (Prometheus' address to scrape) and
+    --log-format (text for people, json for machines); docs/operations.md."""
+    watch = parser.add_argument_group("operating the service (docs/operations.md)")
+    metrics = os.environ.get("NEARLINE_METRICS")
+    watch.add_argument(
+        "--metrics",
+        type=listen_address,
+        default=listen_address(metrics) if metrics else None,
+        metavar="HOST:PORT",
+        help="serve GET /metrics for Prometheus on this address of its own, apart from the "
+        "API (port 0: any free one; default: $NEARLINE_METRICS, else not served)",
+    )
+    watch.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=os.environ.get("NEARLINE_LOG_FORMAT") or "text",
+        help="text (default, or $NEARLINE_LOG_FORMAT) or json: one JSON object a line, with "
+        "the request id, user, job and run of each line",
+    )

@@ -14,19 +14,27 @@ import re
 import socket
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from nearline.cli._options import add_data_option, add_s3_options, s3_options
+from nearline.cli._options import (
+    add_data_option,
+    add_operator_options,
+    add_s3_options,
+    s3_options,
+)
 from nearline.errors import ConfigError, NearlineError
 
 SERVING = re.compile(r"nearline serving .* at \S+ \(port (\d+)\)")
+METRICS = re.compile(r"nearline metrics for Prometheus at \S+ \(port (\d+)\)")
+log = logging.getLogger(__name__)
 
 
-def served_port(output: str) -> int | None:
-    """The port a `nearline serve` whose ``output`` this is serves on; None until it has
-    bound one (it says so only then)."""
-    found = SERVING.search(output)
+def served_port(output: str, what: re.Pattern[str] = SERVING) -> int | None:
+    """The port a `nearline serve` whose ``output`` this is serves on (``what``: METRICS,
+    the port of its metrics); None until it has bound one (it says so only then)."""
+    found = what.search(output)
     return int(found.group(1)) if found else None
 
 
@@ -85,6 +93,10 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return listener
 
 
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def add_serve_parser(subparsers: Any) -> None:
     serve = subparsers.add_parser(
         "serve",
@@ -133,6 +145,7 @@ def add_serve_parser(subparsers: Any) -> None:
         "other hosts (one --db) can send them (default: $NEARLINE_ARCHIVE)",
     )
     add_s3_options(serve)
+    add_operator_options(serve)
     serve.set_defaults(func=run_serve)
 
 
@@ -146,11 +159,10 @@ def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
     from rich.console import Console
 
+    from nearline import logs
     from nearline.api import create_app
 
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure(args.log_format)
     logging.getLogger("botocore").setLevel(logging.WARNING)  # "found credentials in ..."
     listener = listening_socket(args.host, args.port)
     port = listener.getsockname()[1]
@@ -167,20 +179,27 @@ def run_serve(args: argparse.Namespace) -> int:
         archive=args.archive,
         storage_options=s3_options(args),
     )
-    console = Console(stderr=True)
+    console = Console(stderr=True)  # a person's terminal; a machine's log has JSON lines only
+    say = log.info if args.log_format == "json" else partial(console.print, soft_wrap=True)
+    metrics = None
     try:
         service.start()
         app = create_app(service)
-        console.print(
-            f"nearline serving {service.settings.data} at {base} (port {port})", soft_wrap=True
-        )
+        if args.metrics is not None:
+            metrics = service.metrics.serve(*args.metrics)
+            say(f"nearline metrics for Prometheus at {_url(args.metrics[0], metrics.port)}"
+                f"/metrics (port {metrics.port})")  # fmt: skip
+        say(f"nearline serving {service.settings.data} at {base} (port {port})")
         if not service.users.list():
-            console.print("no users yet: `nearline users add NAME` prints a token")
-        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+            say("no users yet: `nearline users add NAME` prints a token")
+        config = uvicorn.Config(app, log_level="warning", log_config=None, access_log=False)
+        uvicorn.Server(config).run(sockets=[listener])
     except OSError as error:  # the data folder, the database, a run's folder
         where = f" ({error.filename})" if error.filename else ""
         raise ConfigError(f"cannot serve: {error.strerror or error}{where}") from None
     finally:
         listener.close()
+        if metrics is not None:
+            metrics.close()
         service.close()
     return 0

@@ -23,6 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
+from nearline import logs
 from nearline.algorithms import Algorithm
 from nearline.closing import Closing
 from nearline.errors import DiskQuotaExceeded, NearlineError, OutputsLost
@@ -64,11 +65,13 @@ class Dispatcher(Closing):
         admission: bool = True,
         memory_now: Callable[[], MemoryNow] | None = None,
         mark: Callable[[str, str], object] | None = None,
+        slot_overhead: Callable[[float], object] | None = None,
     ) -> None:
         """``admission`` False starts every queued run at once (comparisons only);
         ``memory_now`` reads the memory free now (default: this machine's, for local runs;
         none for runs that go elsewhere); ``mark(event, name)`` is told each run's "start"
-        and "end" (the service's load recording)."""
+        and "end" (the service's load recording); ``slot_overhead(seconds)`` how much longer
+        each run held its slot than its algorithm ran (the service's metrics)."""
         self.store = store
         self.servers = servers or Servers(store.database)
         self.me: str | None = None  # this server's id, once started
@@ -81,6 +84,7 @@ class Dispatcher(Closing):
         local = self.executor.name == LocalExecutor.name  # elsewhere, this machine's memory
         self.memory_now = memory_now or (read_memory_now if local else None)  # is not theirs
         self.mark = mark
+        self.slot_overhead = slot_overhead
         self.allotment = allotment
         self.disk_used = disk_used
         self.held = Holdings()
@@ -93,6 +97,7 @@ class Dispatcher(Closing):
         self._futures: dict[str, Future[None]] = {}
         self._sizes: dict[str, tuple[str, float, int]] = {}  # run: (owner, cpus, memory)
         self._began: dict[str, float] = {}  # run: when it was admitted (monotonic)
+        self._ran: dict[str, float] = {}  # run: how long its algorithm ran (seconds)
         self._taken: set[str] = set()  # runs another server took over (this one was late)
         self._tended = {"beat": 0.0, "adopt": 0.0}  # when the loop last did each (monotonic)
         self._thread: threading.Thread | None = None
@@ -252,9 +257,14 @@ class Dispatcher(Closing):
         self._began[run.id] = time.monotonic()
         self._cancels[run.id] = threading.Event()  # before it starts: a dismissal may come
         self._futures[run.id] = self._pool.submit(self._pipeline, moved)
+        log.info("run admitted", extra={"job": run.job, "run": run.id, "user": candidate.owner})
 
     # -- one run ----------------------------------------------------------------------------
     def _pipeline(self, run: Run) -> None:
+        with logs.bound(job=run.job, run=run.id):  # every line about it says which it is
+            self._pipeline_of(run)
+
+    def _pipeline_of(self, run: Run) -> None:
         cancel = self._cancels.setdefault(run.id, threading.Event())
         try:
             job = self.store.get(run.job, viewer=None)
@@ -293,12 +303,17 @@ class Dispatcher(Closing):
             owner, cpus, memory = self._sizes.pop(run_id)
             self.held.give_back(owner, cpus, memory)
             began = self._began.pop(run_id, time.monotonic())
-            self.ledger.credit(owner, cpus * (time.monotonic() - began))
+            held = time.monotonic() - began
+            self.ledger.credit(owner, cpus * held)
+            ran = self._ran.pop(run_id, None)
+            if ran is not None and self.slot_overhead is not None:
+                self.slot_overhead(max(0.0, held - ran))
         self.wake()
 
     def _walk(self, run: Run, job: Job, algorithm: Algorithm, cancel: threading.Event) -> None:
         ctx = self.context
         places: stations.Places = ctx["places"]
+        logs.bind(user=job.owner)
         if run.station == Station.STAGE:
             inputs = stations.stage(
                 run,
@@ -326,6 +341,8 @@ class Dispatcher(Closing):
                 )  # fmt: skip
             finally:
                 self._mark("end", name)
+            if outcome.usage is not None:
+                self._ran[run.id] = outcome.usage.wall_seconds
             retried = self.executor.retries(run.id)
             if retried:
                 run = self._note_retries(run, retried)
@@ -349,6 +366,7 @@ class Dispatcher(Closing):
                 return
             if moved is None:  # dismissed meanwhile
                 raise _Dismissed(run.id)
+            log.info("run at station %s", moved.station.value)
             run = moved
             self._release(run.id)  # from here on it is the service's work, not the run's
         if run.station == Station.INGEST:
@@ -388,6 +406,7 @@ class Dispatcher(Closing):
         moved = self.store.move(run, to, **changes)
         if moved is None:  # dismissed meanwhile
             raise _Dismissed(run.id)
+        log.info("run at station %s", to.value)
         return moved
 
     def _note_retries(self, run: Run, retried: int) -> Run:
@@ -400,6 +419,7 @@ class Dispatcher(Closing):
         )
 
     def _fail(self, run: Run, message: str, **changes: Any) -> None:
+        log.warning("run failed: %s", message, extra={"job": run.job, "run": run.id})
         self.store.move(run, Station.FAILED, message=message, finished=datetime.now(UTC), **changes)
 
 

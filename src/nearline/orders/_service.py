@@ -46,6 +46,7 @@ from nearline.orders._base import Job, JobStatus, Run, Station
 from nearline.orders._dispatcher import Dispatcher
 from nearline.orders._executors import open_executor
 from nearline.orders._memory import service_lending
+from nearline.orders._metrics import ServiceMetrics
 from nearline.orders._planning import plan_order
 from nearline.orders._secrets import ServiceKeys
 from nearline.orders._stations import OUTPUTS_OF, Places, output_item_id
@@ -175,6 +176,9 @@ class Service(Closing):
         if self.settings.memory is not None:
             capacity.memory = self.settings.memory
         self._sampler: SystemSampler | None = None  # the load recording, while serving
+        self.metrics = ServiceMetrics(  # what `nearline serve --metrics` serves
+            self.database, self.catalogue, held=lambda: self.dispatcher.held.by_user.copy()
+        )
         self.dispatcher = Dispatcher(
             store=self.jobs,
             find_algorithm=self._algorithm_of,
@@ -192,6 +196,7 @@ class Service(Closing):
             poll=self.settings.poll,
             admission=self.settings.admission,
             mark=self._mark if self.settings.record is not None else None,
+            slot_overhead=self.metrics.slot_overhead.observe,
         )
         subscriptions = SubscriptionStore(self.database)
         self.subscriptions = Subscriptions(

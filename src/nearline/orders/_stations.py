@@ -252,6 +252,8 @@ def ingest(
             )
         )
     catalogue.add_items(items)
+    for item in items:
+        log.info("output kept as item %s/%s", collection, item.id)
     return items
 
 

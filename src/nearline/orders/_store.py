@@ -54,7 +54,11 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE INDEX IF NOT EXISTS runs_by_station ON runs (station, job, idx);
 """
 GROWN = {  # columns added since the first schema, added to an older service's tables
-    "runs": {"output_bytes": "INTEGER NOT NULL DEFAULT 0", "server": "TEXT"},
+    "runs": {
+        "output_bytes": "INTEGER NOT NULL DEFAULT 0",
+        "server": "TEXT",
+        "station_since": "TEXT",  # when it reached its station (the metrics' waits)
+    },
     "jobs": {"kept": "INTEGER NOT NULL DEFAULT 1"},
 }
 HOLDING_DISK = ("ingest", "cleanup", "done")  # stations whose runs' outputs are kept
@@ -154,8 +158,8 @@ class JobStore:
                 ),
             )
             connection.executemany(
-                "INSERT INTO runs (id, job, idx, station, inputs, waiting) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (id, job, idx, station, inputs, waiting, station_since) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         run.id,
@@ -164,6 +168,7 @@ class JobStore:
                         run.station.value,
                         json.dumps([ref.__dict__ for ref in run.inputs]),
                         run.waiting,
+                        job.created.isoformat(),
                     )
                     for run in job.runs
                 ],
@@ -236,7 +241,8 @@ class JobStore:
         changed = connection.execute(
             "UPDATE runs SET station = ?, waiting = ?, message = ?, usage = ?, "
             "outputs = ?, output_bytes = ?, attempts = ?, started = ?, finished = ?, "
-            "server = ? WHERE id = ? AND station = ? AND COALESCE(server, '') = ?",
+            "server = ?, station_since = CASE WHEN station = ? THEN station_since ELSE ? END "
+            "WHERE id = ? AND station = ? AND COALESCE(server, '') = ?",
             (
                 to.value,
                 moved.waiting,
@@ -248,6 +254,8 @@ class JobStore:
                 moved.started.isoformat() if moved.started else None,
                 moved.finished.isoformat() if moved.finished else None,
                 moved.server,
+                to.value,  # staying at its station (taken over, retried): since then still
+                now().isoformat(),
                 run.id,
                 run.station.value,
                 run.server or "",
@@ -302,11 +310,12 @@ class JobStore:
         open_runs = [run for run in job.runs if not run.station.ended]
         with self.database.transaction() as connection:
             connection.execute(
-                "UPDATE runs SET station = ?, message = ?, finished = ? "
+                "UPDATE runs SET station = ?, message = ?, finished = ?, station_since = ? "
                 "WHERE job = ? AND station NOT IN (?, ?, ?)",
                 (
                     Station.DISMISSED.value,
                     message,
+                    now().isoformat(),
                     now().isoformat(),
                     job_id,
                     Station.DONE.value,
