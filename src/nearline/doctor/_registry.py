@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nearline.doctor import _builds as builds
+from nearline.doctor import _monitoring as monitoring
 from nearline.doctor import _services as services
 from nearline.doctor._base import Capability
 from nearline.errors import ConfigError
@@ -50,6 +51,12 @@ CAPABILITIES: tuple[Capability, ...] = (
         purpose="burst's Fortran models",
         probe=builds.mpi_fortran,
         packages=("openmpi-bin", "libopenmpi-dev", "gfortran"),
+    ),
+    Capability(
+        name="prometheus",
+        purpose="watching the service: the suite's Prometheus scrapes `nearline serve --metrics`",
+        probe=monitoring.prometheus,
+        packages=("prometheus",),
     ),
     Capability(
         name="s3-server",
