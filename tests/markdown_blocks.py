@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RUN = {"python", "sh", "bash", "console"}  # blocks that are executed
 CHECKED = {"toml", "json"}  # parsed, not run
 SOURCES = {"c", "fortran"}  # saved under the file name they start with, for later blocks
-SHOWN = {"text", "c", "fortran", "yaml"}  # read by people only
+SHOWN = {"text", "c", "fortran", "yaml", "ini", "nginx"}  # read by people only
 
 _FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _DIRECTIVE = re.compile(r"^<!--\s*docs:\s*(\w+)\s*(.*?)\s*-->\s*$")
