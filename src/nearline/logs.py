@@ -39,11 +39,6 @@ def redact(text: str) -> str:
     return text
 
 
-def current() -> dict[str, str]:
-    """The fields bound now (for a thread handed work by this one)."""
-    return dict(_CONTEXT.get({}))
-
-
 @contextlib.contextmanager
 def bound(**fields: str | None) -> Iterator[None]:
     """Every line logged inside carries ``fields`` (None values are left out)."""
