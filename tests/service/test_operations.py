@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import socket
 from collections.abc import Iterator
 
 import httpx
@@ -15,7 +16,7 @@ import pytest
 
 from nearline.cli._serve import METRICS, served_port
 
-from ..live_service import LiveService
+from ..live_service import LiveService, nearline
 from ..prometheus_server import prometheus
 from .conftest import deploy, serving
 
@@ -155,3 +156,17 @@ def test_every_line_of_the_log_is_one_json_object(live):
     serving = [line for line in lines if line["message"].startswith("nearline serving")]
     assert len(serving) == 1
     assert serving[0]["logger"] == "nearline.cli._serve"
+
+
+def test_a_taken_metrics_address_is_refused_in_one_line(tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = nearline(
+            "serve", "--port", "0", "--metrics", f"127.0.0.1:{port}", data=tmp_path, check=False
+        )
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        f"nearline: error: cannot serve the metrics on 127.0.0.1:{port}: Address already in "
+        "use; choose another --metrics address (port 0: any free one)"
+    )
+    assert "Traceback" not in done.stderr

@@ -146,11 +146,10 @@ def add_operator_options(parser: argparse.ArgumentParser) -> None:
     """What an operator watches a server by: --metrics (Prometheus' address to scrape) and
     --log-format (text for people, json for machines); docs/operations.md."""
     watch = parser.add_argument_group("operating the service (docs/operations.md)")
-    metrics = os.environ.get("NEARLINE_METRICS")
     watch.add_argument(
         "--metrics",
-        type=listen_address,
-        default=listen_address(metrics) if metrics else None,
+        type=listen_address,  # applied to the default too: a bad $NEARLINE_METRICS is refused
+        default=os.environ.get("NEARLINE_METRICS") or None,
         metavar="HOST:PORT",
         help="serve GET /metrics for Prometheus on this address of its own, apart from the "
         "API (port 0: any free one; default: $NEARLINE_METRICS, else not served)",

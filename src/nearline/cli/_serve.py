@@ -183,10 +183,11 @@ def run_serve(args: argparse.Namespace) -> int:
     say = log.info if args.log_format == "json" else partial(console.print, soft_wrap=True)
     metrics = None
     try:
+        if args.metrics is not None:  # bound first: a taken address is one line, at once
+            metrics = service.metrics.serve(*args.metrics)
         service.start()
         app = create_app(service)
-        if args.metrics is not None:
-            metrics = service.metrics.serve(*args.metrics)
+        if metrics is not None:
             say(f"nearline metrics for Prometheus at {_url(args.metrics[0], metrics.port)}"
                 f"/metrics (port {metrics.port})")  # fmt: skip
         say(f"nearline serving {service.settings.data} at {base} (port {port})")

@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector
 
 from nearline.archive import Catalogue
 from nearline.db import Database
+from nearline.errors import ConfigError
 from nearline.orders._base import Station
 from nearline.orders._store import HOLDING_DISK
 
@@ -169,7 +170,13 @@ class ServiceMetrics:
     def serve(self, host: str, port: int) -> MetricsServer:
         """Serve the registry in Prometheus' text format on ``host``:``port`` (0: any free
         port), from a thread of its own, apart from the API's address."""
-        server, _ = start_http_server(port, addr=host, registry=self.registry)
+        try:
+            server, _ = start_http_server(port, addr=host, registry=self.registry)
+        except OSError as error:
+            raise ConfigError(
+                f"cannot serve the metrics on {host}:{port}: {error.strerror or error}; "
+                "choose another --metrics address (port 0: any free one)"
+            ) from None
         return MetricsServer(server)
 
 
