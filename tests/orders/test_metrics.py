@@ -9,24 +9,11 @@ from pathlib import Path
 
 from nearline.archive import open_catalogue
 from nearline.db import open_database
-from nearline.orders import InputRef, Job, JobStatus, JobStore, OutputFile, Run, Station
-from nearline.orders._metrics import ServiceMetrics
+from nearline.orders import JobStore, OutputFile, Station
+from nearline.orders._metrics import ServiceMetrics, StateCollector
+from nearline.testing.stores import make_job
 
 AN_HOUR_AGO = datetime.now(UTC) - timedelta(hours=1)
-
-
-def job(name: str, owner: str, runs: int, created: datetime = AN_HOUR_AGO) -> Job:
-    ref = (InputRef("granules", "c", "g"),)
-    return Job(
-        id=name,
-        owner=owner,
-        process="p",
-        version="1",
-        status=JobStatus.ACCEPTED,
-        created=created,
-        updated=created,
-        runs=tuple(Run(f"{name}-{i}", name, i, Station.QUEUED, ref) for i in range(runs)),
-    )
 
 
 def figures(data: Path, held: dict[str, tuple[float, int]]) -> dict[str, float]:
@@ -34,7 +21,7 @@ def figures(data: Path, held: dict[str, tuple[float, int]]) -> dict[str, float]:
         open_database(None, data / "service.db") as database,
         open_catalogue(None, data / "catalogue.db") as catalogue,
     ):
-        registry = ServiceMetrics(database, catalogue, held=lambda: held).registry
+        registry = ServiceMetrics(StateCollector(database, catalogue, held=lambda: held)).registry
         return {
             f"{sample.name}{sorted(sample.labels.items())}": sample.value
             for metric in registry.collect()
@@ -45,8 +32,8 @@ def figures(data: Path, held: dict[str, tuple[float, int]]) -> dict[str, float]:
 def test_the_state_database_is_counted(tmp_path: Path) -> None:
     with open_database(None, tmp_path / "service.db") as database:
         store = JobStore(database)
-        store.create(job("a", "alice", 3))
-        store.create(job("b", "bob", 2, created=datetime.now(UTC)))
+        store.create(make_job("a", "alice", runs=3, created=AN_HOUR_AGO))
+        store.create(make_job("b", "bob", runs=2, created=datetime.now(UTC)))
         first, second, _ = store.runs_of("a")
         staged = store.move(first, Station.STAGE)
         output = OutputFile("o.json", "summary", 1234, "0" * 64, "application/json")

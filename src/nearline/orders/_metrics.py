@@ -51,6 +51,10 @@ _DISK_BY_USER = (
 )
 
 
+def _gauge(name: str, description: str, label: str) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, description, labels=[label])
+
+
 class StateCollector(Collector):
     """Runs, jobs, stations, users' disk and the catalogue's ingests, as the state database
     says at the moment of the scrape; and each user's CPUs and memory held by this server's
@@ -87,7 +91,7 @@ class StateCollector(Collector):
         for station in Station:
             runs.add_metric([station.value, STATE[station]], counts.get(station.value, 0))
         yield runs
-        jobs = GaugeMetricFamily("nearline_jobs", "Jobs (orders) by status", labels=["status"])
+        jobs = _gauge("nearline_jobs", "Jobs (orders) by status", "status")
         for row in self.database.query(_BY_STATUS):
             jobs.add_metric([row["status"]], row["n"])
         yield jobs
@@ -97,14 +101,15 @@ class StateCollector(Collector):
             row["station"]: row["since"]
             for row in self.database.query(_OLDEST, tuple(s.value for s in OPEN))
         }
-        depth = GaugeMetricFamily(
-            "nearline_station_queue_depth", "Runs waiting or working at each open station",
-            labels=["station"],
-        )  # fmt: skip
-        wait = GaugeMetricFamily(
+        depth = _gauge(
+            "nearline_station_queue_depth",
+            "Runs waiting or working at each open station",
+            "station",
+        )
+        wait = _gauge(
             "nearline_station_oldest_wait_seconds",
             "How long the run longest at each open station has been there (0: none there)",
-            labels=["station"],
+            "station",
         )
         now = datetime.now(UTC)
         for station in OPEN:
@@ -116,21 +121,21 @@ class StateCollector(Collector):
         yield wait
 
     def _users(self) -> Iterator[Metric]:
-        disk = GaugeMetricFamily(
-            "nearline_user_disk_held_bytes", "Bytes each user's kept outputs take (their quota)",
-            labels=["user"],
-        )  # fmt: skip
+        disk = _gauge(
+            "nearline_user_disk_held_bytes",
+            "Bytes each user's kept outputs take (their quota)",
+            "user",
+        )
         for row in self.database.query(_DISK_BY_USER, HOLDING_DISK):
             disk.add_metric([row["owner"]], row["used"])
         yield disk
-        cpus = GaugeMetricFamily(
-            "nearline_user_cpus_held", "CPUs each user's runs hold on this server now",
-            labels=["user"],
-        )  # fmt: skip
-        memory = GaugeMetricFamily(
+        cpus = _gauge(
+            "nearline_user_cpus_held", "CPUs each user's runs hold on this server now", "user"
+        )
+        memory = _gauge(
             "nearline_user_memory_held_bytes",
             "Memory each user's runs declared and hold on this server now",
-            labels=["user"],
+            "user",
         )
         for user, (held_cpus, held_memory) in sorted(self.held().items()):
             cpus.add_metric([user], held_cpus)
@@ -140,17 +145,12 @@ class StateCollector(Collector):
 
 
 class ServiceMetrics:
-    """The service's registry: the state collector, and the histograms this process fills
-    (the slot overhead here, request latency by route in nearline.api)."""
+    """The service's registry: ``state`` (a :class:`StateCollector`), and the histograms
+    this process fills (the slot overhead here, request latency by route in nearline.api)."""
 
-    def __init__(
-        self,
-        database: Database,
-        catalogue: Catalogue,
-        held: Callable[[], Mapping[str, tuple[float, int]]],
-    ) -> None:
+    def __init__(self, state: Collector) -> None:
         self.registry = CollectorRegistry()
-        self.registry.register(StateCollector(database, catalogue, held))
+        self.registry.register(state)
         self.slot_overhead = Histogram(
             "nearline_slot_overhead_seconds",
             "How much longer each run held its slot (CPUs and memory, from admission to "

@@ -46,7 +46,7 @@ from nearline.orders._base import Job, JobStatus, Run, Station
 from nearline.orders._dispatcher import Dispatcher
 from nearline.orders._executors import open_executor
 from nearline.orders._memory import service_lending
-from nearline.orders._metrics import ServiceMetrics
+from nearline.orders._metrics import ServiceMetrics, StateCollector
 from nearline.orders._planning import plan_order
 from nearline.orders._secrets import ServiceKeys
 from nearline.orders._stations import OUTPUTS_OF, Places, output_item_id
@@ -177,7 +177,9 @@ class Service(Closing):
             capacity.memory = self.settings.memory
         self._sampler: SystemSampler | None = None  # the load recording, while serving
         self.metrics = ServiceMetrics(  # what `nearline serve --metrics` serves
-            self.database, self.catalogue, held=lambda: self.dispatcher.held.by_user.copy()
+            StateCollector(
+                self.database, self.catalogue, held=lambda: self.dispatcher.held.by_user.copy()
+            )
         )
         self.dispatcher = Dispatcher(
             store=self.jobs,
