@@ -91,9 +91,9 @@ def formatter(log_format: str) -> logging.Formatter:
         from pythonjsonlogger.json import JsonFormatter
 
         inner: logging.Formatter = JsonFormatter(
-            "%(asctime)s %(levelname)s %(name)s %(message)s",
-            rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
-            datefmt="%Y-%m-%dT%H:%M:%S%z",
+            "%(levelname)s %(name)s %(message)s",
+            rename_fields={"levelname": "level", "name": "logger"},
+            timestamp="time",  # UTC, ISO 8601 to the microsecond
         )
     elif log_format == "text":
         inner = _TextWithFields(_TEXT)
