@@ -16,6 +16,7 @@ from nearline.api import _jobs as jobs
 from nearline.api import _openapi as openapi
 from nearline.api import _problems as problems
 from nearline.api import _processes as processes
+from nearline.api import _signin as signin
 from nearline.api import _stac as stac
 from nearline.api import _subscriptions as subscriptions
 from nearline.api import _users as users
@@ -32,4 +33,5 @@ def create_app(service: Service) -> FastAPI:
     problems.install(app)
     openapi.install(app)
     web.install(app)
+    signin.install(app)
     return app

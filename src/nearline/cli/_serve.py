@@ -132,6 +132,13 @@ def add_serve_parser(subparsers: Any) -> None:
         help="keep job outputs in this bucket instead of under --data, so that servers on "
         "other hosts (one --db) can send them (default: $NEARLINE_ARCHIVE)",
     )
+    serve.add_argument(
+        "--oidc",
+        default=None,
+        metavar="FILE",
+        help="sign people in through an OpenID Connect provider, as this YAML file says "
+        '(docs/service.md, "Signing in"; default: $NEARLINE_OIDC)',
+    )
     add_s3_options(serve)
     serve.set_defaults(func=run_serve)
 
@@ -166,6 +173,7 @@ def run_serve(args: argparse.Namespace) -> int:
         record=args.record,
         archive=args.archive,
         storage_options=s3_options(args),
+        oidc=args.oidc,
     )
     console = Console(stderr=True)
     try:
