@@ -152,7 +152,7 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
                 {
                     "issuer": issuer,
                     "client_id": "nearline",
-                    "client_secret_env": "NEARLINE_TEST_OIDC_SECRET",
+                    "client_secret_env": "OIDC_TEST_CLIENT_SECRET",
                     "cli_client_id": "nearline-cli",
                     "admit": {
                         "email_domains": ["science.example"],
@@ -163,7 +163,7 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
                 }
             )
         )
-        os.environ["NEARLINE_TEST_OIDC_SECRET"] = WEB_SECRET  # the served process inherits it
+        os.environ["OIDC_TEST_CLIENT_SECRET"] = WEB_SECRET  # the served process inherits it
         yield Provider(keycloak, issuer, elsewhere, key, settings)
 
 

@@ -11,6 +11,7 @@ import json
 import re
 import time
 from html import unescape
+from urllib.parse import urljoin
 
 import httpx
 import jwt
@@ -24,11 +25,25 @@ FORM = re.compile(r'<form[^>]*id="kc-form-login"[^>]*action="([^"]+)"', re.S)
 ANY_FORM = re.compile(r'<form[^>]*action="([^"]+)"', re.S)
 
 
+def new_browser(**kwargs) -> httpx.Client:
+    """An httpx client that keeps cookies as a browser does. Keycloak marks its cookies
+    Secure; a browser still sends them to a loopback address over plain HTTP (a secure
+    context), so this one drops the mark as each answer arrives."""
+    client = httpx.Client(timeout=60, **kwargs)
+
+    def loopback(response: httpx.Response) -> None:
+        for cookie in client.cookies.jar:
+            cookie.secure = False
+
+    client.event_hooks["response"] = [loopback]
+    return client
+
+
 def login_form(page: httpx.Response) -> str:
     """The URL Keycloak's login page posts to."""
     found = FORM.search(page.text) or ANY_FORM.search(page.text)
     assert found, f"no login form on Keycloak's page ({page.status_code}): {page.text[:500]}"
-    return unescape(found.group(1))
+    return urljoin(str(page.url), unescape(found.group(1)))
 
 
 def pass_login(browser: httpx.Client, page: httpx.Response, user: str) -> httpx.Response:
@@ -43,7 +58,7 @@ def web_signin(
 ) -> tuple[httpx.Client, str]:
     """Start the web page's sign-in and pass Keycloak's login as ``user``; the browser and the
     callback URL Keycloak sends it to (not yet followed)."""
-    browser = httpx.Client(timeout=60)
+    browser = new_browser()
     started = browser.get(f"{live.url}/signin", params={"return": back})
     assert started.status_code == 303, started.text
     page = browser.get(started.headers["location"], follow_redirects=True)
@@ -67,9 +82,9 @@ def finish_signin(browser: httpx.Client, callback: str) -> dict:
 def device_approve(uri: str, user: str) -> str:
     """Open the device flow's verification address as ``user``'s browser would, sign in, and
     grant; the text of the provider's last page."""
-    with httpx.Client(timeout=60, follow_redirects=True) as browser:
+    with new_browser(follow_redirects=True) as browser:
         page = pass_login(browser, browser.get(uri), user)
-        if "kc-login" in page.text and "accept" in page.text.lower():  # a consent screen
+        if 'name="accept"' in page.text:  # the consent screen the device grant shows
             page = browser.post(login_form(page), data={"accept": "Yes"})
         return page.text
 

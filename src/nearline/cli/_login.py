@@ -53,9 +53,21 @@ def service_url(args: argparse.Namespace) -> str:
 
 
 def _json(answer: httpx.Response, what: str) -> dict[str, Any]:
-    if answer.status_code != 200:
-        raise ConfigError(f"{what}: {answer.status_code} {answer.reason_phrase}")
+    if answer.status_code not in (200, 201):
+        try:
+            said = answer.json()
+            why = said.get("error_description") or said.get("detail") or said.get("error")
+        except ValueError:
+            why = answer.reason_phrase
+        raise ConfigError(f"{what}: {answer.status_code} {why}")
     return answer.json()
+
+
+def pkce_pair() -> tuple[str, str]:
+    """A PKCE verifier and its S256 challenge (RFC 7636)."""
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def provider_of(url: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -75,10 +87,17 @@ def provider_of(url: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def device_flow(config: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    """RFC 8628, with PKCE as well (Keycloak asks for it from a client that requires it)."""
+    verifier, challenge = pkce_pair()
     started = _json(
         httpx.post(
             document["device_authorization_endpoint"],
-            data={"client_id": config["client_id"], "scope": config["scopes"]},
+            data={
+                "client_id": config["client_id"],
+                "scope": config["scopes"],
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+            },
             timeout=30,
         ),
         "the provider's device authorization endpoint",
@@ -96,6 +115,7 @@ def device_flow(config: dict[str, Any], document: dict[str, Any]) -> dict[str, A
                 "grant_type": DEVICE_GRANT,
                 "device_code": started["device_code"],
                 "client_id": config["client_id"],
+                "code_verifier": verifier,
             },
             timeout=30,
         )
@@ -132,8 +152,7 @@ def code_flow(config: dict[str, Any], document: dict[str, Any], *, browser: bool
     server.timeout = 1
     redirect_uri = f"http://127.0.0.1:{server.server_address[1]}/callback"
     state = secrets.token_urlsafe(32)
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+    verifier, challenge = pkce_pair()
     query = urlencode(
         {
             "response_type": "code",
@@ -141,7 +160,7 @@ def code_flow(config: dict[str, Any], document: dict[str, Any], *, browser: bool
             "redirect_uri": redirect_uri,
             "scope": config["scopes"],
             "state": state,
-            "code_challenge": challenge.rstrip(b"=").decode(),
+            "code_challenge": challenge,
             "code_challenge_method": "S256",
         }
     )
@@ -253,7 +272,7 @@ def run_tokens(args: argparse.Namespace) -> int:
     with httpx.Client(base_url=url, headers=_bearer(token), timeout=30) as api:
         if args.action == "create":
             body = {"name": args.name, "days": args.days}
-            made = _json(api.post("/users/me/tokens", json=body), "the service")  # 201 below
+            made = _json(api.post("/users/me/tokens", json=body), "the service")
             print(made["token"])
             print(f"token {made['id']} ({made['name']}), until {made['expires']}", file=sys.stderr)
         elif args.action == "list":

@@ -231,6 +231,10 @@ class Verifier:
             raise Unauthorized("the token is not valid yet (nbf or iat in the future)") from None
         except jwt.InvalidAudienceError:
             raise Unauthorized("the token was issued for another audience") from None
+        except jwt.MissingRequiredClaimError as error:
+            if error.claim == "aud":
+                raise Unauthorized("the token names no audience: not issued for this") from None
+            raise Unauthorized(f"the token lacks its {error.claim!r} claim") from None
         except jwt.InvalidIssuerError:
             raise Unauthorized("the token's issuer is not one this service accepts") from None
         except jwt.InvalidTokenError as error:
