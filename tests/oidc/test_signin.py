@@ -20,6 +20,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from playwright.sync_api import expect
 
+from ..live_service import nearline
 from ..service.conftest import deploy
 from ..web.conftest import snap
 from .conftest import PASSWORD, WEB_SECRET, server_log
@@ -383,10 +384,36 @@ def test_the_web_page_signs_in_through_keycloak_then_searches_orders_and_signs_o
     assert job["status"] == "successful"
     assert len(job["nearline:runs"]) == 2  # 8 granules, at most 4 a run
 
+    page.click("#nav a[data-view=me]")
+    page.fill("#token-name", "made in the browser")
+    page.fill("#token-days", "7")
+    page.click("#token-form button[type=submit]")
+    secret = page.locator("#token-secret").text_content()
+    assert me(signin_live, secret).json()["name"] == "ada"
+    row = page.locator("#token-table tbody tr", has_text="made in the browser")
+    expect(row).to_contain_text("active")
+    snap(page, screens, "personal-tokens")
+    row.locator("button.revoke").click()
+    expect(row).to_contain_text("revoked")
+    assert me(signin_live, secret).status_code == 401
+
     page.click("#sign-out")
     page.wait_for_selector("#kc-logout")  # the provider asks before it ends its session
     page.click("#kc-logout")
     expect(page.locator("#view-signin")).to_be_visible()
     assert page.evaluate("sessionStorage.getItem('nearline-token')") is None
     assert me(signin_live, token).status_code == 401  # the sign-in's token is revoked
-    assert_not_logged(signin_live, token)
+    assert_not_logged(signin_live, token, secret)
+
+
+def test_the_operator_lists_and_revokes_tokens_from_the_command_line(signin_live):
+    made = make_token(signin_live, signin_live.tokens["bob"], "bob's notebook")
+    listed = nearline("users", "tokens", "bob", data=signin_live.data).stdout
+    assert f"{made['id']}\tbob\tbob's notebook\tactive" in listed
+    assert made["token"] not in listed
+    revoked = nearline("users", "revoke-token", made["id"], data=signin_live.data)
+    assert f"revoked bob's token {made['id']}" in revoked.stdout
+    assert me(signin_live, made["token"]).status_code == 401
+    unknown = nearline("users", "revoke-token", "tok_nothing", data=signin_live.data, check=False)
+    assert unknown.returncode == 2
+    assert "there is no token 'tok_nothing'" in unknown.stderr

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import Response
 
-from nearline.api._adapter import ERRORS, User, answer, service_of
+from nearline.api._adapter import ERRORS, OGC_ERROR, User, answer, service_of
 from nearline.errors import Forbidden, InvalidRequest
 from nearline.orders import Service
 
@@ -93,6 +93,7 @@ def build_router() -> APIRouter:
         name="revoke-token",
         tags=["Users"],
         status_code=204,
+        responses={403: OGC_ERROR},
         summary="Revoke anyone's personal token (operators)",
     )
     def delete_any_token(request: Request, token_id: str, user: User) -> Response:

@@ -123,7 +123,8 @@ class PersonalTokens:
         """Token ``token_id``, if ``owner``'s (anyone's with None: an operator asks)."""
         rows = self.database.query("SELECT * FROM personal_tokens WHERE id = ?", (token_id,))
         if not rows or (owner is not None and rows[0]["owner"] != owner):
-            raise TokenNotFound(f"you have no token {token_id!r}")
+            whose = "you have no token" if owner is not None else "there is no token"
+            raise TokenNotFound(f"{whose} {token_id!r}")
         return _token(rows[0])
 
     def revoke(self, token_id: str, *, owner: str | None) -> PersonalToken:

@@ -163,10 +163,11 @@ class UserStore:
                 )
         if self._revoked(name):
             raise Unauthorized(f"user {name} was revoked by the operator")
-        with self.database.transaction() as connection:
-            connection.execute(
-                "UPDATE users SET operator = ? WHERE name = ?", (int(operator), name)
-            )
+        if self.is_operator(name) != operator:  # the provider's groups say so at each sign-in
+            with self.database.transaction() as connection:
+                connection.execute(
+                    "UPDATE users SET operator = ? WHERE name = ?", (int(operator), name)
+                )
         return name
 
     def _free_name(self, wanted: str) -> str:

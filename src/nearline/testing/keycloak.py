@@ -345,9 +345,11 @@ def warm(say: Callable[[str], None] = print) -> None:
     if marker.exists():
         return
     say(f"starting Keycloak {VERSION} once to build it (1.5 to 2 minutes the first time)")
-    with tempfile.TemporaryDirectory(prefix="nearline-keycloak-") as scratch:
-        with Keycloak(scratch) as provider:
-            say(f"Keycloak answered in {provider.started_in:.0f} s")
+    with (
+        tempfile.TemporaryDirectory(prefix="nearline-keycloak-") as scratch,
+        Keycloak(scratch) as provider,
+    ):
+        say(f"Keycloak answered in {provider.started_in:.0f} s")
     marker.touch()
 
 
