@@ -15,8 +15,10 @@ from contextlib import closing
 from pathlib import Path
 
 import httpx
+import jwt
 import pystac_client
 import pytest
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from playwright.sync_api import expect
 
@@ -417,3 +419,39 @@ def test_the_operator_lists_and_revokes_tokens_from_the_command_line(signin_live
     unknown = nearline("users", "revoke-token", "tok_nothing", data=signin_live.data, check=False)
     assert unknown.returncode == 2
     assert "there is no token 'tok_nothing'" in unknown.stderr
+
+
+def test_a_rotated_key_is_fetched_when_a_token_names_it(signin_live, provider):
+    """The service has cached the realm's key set; the realm then signs with a new key (a new
+    kid), and the first token under it makes the service fetch the key set again."""
+    assert me(signin_live, provider.password_token("ada")["access_token"]).status_code == 200
+    time.sleep(6)  # the service fetches a key set again at most every 5 s
+    new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = new_key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    realm = provider.issuer.rsplit("/", 1)[1]
+    with provider.keycloak.admin() as admin:
+        realm_id = admin.get(f"/{realm}").json()["id"]
+        added = admin.post(
+            f"/{realm}/components",
+            json={
+                "name": "rotated-rsa",
+                "providerId": "rsa",
+                "providerType": "org.keycloak.keys.KeyProvider",
+                "parentId": realm_id,
+                "config": {"privateKey": [pem], "priority": ["2000"], "algorithm": ["RS256"]},
+            },
+        )
+        assert added.status_code == 201, added.text
+    try:
+        token = provider.password_token("ada")["access_token"]
+        assert jwt.get_unverified_header(token)["kid"] != kid_of(provider)  # signed anew
+        answer = me(signin_live, token)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["name"] == "ada"
+    finally:
+        with provider.keycloak.admin() as admin:
+            admin.delete(added.headers["location"].split("/admin/realms", 1)[1])

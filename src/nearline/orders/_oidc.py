@@ -3,10 +3,11 @@ discovery document, checking its access tokens, and the admission policy.
 
 Tokens are checked with PyJWT (the most used JWT library for Python, kept by the jpadilla/
 PyJWT project, with ``PyJWKClient`` for the provider's key set): the signature against the
-issuer's published keys (cached; fetched again when a token names a key id not yet seen, as
-after the provider rotates its keys), only asymmetric algorithms the provider announces (so
-``alg: none`` and HS256 keyed with the public key are refused before any key is looked at),
-the issuer among the allowed ones, the audience, and ``exp``, ``nbf`` and ``iat``.
+issuer's published keys (cached; fetched again, at most every few seconds, when a token names
+a key id not yet seen, as after the provider rotates its keys), only asymmetric algorithms the
+provider announces (so ``alg: none`` and HS256 keyed with the public key are refused before any
+key is looked at), the issuer among the allowed ones, the audience, and ``exp``, ``nbf`` and
+``iat``.
 
 Nothing here logs a token, a code or a secret: errors name the rule that failed, never the
 value.
@@ -31,6 +32,8 @@ ASYMMETRIC = {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES
 DISCOVERY = "/.well-known/openid-configuration"
 HTTP_TIMEOUT = 10.0
 DISCOVERY_TTL = 3600.0  # seconds a discovery document is kept
+REFETCH_AFTER = 5.0  # an unknown kid fetches the key set again, at most this often (seconds):
+# a rotated key is taken within seconds, and forged kids cannot make the service hammer the provider
 
 
 class ProviderUnreachable(ServiceError):
@@ -167,7 +170,7 @@ class Provider:
                 self._fetched = time.monotonic()
                 self._keys = jwt.PyJWKClient(
                     self._document["jwks_uri"], cache_keys=True, lifespan=DISCOVERY_TTL,
-                    timeout=int(HTTP_TIMEOUT),
+                    timeout=int(HTTP_TIMEOUT), cooldown_duration=REFETCH_AFTER,
                 )  # fmt: skip
             return self._document
 

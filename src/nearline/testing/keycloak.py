@@ -50,6 +50,7 @@ JAVA_NEEDED = 21
 ADMIN = ("nearline-admin", "nearline-admin-secret")  # the master realm's bootstrap admin
 START_TIMEOUT = 300.0  # 19 s alone, once built; far longer on two busy cores
 STOP_GRACE = 10.0
+ADMIN_TIMEOUT = 120.0  # its first admin calls (a realm made) are slow on busy cores
 
 
 class ProviderMissing(ConfigError):
@@ -243,13 +244,14 @@ class Keycloak:
                 "username": ADMIN[0],
                 "password": ADMIN[1],
             },
+            timeout=ADMIN_TIMEOUT,
         )
         answer.raise_for_status()
         token = answer.json()["access_token"]
         return httpx.Client(
             base_url=f"{self.url}/admin/realms",
             headers={"Authorization": f"Bearer {token}"},
-            timeout=60,
+            timeout=ADMIN_TIMEOUT,
         )
 
     def add_realm(self, document: dict[str, Any]) -> str:
