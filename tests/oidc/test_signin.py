@@ -39,6 +39,9 @@ from .flows import (
     web_signin,
 )
 
+# The first test starts Keycloak (19 s on an idle machine, minutes on two busy cores)
+pytestmark = pytest.mark.timeout(900)
+
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
