@@ -84,6 +84,15 @@ def clients() -> list[dict]:
     ]
 
 
+def pem_of(key: rsa.RSAPrivateKey) -> str:
+    """The private key as Keycloak's RSA key provider takes it (PKCS#8 PEM)."""
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+
+
 @dataclass
 class Provider:
     keycloak: Keycloak
@@ -119,11 +128,7 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
         pytest.fail(f"the sign-in tests need a real OpenID Connect provider: {error}", False)
     folder = tmp_path_factory.mktemp("keycloak")
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
+    pem = pem_of(key)
     running = os.environ.get("NEARLINE_TEST_KEYCLOAK")  # a URL: one started by hand
     with Keycloak.running_at(running, folder) if running else Keycloak(folder) as keycloak:
         (folder / "started-in").write_text(f"{keycloak.started_in:.1f}\n")

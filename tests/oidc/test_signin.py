@@ -18,14 +18,13 @@ import httpx
 import jwt
 import pystac_client
 import pytest
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from playwright.sync_api import expect
 
 from ..live_service import nearline
 from ..service.conftest import deploy
 from ..web.conftest import snap
-from .conftest import PASSWORD, WEB_SECRET, server_log
+from .conftest import PASSWORD, WEB_SECRET, pem_of, server_log
 from .flows import (
     claims_for,
     device_approve,
@@ -429,12 +428,7 @@ def test_a_rotated_key_is_fetched_when_a_token_names_it(signin_live, provider):
     kid), and the first token under it makes the service fetch the key set again."""
     assert me(signin_live, provider.password_token("ada")["access_token"]).status_code == 200
     time.sleep(6)  # the service fetches a key set again at most every 5 s
-    new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = new_key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
+    pem = pem_of(rsa.generate_private_key(public_exponent=65537, key_size=2048))
     realm = provider.issuer.rsplit("/", 1)[1]
     with provider.keycloak.admin() as admin:
         realm_id = admin.get(f"/{realm}").json()["id"]

@@ -21,8 +21,6 @@ provider configured, all of these are 404.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import secrets
 import threading
 import time
@@ -38,7 +36,7 @@ from nearline.api._adapter import User, service_of
 from nearline.api._auth import Credentials
 from nearline.api._stac import base_url
 from nearline.errors import InvalidRequest, NotFound, Unauthorized
-from nearline.orders import Service
+from nearline.orders import Service, pkce_pair
 
 STATE_COOKIE = "nearline-signin"
 HANDOFF_COOKIE = "nearline-handoff"
@@ -77,13 +75,6 @@ class Expiring:
         with self._lock:
             found = self._items.pop(key, None)
         return found[1] if found and found[0] > time.monotonic() else None
-
-
-def pkce_pair() -> tuple[str, str]:
-    """A PKCE verifier and its S256 challenge."""
-    verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode()).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def own_page(back_to: str | None) -> str:

@@ -17,8 +17,6 @@ kept, readable by this user alone, in ``$NEARLINE_LOGIN`` or ``~/.config/nearlin
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
 import json
 import os
 import secrets
@@ -34,6 +32,7 @@ import httpx
 
 from nearline.durable import publish, temporary_path
 from nearline.errors import ConfigError
+from nearline.orders import pkce_pair
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -61,13 +60,6 @@ def _json(answer: httpx.Response, what: str) -> dict[str, Any]:
             why = answer.reason_phrase
         raise ConfigError(f"{what}: {answer.status_code} {why}")
     return answer.json()
-
-
-def pkce_pair() -> tuple[str, str]:
-    """A PKCE verifier and its S256 challenge (RFC 7636)."""
-    verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode()).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def provider_of(url: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -292,7 +284,9 @@ def add_login_parsers(subparsers: Any) -> None:
     login = subparsers.add_parser(
         "login",
         help="sign in to a nearline service through its OpenID Connect provider",
-        description=__doc__.splitlines()[0],
+        description="Sign in to a nearline service through its OpenID Connect provider: the "
+        "device flow where the provider offers it, else the code flow with PKCE through a "
+        "loopback redirect. The tokens are kept for `nearline token` and `nearline tokens`.",
     )
     login.add_argument(
         "--url", default=None, help=f"the service (default: $NEARLINE_URL or {DEFAULT_URL})"

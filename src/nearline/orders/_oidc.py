@@ -15,7 +15,10 @@ value.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
+import secrets
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,6 +37,14 @@ HTTP_TIMEOUT = 10.0
 DISCOVERY_TTL = 3600.0  # seconds a discovery document is kept
 REFETCH_AFTER = 5.0  # an unknown kid fetches the key set again, at most this often (seconds):
 # a rotated key is taken within seconds, and forged kids cannot make the service hammer the provider
+
+
+def pkce_pair() -> tuple[str, str]:
+    """A PKCE verifier and its S256 challenge (RFC 7636): the web page's sign-in and
+    ``nearline login`` each prove with it that they are who began the flow."""
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 class ProviderUnreachable(ServiceError):

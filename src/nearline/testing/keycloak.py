@@ -24,7 +24,6 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,7 @@ from typing import Any
 import httpx
 
 from nearline.errors import ConfigError
-from nearline.testing.s3server import cache_folder, free_ports
+from nearline.testing.s3server import cache_folder, free_ports, stop_group
 
 VERSION = "26.5.6"
 MAVEN = os.environ.get("NEARLINE_MAVEN", "https://repo1.maven.org/maven2")
@@ -215,14 +214,7 @@ class Keycloak:
 
     def stop(self) -> None:
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(STOP_GRACE)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_group(process, STOP_GRACE)
 
     def __enter__(self) -> Keycloak:
         return self if self.reused else self.start()
