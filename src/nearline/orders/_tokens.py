@@ -83,6 +83,10 @@ class PersonalTokens:
         """A new token of ``owner`` named ``name`` living ``days``; it and its secret (shown
         once, never stored)."""
         name = name.strip()
+        try:
+            name.encode()
+        except UnicodeEncodeError:  # a lone surrogate: JSON allows it, the database does not
+            name = ""
         if not name or len(name) > MAX_NAME or not name.isprintable():
             raise InvalidRequest(f"token name: 1 to {MAX_NAME} printable characters, please")
         if not 0 < days <= MAX_DAYS:
