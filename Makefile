@@ -53,8 +53,9 @@ demo: $(STAMP)
 
 # `make test` first installs the Debian packages the suite needs (as root: scripts/system-packages),
 # builds SeaweedFS, the tests' S3 server, once a machine (into ~/.cache/nearline: 5 to 6 minutes
-# on two cores the first time), and proves with `nearline doctor` that each capability works,
-# stopping with its lines when one does not. Tests run in TEST_WORKERS processes (pytest-xdist),
+# on two cores the first time), fetches Keycloak, their OpenID Connect provider, from Maven
+# Central and starts it once to build it (about 2 minutes the first time), and proves with
+# `nearline doctor` that each capability works, stopping with its lines when one does not. Tests run in TEST_WORKERS processes (pytest-xdist),
 # each test file in one of them so that a file's server starts once: most tests wait on servers,
 # ranks and disks, not on a core.
 TEST_WORKERS ?= 2
@@ -62,6 +63,7 @@ TEST_WORKERS ?= 2
 test: $(STAMP)
 	scripts/system-packages
 	$(BIN)/python -m nearline.testing.s3server build
+	$(BIN)/python -m nearline.testing.keycloak fetch
 	$(BIN)/nearline doctor
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks

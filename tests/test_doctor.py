@@ -127,10 +127,11 @@ def test_make_test_runs_the_doctor_before_the_suite() -> None:
     command = ["make", "-n", "-s", "-C", str(ROOT), "-o", ".venv/.installed", "test"]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     first_words = [line.split()[0].rsplit("/", 1)[-1] for line in done.stdout.splitlines()]
-    assert first_words[:4] == ["system-packages", "python", "nearline", "ruff"]
+    assert first_words[:5] == ["system-packages", "python", "python", "nearline", "ruff"]
     lines = done.stdout.splitlines()
     assert lines[1].split()[1:] == ["-m", "nearline.testing.s3server", "build"]
-    assert "doctor" in lines[2].split()
+    assert lines[2].split()[1:] == ["-m", "nearline.testing.keycloak", "fetch"]
+    assert "doctor" in lines[3].split()
 
 
 # -- checking, with capabilities made for the test -------------------------------------------

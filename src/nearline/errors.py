@@ -134,6 +134,13 @@ class Unauthorized(ServiceError):
     code = "unauthorized"
 
 
+class Forbidden(ServiceError):
+    """Signed in, but the operator's policy (or the caller's role) does not allow this: 403."""
+
+    status = 403
+    code = "forbidden"
+
+
 class Conflict(ServiceError):
     """The request clashes with the service's state (an id already taken): 409."""
 

@@ -19,6 +19,7 @@ OGC_ERROR = {"description": "An OGC exception document (type, title, status, det
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: OGC_ERROR,
     401: OGC_ERROR,
+    403: OGC_ERROR,
     404: OGC_ERROR,
     500: OGC_ERROR,
 }

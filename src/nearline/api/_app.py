@@ -19,6 +19,7 @@ from nearline.api import _openapi as openapi
 from nearline.api import _problems as problems
 from nearline.api import _processes as processes
 from nearline.api import _requests as requests
+from nearline.api import _signin as signin
 from nearline.api import _stac as stac
 from nearline.api import _subscriptions as subscriptions
 from nearline.api import _users as users
@@ -35,5 +36,6 @@ def create_app(service: Service) -> FastAPI:
     problems.install(app)
     openapi.install(app)
     web.install(app)
+    signin.install(app)
     app.add_middleware(requests.RequestLog, latency=service.metrics.request_seconds)
     return app

@@ -13,7 +13,8 @@ from nearline.orders import Service
 bearer = HTTPBearer(
     auto_error=False,
     description="An API token: `nearline users add NAME` prints one (`nearline users token NAME` "
-    "issues a new one).",
+    "issues a new one), a personal token (/users/me/tokens), or, where the operator connected "
+    "an OpenID Connect provider, the provider's access token (`nearline login`).",
 )
 
 
@@ -23,6 +24,6 @@ Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(bearer)]
 def require_user(request: Request, credentials: Credentials) -> str:
     """FastAPI dependency: the caller's user name, or a 401."""
     service: Service = request.app.state.service
-    user = service.users.authenticate(credentials.credentials if credentials else None)
+    user = service.authenticate(credentials.credentials if credentials else None)
     request.state.user = user
     return user

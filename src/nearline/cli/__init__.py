@@ -17,6 +17,7 @@ from nearline.cli._demo import add_demo_parser
 from nearline.cli._doctor import add_doctor_parser
 from nearline.cli._ingest import add_ingest_parser
 from nearline.cli._jobs import add_jobs_parser
+from nearline.cli._login import add_login_parsers
 from nearline.cli._migrate import add_migrate_parser, add_restore_parser
 from nearline.cli._monitor import add_monitor_parser
 from nearline.cli._serve import add_serve_parser
@@ -110,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_parser(commands)
     add_jobs_parser(commands)
     add_users_parser(commands)
+    add_login_parsers(commands)
     add_ingest_parser(commands)
     add_db_parser(commands)
     add_monitor_parser(commands)

@@ -144,6 +144,13 @@ def add_serve_parser(subparsers: Any) -> None:
         help="keep job outputs in this bucket instead of under --data, so that servers on "
         "other hosts (one --db) can send them (default: $NEARLINE_ARCHIVE)",
     )
+    serve.add_argument(
+        "--oidc",
+        default=None,
+        metavar="FILE",
+        help="sign people in through an OpenID Connect provider, as this YAML file says "
+        '(docs/service.md, "Signing in"; default: $NEARLINE_OIDC)',
+    )
     add_s3_options(serve)
     add_operator_options(serve)
     serve.set_defaults(func=run_serve)
@@ -178,6 +185,7 @@ def run_serve(args: argparse.Namespace) -> int:
         record=args.record,
         archive=args.archive,
         storage_options=s3_options(args),
+        oidc=args.oidc,
     )
     console = Console(stderr=True)  # a person's terminal; a machine's log has JSON lines only
     say = log.info if args.log_format == "json" else partial(console.print, soft_wrap=True)

@@ -11,7 +11,7 @@ from nearline.cli._options import DATA_OPTIONS, data_folder
 
 
 def add_users_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add ``users {add,set,token,revoke,list}`` to ``subparsers``."""
+    """Add ``users {add,set,token,revoke,list,tokens,revoke-token}`` to ``subparsers``."""
     users = DATA_OPTIONS.family(
         subparsers, "users", help="add users, set their quotas, issue and revoke their API tokens"
     )
@@ -33,6 +33,12 @@ def add_users_parser(subparsers: Any) -> argparse.ArgumentParser:
     ):
         DATA_OPTIONS.verb(actions, name, help=helptext).add_argument("name")
     DATA_OPTIONS.verb(actions, "list", help="list users and their quotas")
+    DATA_OPTIONS.verb(
+        actions, "tokens", help="list personal tokens (everyone's, or one user's), never secrets"
+    ).add_argument("name", nargs="?", default=None)
+    DATA_OPTIONS.verb(
+        actions, "revoke-token", help="revoke anyone's personal token by its id (tok_...)"
+    ).add_argument("id")
     users.set_defaults(func=run_users)
     return users
 
@@ -77,6 +83,15 @@ def run_users(args: argparse.Namespace) -> int:
         elif args.action == "revoke":
             users.revoke(args.name)
             print(f"revoked {args.name}'s token")
+        elif args.action == "tokens":
+            print("id\tuser\tname\tstate")
+            for token in users.tokens.of(args.name):
+                state = f"revoked {token.revoked:%Y-%m-%d}" if token.revoked else "active"
+                until = f"until {token.expires:%Y-%m-%d}"
+                print(f"{token.id}\t{token.owner}\t{token.name}\t{state}, {until}")
+        elif args.action == "revoke-token":
+            gone = users.tokens.revoke(args.id, owner=None)
+            print(f"revoked {gone.owner}'s token {gone.id} ({gone.name})")
         else:
             print("user\tstate\tsince\tcpus\tmemory\tdisk")
             for user in users.list():

@@ -11,6 +11,7 @@ from nearline.doctor import _monitoring as monitoring
 from nearline.doctor import _services as services
 from nearline.doctor._base import Capability
 from nearline.errors import ConfigError
+from nearline.testing.keycloak import fetch_command
 from nearline.testing.s3server import build_command
 
 PYTHON_DEPENDENCIES = "make .venv/.installed (nearline's Python dependencies, from uv.lock)"
@@ -63,6 +64,13 @@ CAPABILITIES: tuple[Capability, ...] = (
         purpose="the archive on object storage: a real S3 server (SeaweedFS) for the tests",
         probe=services.s3_server,
         install=build_command(),
+    ),
+    Capability(
+        name="oidc",
+        purpose="signing in through an OpenID Connect provider: the one $NEARLINE_OIDC names, "
+        "else the tests' Keycloak",
+        probe=services.oidc,
+        install=fetch_command(),
     ),
 )
 

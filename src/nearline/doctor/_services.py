@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import psutil
 
-from nearline.errors import CapabilityMissing
+from nearline.errors import CapabilityMissing, ConfigError
 
 if TYPE_CHECKING:
     from nearline.algorithms import Isolation
@@ -221,3 +221,23 @@ def s3_server(folder: Path) -> str:
     if not refused:
         raise CapabilityMissing("SeaweedFS let the read-only identity write")
     return f"SeaweedFS ({version.removeprefix('version ')}) stored and returned 1 MiB over S3"
+
+
+def oidc(folder: Path) -> str:
+    """With ``$NEARLINE_OIDC`` (the service's sign-in settings): the provider's discovery
+    document, keys and clients (``check_provider``). Without: the tests' provider, Keycloak,
+    is fetched and a Java runtime new enough for it runs."""
+    from nearline.orders import OidcSettings, check_provider
+    from nearline.testing.keycloak import VERSION, ProviderMissing, java_home, launcher
+
+    try:
+        settings = OidcSettings.resolve()
+        if settings is not None:
+            return check_provider(settings)
+        launcher()
+        java = java_home()
+    except (ProviderMissing, ConfigError) as error:
+        raise CapabilityMissing(str(error)) from None
+    return (
+        f"no provider set ($NEARLINE_OIDC); the tests' Keycloak {VERSION} is here, Java at {java}"
+    )

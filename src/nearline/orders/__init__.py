@@ -18,6 +18,7 @@ from nearline.orders._base import (
 from nearline.orders._dispatcher import Dispatcher
 from nearline.orders._executors import LocalExecutor, available_executors, open_executor, run_task
 from nearline.orders._memory import MemoryNow
+from nearline.orders._oidc import OidcSettings, check_provider, pkce_pair
 from nearline.orders._server_roster import Servers
 from nearline.orders._service import SERVICE_OWNER, Service, ServiceSettings
 from nearline.orders._status import stamp, status_info
@@ -49,6 +50,7 @@ __all__ = [
     "JobStore",
     "LocalExecutor",
     "MemoryNow",
+    "OidcSettings",
     "OutputFile",
     "Run",
     "RunState",
@@ -64,8 +66,10 @@ __all__ = [
     "User",
     "UserStore",
     "available_executors",
+    "check_provider",
     "migrate",
     "open_executor",
+    "pkce_pair",
     "run_task",
     "stamp",
     "status_info",

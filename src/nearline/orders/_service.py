@@ -47,6 +47,7 @@ from nearline.orders._dispatcher import Dispatcher
 from nearline.orders._executors import open_executor
 from nearline.orders._memory import service_lending
 from nearline.orders._metrics import ServiceMetrics, StateCollector
+from nearline.orders._oidc import OidcSettings, Verifier
 from nearline.orders._planning import plan_order
 from nearline.orders._secrets import ServiceKeys
 from nearline.orders._stations import OUTPUTS_OF, Places, output_item_id
@@ -81,6 +82,7 @@ class ServiceSettings:
     record: Path | None = None  # sample the machine into this run folder while serving
     archive: str | None = None  # s3://bucket/prefix: outputs kept there (None: under data)
     storage_options: Mapping[str, Any] = field(default_factory=dict)  # endpoint_url, profile
+    oidc: OidcSettings | None = None  # signing in through an OpenID Connect provider
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -98,6 +100,7 @@ class ServiceSettings:
         record: str | Path | None = None,
         archive: str | None = None,
         storage_options: Mapping[str, Any] | None = None,
+        oidc: str | Path | None = None,
     ) -> ServiceSettings:
         env = os.environ
         record = record or env.get("NEARLINE_RECORD") or None
@@ -129,6 +132,7 @@ class ServiceSettings:
             record=Path(record).absolute() if record is not None else None,
             archive=archive or env.get("NEARLINE_ARCHIVE") or None,
             storage_options=dict(storage_options or {}),
+            oidc=OidcSettings.resolve(oidc),
         )
 
 
@@ -159,6 +163,8 @@ class Service(Closing):
         )
         self.database = open_database(self.settings.db, data / "service.db")
         self.users = UserStore(self.database)
+        oidc = self.settings.oidc
+        self.verifier = Verifier(oidc) if oidc else None  # provider tokens, when configured
         self.keys = ServiceKeys(self.database)  # e.g. the one paging tokens are signed with
         self.jobs = JobStore(self.database)
         self.catalogue = open_catalogue(
@@ -411,6 +417,19 @@ class Service(Closing):
             shutil.rmtree(self.places.output_folder(collection, run), ignore_errors=True)
         if job.runs:  # the job's own folder, now empty
             shutil.rmtree(self.places.output_folder(collection, job.runs[0]).parent, True)
+
+    def authenticate(self, token: str | None) -> str:
+        """The user a bearer token names: one of nearline's own tokens, or (when a provider
+        is configured) the provider's access token of a person the policy admits."""
+        if self.verifier is not None and token and token.count(".") == 2:
+            return self.sign_in(self.verifier.claims(token))
+        return self.users.authenticate(token)
+
+    def sign_in(self, claims: dict[str, Any]) -> str:
+        """The user verified ``claims`` sign in as (made on first sign-in)."""
+        assert self.verifier is not None
+        issuer, subject, wanted, operator = self.verifier.admit(claims)
+        return self.users.signed_in(issuer, subject, wanted=wanted, operator=operator)
 
     def user(self, name: str) -> dict[str, Any]:
         """``name``'s string and what they use of it now (GET /users/me)."""

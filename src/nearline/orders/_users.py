@@ -2,14 +2,15 @@
 
 A token is 32 random bytes shown once, when it is made; the service keeps only its SHA-256
 (tokens are random, so a plain hash is as good as a slow one and keeps every request's check
-a single indexed lookup). Revoking a user's token makes every request with it a 401.
+a single indexed lookup). Revoking a user's token makes every request with it a 401. Beside the
+token ``nearline users add`` prints, a user may hold personal tokens (orders/_tokens.py), and a
+user who signs in through an OpenID Connect provider is found by the provider's issuer and
+``sub``, never by an e-mail address (which a provider may let someone else take later).
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from nearline.db import Database
 from nearline.errors import Conflict, InvalidRequest, NotFound, Unauthorized
 from nearline.orders._admission import Allotment
+from nearline.orders._tokens import TOKEN_PREFIX, PersonalTokens, new_secret, token_hash
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -25,9 +27,15 @@ CREATE TABLE IF NOT EXISTS users (
     created TEXT NOT NULL,
     revoked TEXT
 );
+CREATE TABLE IF NOT EXISTS identities (
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (issuer, subject)
+);
 """
 STRING = {"disk": "INTEGER", "cpus": "REAL", "memory": "INTEGER"}  # a user's string, NULL: none
-TOKEN_PREFIX = "nl_"
+ROLE = {"operator": "INTEGER"}  # 1: may revoke anyone's personal tokens (set at each sign-in)
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 
 
@@ -39,8 +47,12 @@ class User:
     allotment: Allotment = field(default_factory=Allotment)
 
 
-def _hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+def _check_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise InvalidRequest(
+            f"user name {name!r}: use 1-64 lowercase letters, digits, '-' or '_', "
+            "starting with a letter"
+        )
 
 
 class UserStore:
@@ -49,17 +61,20 @@ class UserStore:
     def __init__(self, database: Database) -> None:
         self.database = database
         database.apply(SCHEMA)
-        database.add_columns("users", STRING)
+        database.add_columns("users", {**STRING, **ROLE})
+        self.tokens = PersonalTokens(database)
 
     def add(self, name: str, allotment: Allotment | None = None) -> str:
         """Create user ``name`` with their string (``allotment``: CPUs, memory and disk; None
         or a None field: no bound); returns their token (shown once, never stored)."""
-        if not _NAME.match(name):
-            raise InvalidRequest(
-                f"user name {name!r}: use 1-64 lowercase letters, digits, '-' or '_', "
-                "starting with a letter"
-            )
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        _check_name(name)
+        token = new_secret()
+        self._insert(name, token_hash(token))
+        if allotment is not None:
+            self.set_allotment(name, allotment)
+        return token
+
+    def _insert(self, name: str, hashed: str | None) -> None:
         with self.database.transaction() as connection:
             if connection.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
                 raise Conflict(
@@ -67,11 +82,8 @@ class UserStore:
                 )
             connection.execute(
                 "INSERT INTO users (name, token_hash, created) VALUES (?, ?, ?)",
-                (name, _hash(token), datetime.now(UTC).isoformat()),
+                (name, hashed, datetime.now(UTC).isoformat()),
             )
-        if allotment is not None:
-            self.set_allotment(name, allotment)
-        return token
 
     def set_allotment(self, name: str, allotment: Allotment) -> None:
         """Give ``name`` this string (it applies to runs not yet started)."""
@@ -90,11 +102,11 @@ class UserStore:
 
     def new_token(self, name: str) -> str:
         """A fresh token for ``name``; the old one stops working."""
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        token = new_secret()
         with self.database.transaction() as connection:
             changed = connection.execute(
                 "UPDATE users SET token_hash = ?, revoked = NULL WHERE name = ?",
-                (_hash(token), name),
+                (token_hash(token), name),
             ).rowcount
         if not changed:
             raise NotFound(f"no user {name}; `nearline users add {name}` creates them")
@@ -111,13 +123,62 @@ class UserStore:
             raise NotFound(f"no user {name}")
 
     def authenticate(self, token: str | None) -> str:
-        """The user a bearer token belongs to; Unauthorized if none (or revoked)."""
+        """The user a bearer token belongs to (the one `nearline users add` printed, or a live
+        personal token); Unauthorized if none (or revoked, or expired)."""
         if not token or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             raise Unauthorized("a valid API token is required: Authorization: Bearer TOKEN")
-        rows = self.database.query("SELECT name FROM users WHERE token_hash = ?", (_hash(token),))
-        if not rows:
-            raise Unauthorized("this API token is unknown or was revoked")
-        return rows[0]["name"]
+        rows = self.database.query(
+            "SELECT name FROM users WHERE token_hash = ? AND revoked IS NULL", (token_hash(token),)
+        )
+        if rows:
+            return rows[0]["name"]
+        if (owner := self.tokens.owner_of(token)) and not self._revoked(owner):
+            return owner
+        raise Unauthorized("this API token is unknown, expired or was revoked")
+
+    def _revoked(self, name: str) -> bool:
+        rows = self.database.query("SELECT revoked FROM users WHERE name = ?", (name,))
+        return not rows or rows[0]["revoked"] is not None
+
+    def is_operator(self, name: str) -> bool:
+        rows = self.database.query("SELECT operator FROM users WHERE name = ?", (name,))
+        return bool(rows and rows[0]["operator"])
+
+    def signed_in(self, issuer: str, subject: str, *, wanted: str, operator: bool) -> str:
+        """The user that (``issuer``, ``subject``) signs in as: made on first sign-in (named
+        after ``wanted``, made unique; no bounds, as `nearline users add` gives), with the
+        operator role the provider's groups give now. A revoked user stays refused."""
+        rows = self.database.query(
+            "SELECT name FROM identities WHERE issuer = ? AND subject = ?", (issuer, subject)
+        )
+        if rows:
+            name = rows[0]["name"]
+        else:
+            name = self._free_name(wanted)
+            self._insert(name, None)
+            with self.database.transaction() as connection:
+                connection.execute(
+                    "INSERT INTO identities (issuer, subject, name) VALUES (?, ?, ?)",
+                    (issuer, subject, name),
+                )
+        if self._revoked(name):
+            raise Unauthorized(f"user {name} was revoked by the operator")
+        if self.is_operator(name) != operator:  # the provider's groups say so at each sign-in
+            with self.database.transaction() as connection:
+                connection.execute(
+                    "UPDATE users SET operator = ? WHERE name = ?", (int(operator), name)
+                )
+        return name
+
+    def _free_name(self, wanted: str) -> str:
+        base = re.sub(r"[^a-z0-9_-]+", "-", wanted.lower()).strip("-_")[:56]
+        base = base if base[:1].isalpha() else f"u-{base}".rstrip("-")
+        taken = {row["name"] for row in self.database.query("SELECT name FROM users")}
+        name, suffix = base, 1
+        while name in taken:
+            suffix += 1
+            name = f"{base}-{suffix}"
+        return name
 
     def list(self) -> list[User]:
         return [

@@ -191,6 +191,19 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
+def stop_group(process: subprocess.Popen[bytes] | None, grace: float) -> None:
+    """Stop a server started in a session of its own: SIGTERM to its process group, then
+    SIGKILL after ``grace`` seconds."""
+    if process is None or process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 class SeaweedFS:
     """``weed server -s3`` on 127.0.0.1, its data in ``folder``.
 
@@ -271,14 +284,7 @@ class SeaweedFS:
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after :data:`STOP_GRACE` seconds: stopped for good."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(STOP_GRACE)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_group(process, STOP_GRACE)
 
     def kill(self) -> None:
         """SIGKILL at once: the store goes away as a crashed host's would."""

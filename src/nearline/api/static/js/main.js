@@ -1,5 +1,7 @@
-// The page: sign in with a token (kept in this tab's sessionStorage, sent only in the
-// Authorization header), then one view at a time, chosen by the address's #fragment:
+// The page: sign in through the operator's OpenID Connect provider (the server runs the code
+// flow and hands the page a token of this sign-in once, through POST signin/session) or with
+// a pasted token; the token is kept in this tab's sessionStorage and sent only in the
+// Authorization header. Then one view at a time, chosen by the address's #fragment:
 // #search, #processes, #jobs[/ID], #subscriptions[/ID], #me.
 
 import { Api, ApiError, words } from "./api.js";
@@ -109,9 +111,45 @@ byId("signin-form").addEventListener("submit", (event) => {
   const token = byId("signin-token").value.trim();
   if (token) signIn(token);
 });
-byId("sign-out").addEventListener("click", () => signedOut(""));
+/** The token of a provider sign-in that has just come back to the page, if one has. */
+async function providerSession() {
+  try {
+    const answer = await fetch(new URL("signin/session", ROOT), { method: "POST", credentials: "same-origin" });
+    return answer.ok ? (await answer.json()).token : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Show the "Sign in" button when the service has a provider. */
+async function offerProvider() {
+  try {
+    const answer = await fetch(new URL("signin/config", ROOT), { credentials: "omit" });
+    byId("signin-provider").hidden = !answer.ok;
+  } catch {
+    byId("signin-provider").hidden = true;
+  }
+}
+
+/** Sign out: the service revokes this sign-in's token; then the provider ends its session. */
+async function signOut() {
+  let ended = null;
+  try {
+    ended = await ctx.api.json("signout", { method: "POST" });
+  } catch {
+    ended = null;
+  }
+  signedOut("");
+  if (ended && ended.end_session) window.location.assign(ended.end_session);
+}
+
+byId("sign-out").addEventListener("click", () => signOut());
 window.addEventListener("hashchange", () => route());
 
-const kept = sessionStorage.getItem(TOKEN_KEY);
-if (kept) signIn(kept);
-else route();
+async function start() {
+  offerProvider();
+  const token = (await providerSession()) || sessionStorage.getItem(TOKEN_KEY);
+  if (token) await signIn(token);
+  else await route();
+}
+start();
