@@ -11,8 +11,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fastapi import FastAPI
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from fastapi.routing import request_response
 
+from nearline.api._openapi30 import MEDIA_TYPE as OPENAPI30
+from nearline.api._openapi30 import downgrade
 from nearline.archive.search_schema import (
     BBOX,
     BBOX_TEXT,
@@ -24,6 +29,7 @@ from nearline.archive.search_schema import (
 )
 from nearline.orders import REPROCESS, SUBSCRIPTION
 
+OPENAPI31 = "application/vnd.oai.openapi+json;version=3.1"
 EXCEPTION_REF = "#/components/schemas/Exception"
 EXCEPTION_SCHEMA: dict[str, Any] = {
     "title": "Exception",
@@ -138,12 +144,28 @@ def documented_methods(document: dict[str, Any], path: str) -> set[str]:
 
 def install(app: FastAPI) -> None:
     """Serve :func:`describe_errors`' rewrite of FastAPI's document (built once, on first
-    request, as FastAPI does)."""
+    request, as FastAPI does) at /api: its OpenAPI 3.0 rendering to a request that asks for
+    ``application/vnd.oai.openapi+json;version=3.0``, the 3.1 document to any other."""
     build = app.openapi
+    rendered: list[bytes] = []
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             app.openapi_schema = describe_errors(describe_inputs(build()))
         return app.openapi_schema
 
+    async def api(request: Request) -> Response:
+        if wants_openapi30(request.headers.get("accept", "")):
+            if not rendered:
+                rendered.append(orjson.dumps(downgrade(openapi())))
+            return Response(rendered[0], media_type=OPENAPI30)
+        return Response(orjson.dumps(openapi()), media_type=OPENAPI31)
+
     app.openapi = openapi  # type: ignore[method-assign]
+    (route,) = [r for r in app.router.routes if getattr(r, "path", None) == app.openapi_url]
+    route.app = request_response(api)  # type: ignore[attr-defined]
+
+
+def wants_openapi30(accept: str) -> bool:
+    """Whether an Accept header asks for the OpenAPI 3.0 media type (spaces aside)."""
+    return OPENAPI30 in accept.replace(" ", "")

@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nearline.cli._options import add_data_option, add_s3_options, s3_options
+from nearline.cli._options import (
+    add_data_option,
+    add_door_options,
+    add_s3_options,
+    door_options,
+    s3_options,
+)
 from nearline.errors import ConfigError, NearlineError
 
 SERVING = re.compile(r"nearline serving .* at \S+ \(port (\d+)\)")
@@ -132,6 +138,7 @@ def add_serve_parser(subparsers: Any) -> None:
         help="keep job outputs in this bucket instead of under --data, so that servers on "
         "other hosts (one --db) can send them (default: $NEARLINE_ARCHIVE)",
     )
+    add_door_options(serve)
     add_s3_options(serve)
     serve.set_defaults(func=run_serve)
 
@@ -146,7 +153,7 @@ def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
     from rich.console import Console
 
-    from nearline.api import create_app
+    from nearline.api import create_app, open_doors
 
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -171,9 +178,14 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         service.start()
         app = create_app(service)
+        doors = open_doors(app, service, **door_options(args))
         console.print(
             f"nearline serving {service.settings.data} at {base} (port {port})", soft_wrap=True
         )
+        if doors.guest is not None:
+            console.print(f"guest: requests without a token act as user {doors.guest}")
+        if doors.public is not None:
+            console.print(f"anonymous readers may read: {', '.join(sorted(doors.public))}")
         if not service.users.list():
             console.print("no users yet: `nearline users add NAME` prints a token")
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
