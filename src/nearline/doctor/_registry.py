@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nearline.doctor import _builds as builds
+from nearline.doctor import _clients as clients
 from nearline.doctor import _services as services
 from nearline.doctor._base import Capability
 from nearline.errors import ConfigError
@@ -50,6 +51,18 @@ CAPABILITIES: tuple[Capability, ...] = (
         purpose="burst's Fortran models",
         probe=builds.mpi_fortran,
         packages=("openmpi-bin", "libopenmpi-dev", "gfortran"),
+    ),
+    Capability(
+        name="java",
+        purpose="the OGC's conformance suites (scripts/ogc-suites)",
+        probe=clients.java,
+        packages=("openjdk-17-jre-headless",),
+    ),
+    Capability(
+        name="gdal",
+        purpose="GDAL's OGC API - Features client (OAPIF) against the service, in its tests",
+        probe=clients.gdal_oapif,
+        packages=("gdal-bin",),
     ),
     Capability(
         name="s3-server",
