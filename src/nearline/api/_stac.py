@@ -9,6 +9,8 @@ encoding.
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Annotated, Any
@@ -36,6 +38,7 @@ from nearline.api._landing import landing_html
 from nearline.api._paging import PageTokens
 from nearline.archive import (
     STAC_VERSION,
+    Collection,
     Page,
     Search,
     collection_to_stac,
@@ -43,13 +46,19 @@ from nearline.archive import (
     parse_search,
     query_values,
 )
+from nearline.archive.search_schema import ITEMS_DATETIME, matches
 from nearline.errors import SearchError
-from nearline.orders import Service
+from nearline.orders import OUTPUTS_OF, Service
 
 GEOJSON = "application/geo+json"
 COUNT_TO = 10_000  # numberMatched is given when a search has no more candidates than this
 TOKEN_KEY = "page-tokens"  # the service key paging tokens are signed with
 JSON = "application/json"
+ITEMS_PARAMETERS = {"bbox", "datetime", "limit", "token"}
+BARE_T = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt](?=/|$)")
+FEATURES_UNKNOWN_PARAMETER = (
+    "http://www.opengis.net/spec/ogcapi-features-1/1.0/req/core/query-param-unknown"
+)
 
 OGC_PROCESSES = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core",
@@ -162,16 +171,22 @@ class CatalogueClient(BaseCoreClient):
         **kwargs: Any,
     ) -> Response:
         request: Request = kwargs["request"]
+        if unknown := sorted(set(request.query_params) - ITEMS_PARAMETERS):
+            raise UnknownParameter(
+                f"unknown parameter {unknown[0]!r} of a collection's items; use bbox, "
+                "datetime, limit (and the token a next link gives)"
+            )
         check_public(request, collection_id)
-        self.service.catalogue.get_collection(collection_id, viewer=viewer(request))  # or 404
+        found = self.service.catalogue.get_collection(collection_id, viewer=viewer(request))
         query = {
             "collections": [collection_id],
             "bbox": bbox,
-            "datetime": datetime,
+            "datetime": gdal_dates(datetime),
             "limit": limit,
             "token": token,
         }
-        return self._page(request, query, f"{base_url(request)}/collections/{collection_id}/items")
+        href = f"{base_url(request)}/collections/{collection_id}/items"
+        return self._page(request, query, href, dates=True, whole=found)
 
     def get_search(
         self,
@@ -207,17 +222,25 @@ class CatalogueClient(BaseCoreClient):
         return self._signer
 
     def _page(
-        self, request: Request, query: Mapping[str, Any], href: str, *, post: bool = False
+        self,
+        request: Request,
+        query: Mapping[str, Any],
+        href: str,
+        *,
+        post: bool = False,
+        dates: bool = False,
+        whole: Collection | None = None,
     ) -> Response:
+        """One page of a search (``dates``: a date alone is its day); ``whole``: the
+        collection whose items these are, for the count of an unfiltered first page."""
         values = query if post else query_values(query)  # GET's text as JSON values
         given = {k: v for k, v in values.items() if v is not None and k != "token"}
-        search = parse_search(given, viewer=viewer(request))
+        search = scoped(request, parse_search(given, viewer=viewer(request), dates=dates))
         token = query.get("token")
         if token is not None and not isinstance(token, str):
             raise SearchError("token: expected the string a next link gave")
         if token:
             search = replace(search, token=self._tokens().open(token, search))
-        search = scoped(request, search)
         page: Page = (
             Page(items=[], matched=0)
             if search.collections == ()
@@ -226,6 +249,8 @@ class CatalogueClient(BaseCoreClient):
         matched = page.matched
         if matched is None and search.token is None and page.next_token is None:
             matched = len(page.items)  # the whole answer is on this page
+        if matched is None and whole is not None and unfiltered(search, whole):
+            matched = self.service.catalogue.count(whole.id)
         base = base_url(request)
         links = [
             {"rel": "self", "type": GEOJSON, "href": str(request.url)},
@@ -255,10 +280,41 @@ class CatalogueClient(BaseCoreClient):
             "features": [item_to_stac(item, base) for item in page.items],
             "links": links,
             "numberReturned": len(page.items),
+            "timeStamp": f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ}",
         }
         if matched is not None:
             body["numberMatched"] = matched
         return respond(body, media_type=GEOJSON)
+
+
+class UnknownParameter(SearchError):
+    """A query parameter a collection's items do not take: a 400, as OGC API - Features asks."""
+
+    code = FEATURES_UNKNOWN_PARAMETER
+
+
+def gdal_dates(text: str | None) -> str | None:
+    """A collection's items' ``datetime`` with GDAL's bare-'T' dates (2025-01-01T/..) as
+    dates (2025-01-01/..), each its whole day; anything else as it came."""
+    if text is None or not matches(ITEMS_DATETIME, text):
+        return text
+    return BARE_T.sub(r"\1", text)
+
+
+def unfiltered(search: Search, collection: Collection) -> bool:
+    """Whether ``search`` asks for every item of ``collection``, and the catalogue's count of
+    it is the number that matches: an archive collection (no owner; not an algorithm's
+    outputs, whose items are their orderers') searched without bbox, geometry, ids or time."""
+    return (
+        search.token is None
+        and search.bbox is None
+        and search.intersects is None
+        and search.ids is None
+        and search.start is None
+        and search.end is None
+        and collection.owner is None
+        and OUTPUTS_OF not in collection.properties
+    )
 
 
 def scoped(request: Request, search: Search) -> Search:
