@@ -10,7 +10,6 @@ encoding.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Annotated, Any
@@ -34,6 +33,7 @@ from nearline.api._auth import (
     public_collections,
     require_reader,
 )
+from nearline.api._features import items_query, unfiltered
 from nearline.api._landing import landing_html
 from nearline.api._paging import PageTokens
 from nearline.archive import (
@@ -46,19 +46,13 @@ from nearline.archive import (
     parse_search,
     query_values,
 )
-from nearline.archive.search_schema import ITEMS_DATETIME, matches
 from nearline.errors import SearchError
-from nearline.orders import OUTPUTS_OF, Service
+from nearline.orders import Service
 
 GEOJSON = "application/geo+json"
 COUNT_TO = 10_000  # numberMatched is given when a search has no more candidates than this
 TOKEN_KEY = "page-tokens"  # the service key paging tokens are signed with
 JSON = "application/json"
-ITEMS_PARAMETERS = {"bbox", "datetime", "limit", "token"}
-BARE_T = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt](?=/|$)")
-FEATURES_UNKNOWN_PARAMETER = (
-    "http://www.opengis.net/spec/ogcapi-features-1/1.0/req/core/query-param-unknown"
-)
 
 OGC_PROCESSES = [
     "http://www.opengis.net/spec/ogcapi-processes-1/1.0/conf/core",
@@ -171,20 +165,9 @@ class CatalogueClient(BaseCoreClient):
         **kwargs: Any,
     ) -> Response:
         request: Request = kwargs["request"]
-        if unknown := sorted(set(request.query_params) - ITEMS_PARAMETERS):
-            raise UnknownParameter(
-                f"unknown parameter {unknown[0]!r} of a collection's items; use bbox, "
-                "datetime, limit (and the token a next link gives)"
-            )
+        query = items_query(collection_id, request.query_params)
         check_public(request, collection_id)
         found = self.service.catalogue.get_collection(collection_id, viewer=viewer(request))
-        query = {
-            "collections": [collection_id],
-            "bbox": bbox,
-            "datetime": gdal_dates(datetime),
-            "limit": limit,
-            "token": token,
-        }
         href = f"{base_url(request)}/collections/{collection_id}/items"
         return self._page(request, query, href, dates=True, whole=found)
 
@@ -285,36 +268,6 @@ class CatalogueClient(BaseCoreClient):
         if matched is not None:
             body["numberMatched"] = matched
         return respond(body, media_type=GEOJSON)
-
-
-class UnknownParameter(SearchError):
-    """A query parameter a collection's items do not take: a 400, as OGC API - Features asks."""
-
-    code = FEATURES_UNKNOWN_PARAMETER
-
-
-def gdal_dates(text: str | None) -> str | None:
-    """A collection's items' ``datetime`` with GDAL's bare-'T' dates (2025-01-01T/..) as
-    dates (2025-01-01/..), each its whole day; anything else as it came."""
-    if text is None or not matches(ITEMS_DATETIME, text):
-        return text
-    return BARE_T.sub(r"\1", text)
-
-
-def unfiltered(search: Search, collection: Collection) -> bool:
-    """Whether ``search`` asks for every item of ``collection``, and the catalogue's count of
-    it is the number that matches: an archive collection (no owner; not an algorithm's
-    outputs, whose items are their orderers') searched without bbox, geometry, ids or time."""
-    return (
-        search.token is None
-        and search.bbox is None
-        and search.intersects is None
-        and search.ids is None
-        and search.start is None
-        and search.end is None
-        and collection.owner is None
-        and OUTPUTS_OF not in collection.properties
-    )
 
 
 def scoped(request: Request, search: Search) -> Search:
