@@ -10,11 +10,12 @@ import orjson
 from fastapi import Depends, Request
 from fastapi.responses import PlainTextResponse, Response
 
-from nearline.api._auth import require_user
+from nearline.api._auth import require_reader, require_user
 from nearline.orders import Service
 
 JSON = "application/json"
 User = Annotated[str, Depends(require_user)]
+Reader = Annotated[str | None, Depends(require_reader)]  # None: an anonymous reader
 OGC_ERROR = {"description": "An OGC exception document (type, title, status, detail)"}
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: OGC_ERROR,

@@ -15,7 +15,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from nearline.algorithms import Algorithm, manifest_to_process
-from nearline.api._adapter import ERRORS, OGC_ERROR, User, answer, service_of
+from nearline.api._adapter import ERRORS, OGC_ERROR, Reader, User, answer, service_of
 from nearline.api._jobs import job_results, status_info
 from nearline.api._stac import base_url
 from nearline.errors import ServiceError, TooLarge
@@ -49,7 +49,7 @@ def _summary(algorithm: Algorithm, base: str) -> dict[str, Any]:
     return summary
 
 
-def list_processes(service: Service, *, user: str, base: str) -> Answer:
+def list_processes(service: Service, *, user: str | None, base: str) -> Answer:
     processes = [_summary(a, base) for a in service.algorithms.list(viewer=user)]
     body = {
         "processes": processes,
@@ -58,7 +58,7 @@ def list_processes(service: Service, *, user: str, base: str) -> Answer:
     return 200, body, {}
 
 
-def describe_process(service: Service, process_id: str, *, user: str, base: str) -> Answer:
+def describe_process(service: Service, process_id: str, *, user: str | None, base: str) -> Answer:
     algorithm = service.algorithms.get(process_id, viewer=user)
     body = dict(manifest_to_process(algorithm.manifest))
     body["links"] = [
@@ -167,14 +167,14 @@ def build_router() -> APIRouter:
         tags=["Processes"],
         summary="The processes you may run",
     )
-    def get_processes(request: Request, user: User) -> Response:
+    def get_processes(request: Request, user: Reader) -> Response:
         base = base_url(request)
         return answer(list_processes(service_of(request), user=user, base=base))
 
     @router.get(
         "/processes/{process_id}", name="describe", tags=["Processes"], summary="One process"
     )
-    def get_process(process_id: str, request: Request, user: User) -> Response:
+    def get_process(process_id: str, request: Request, user: Reader) -> Response:
         service, base = service_of(request), base_url(request)
         return answer(describe_process(service, process_id, user=user, base=base))
 

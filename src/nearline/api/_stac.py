@@ -9,6 +9,7 @@ encoding.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Annotated, Any
@@ -25,12 +26,21 @@ from stac_fastapi.types.core import BaseCoreClient
 from stac_fastapi.types.search import APIRequest
 
 from nearline import __version__
-from nearline.api._auth import require_user
+from nearline.api._auth import (
+    EVERY_COLLECTION,
+    check_public,
+    doors_of,
+    public_collections,
+    require_reader,
+)
+from nearline.api._features import items_query, unfiltered
 from nearline.api._landing import landing_html
 from nearline.api._paging import PageTokens
 from nearline.archive import (
     STAC_VERSION,
+    Collection,
     Page,
+    Search,
     collection_to_stac,
     item_to_stac,
     parse_search,
@@ -121,9 +131,10 @@ class CatalogueClient(BaseCoreClient):
         request: Request = kwargs["request"]
         base = base_url(request)
         collections = self.service.catalogue.list_collections(viewer=viewer(request))
+        shown = set(public_collections(request, [c.id for c in collections]))
         return respond(
             {
-                "collections": [collection_to_stac(c, base) for c in collections],
+                "collections": [collection_to_stac(c, base) for c in collections if c.id in shown],
                 "links": [
                     {"rel": "self", "type": JSON, "href": f"{base}/collections"},
                     {"rel": "root", "type": JSON, "href": f"{base}/"},
@@ -134,11 +145,13 @@ class CatalogueClient(BaseCoreClient):
 
     def get_collection(self, collection_id: str, **kwargs: Any) -> Response:
         request: Request = kwargs["request"]
+        check_public(request, collection_id)
         found = self.service.catalogue.get_collection(collection_id, viewer=viewer(request))
         return respond(collection_to_stac(found, base_url(request)))
 
     def get_item(self, item_id: str, collection_id: str, **kwargs: Any) -> Response:
         request: Request = kwargs["request"]
+        check_public(request, collection_id)
         item = self.service.catalogue.get_item(collection_id, item_id, viewer=viewer(request))
         return respond(item_to_stac(item, base_url(request)), media_type=GEOJSON)
 
@@ -152,15 +165,11 @@ class CatalogueClient(BaseCoreClient):
         **kwargs: Any,
     ) -> Response:
         request: Request = kwargs["request"]
-        self.service.catalogue.get_collection(collection_id, viewer=viewer(request))  # or 404
-        query = {
-            "collections": [collection_id],
-            "bbox": bbox,
-            "datetime": datetime,
-            "limit": limit,
-            "token": token,
-        }
-        return self._page(request, query, f"{base_url(request)}/collections/{collection_id}/items")
+        query = items_query(collection_id, request.query_params)
+        check_public(request, collection_id)
+        found = self.service.catalogue.get_collection(collection_id, viewer=viewer(request))
+        href = f"{base_url(request)}/collections/{collection_id}/items"
+        return self._page(request, query, href, dates=True, whole=found)
 
     def get_search(
         self,
@@ -196,20 +205,35 @@ class CatalogueClient(BaseCoreClient):
         return self._signer
 
     def _page(
-        self, request: Request, query: Mapping[str, Any], href: str, *, post: bool = False
+        self,
+        request: Request,
+        query: Mapping[str, Any],
+        href: str,
+        *,
+        post: bool = False,
+        dates: bool = False,
+        whole: Collection | None = None,
     ) -> Response:
+        """One page of a search (``dates``: a date alone is its day); ``whole``: the
+        collection whose items these are, for the count of an unfiltered first page."""
         values = query if post else query_values(query)  # GET's text as JSON values
         given = {k: v for k, v in values.items() if v is not None and k != "token"}
-        search = parse_search(given, viewer=viewer(request))
+        search = scoped(request, parse_search(given, viewer=viewer(request), dates=dates))
         token = query.get("token")
         if token is not None and not isinstance(token, str):
             raise SearchError("token: expected the string a next link gave")
         if token:
             search = replace(search, token=self._tokens().open(token, search))
-        page: Page = self.service.catalogue.search(replace(search, count_to=COUNT_TO))
+        page: Page = (
+            Page(items=[], matched=0)
+            if search.collections == ()
+            else self.service.catalogue.search(replace(search, count_to=COUNT_TO))
+        )
         matched = page.matched
         if matched is None and search.token is None and page.next_token is None:
             matched = len(page.items)  # the whole answer is on this page
+        if matched is None and whole is not None and unfiltered(search, whole):
+            matched = self.service.catalogue.count(whole.id)
         base = base_url(request)
         links = [
             {"rel": "self", "type": GEOJSON, "href": str(request.url)},
@@ -239,10 +263,21 @@ class CatalogueClient(BaseCoreClient):
             "features": [item_to_stac(item, base) for item in page.items],
             "links": links,
             "numberReturned": len(page.items),
+            "timeStamp": f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ}",
         }
         if matched is not None:
             body["numberMatched"] = matched
         return respond(body, media_type=GEOJSON)
+
+
+def scoped(request: Request, search: Search) -> Search:
+    """``search`` within the public collections, for an anonymous reader (of those it names,
+    or all public ones; none: ``collections == ()``, nothing to find)."""
+    public = doors_of(request).public
+    if viewer(request) is not None or public is None or EVERY_COLLECTION in public:
+        return search
+    asked = list(search.collections) if search.collections is not None else sorted(public)
+    return replace(search, collections=tuple(public_collections(request, asked)))
 
 
 TITLE = "nearline"
@@ -328,7 +363,7 @@ def build_app(service: Service) -> FastAPI:
         items_get_request_model=ItemsGet,
         middlewares=[],
         route_dependencies=[
-            ([{"path": path, "method": "*"} for path in STAC_PATHS], [Depends(require_user)])
+            ([{"path": path, "method": "*"} for path in STAC_PATHS], [Depends(require_reader)])
         ],
     )
     return stac.app

@@ -161,3 +161,32 @@ def add_operator_options(parser: argparse.ArgumentParser) -> None:
         help="text (default, or $NEARLINE_LOG_FORMAT) or json: one JSON object a line, with "
         "the request id, user, job and run of each line",
     )
+
+
+def add_door_options(parser: argparse.ArgumentParser) -> None:
+    """--guest and --anonymous-read: what `nearline serve` lets requests without a token do
+    (nothing by default; docs/service.md, "Without a token")."""
+    doors = parser.add_argument_group("requests without a token (default: refused, 401)")
+    doors.add_argument(
+        "--guest",
+        default=None,
+        metavar="USER",
+        help="DANGER, for conformance runs only: every request without a token acts as this "
+        "existing user, ordering and deploying in their name (default: $NEARLINE_GUEST)",
+    )
+    doors.add_argument(
+        "--anonymous-read",
+        default=None,
+        metavar="all|ID,ID",
+        help="let requests without a token read these archive collections ('all': every one "
+        "but users' own), the public processes, the landing page and conformance; nothing "
+        "else (default: $NEARLINE_ANONYMOUS_READ)",
+    )
+
+
+def door_options(args: argparse.Namespace) -> dict[str, str | None]:
+    """--guest and --anonymous-read, else $NEARLINE_GUEST and $NEARLINE_ANONYMOUS_READ
+    (empty: off)."""
+    guest = args.guest or os.environ.get("NEARLINE_GUEST") or None
+    public = args.anonymous_read or os.environ.get("NEARLINE_ANONYMOUS_READ") or None
+    return {"guest": guest, "public": public}

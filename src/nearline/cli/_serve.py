@@ -20,8 +20,10 @@ from typing import Any
 
 from nearline.cli._options import (
     add_data_option,
+    add_door_options,
     add_operator_options,
     add_s3_options,
+    door_options,
     s3_options,
 )
 from nearline.errors import ConfigError, NearlineError
@@ -151,6 +153,7 @@ def add_serve_parser(subparsers: Any) -> None:
         help="sign people in through an OpenID Connect provider, as this YAML file says "
         '(docs/service.md, "Signing in"; default: $NEARLINE_OIDC)',
     )
+    add_door_options(serve)
     add_s3_options(serve)
     add_operator_options(serve)
     serve.set_defaults(func=run_serve)
@@ -167,7 +170,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from nearline import logs
-    from nearline.api import create_app
+    from nearline.api import create_app, open_doors
 
     logs.configure(args.log_format)
     logging.getLogger("botocore").setLevel(logging.WARNING)  # "found credentials in ..."
@@ -195,10 +198,15 @@ def run_serve(args: argparse.Namespace) -> int:
             metrics = service.metrics.serve(*args.metrics)
         service.start()
         app = create_app(service)
+        doors = open_doors(app, service, **door_options(args))
         if metrics is not None:
             say(f"nearline metrics for Prometheus at {_url(args.metrics[0], metrics.port)}"
                 f"/metrics (port {metrics.port})")  # fmt: skip
         say(f"nearline serving {service.settings.data} at {base} (port {port})")
+        if doors.guest is not None:
+            say(f"guest: requests without a token act as user {doors.guest}")
+        if doors.public is not None:
+            say(f"anonymous readers may read: {', '.join(sorted(doors.public))}")
         if not service.users.list():
             say("no users yet: `nearline users add NAME` prints a token")
         config = uvicorn.Config(app, log_level="warning", log_config=None, access_log=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nearline.doctor import _builds as builds
+from nearline.doctor import _clients as clients
 from nearline.doctor import _monitoring as monitoring
 from nearline.doctor import _services as services
 from nearline.doctor._base import Capability
@@ -58,6 +59,18 @@ CAPABILITIES: tuple[Capability, ...] = (
         purpose="watching the service: the suite's Prometheus scrapes `nearline serve --metrics`",
         probe=monitoring.prometheus,
         packages=("prometheus",),
+    ),
+    Capability(
+        name="java",
+        purpose="the OGC's conformance suites (python -m nearline.testing.ogc_suites)",
+        probe=clients.java,
+        packages=("openjdk-17-jre-headless",),
+    ),
+    Capability(
+        name="gdal",
+        purpose="GDAL's OGC API - Features client (OAPIF) against the service, in its tests",
+        probe=clients.gdal_oapif,
+        packages=("gdal-bin",),
     ),
     Capability(
         name="s3-server",

@@ -1,0 +1,48 @@
+"""Checks of the programs the service's conformance runs and client tests use: Java 17 for
+the OGC's executable test suites (python -m nearline.testing.ogc_suites), and GDAL's command-line tools with
+their OGC API - Features driver (OAPIF), the client of QGIS and of most GIS scripts."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from nearline.doctor._base import run
+from nearline.errors import CapabilityMissing
+
+JAVA_RELEASE = 17  # the OGC suites' jars are built for it
+
+
+def java(folder: Path) -> str:
+    """The Java runtime says its specification version, and it is at least 17."""
+    if shutil.which("java") is None:
+        raise CapabilityMissing("java is not on PATH")
+    shown = run(
+        ["java", "-XshowSettings:properties", "-version"], folder=folder, what="java -version"
+    )
+    found = re.search(r"java\.specification\.version = (\d+)", shown)
+    if found is None or int(found.group(1)) < JAVA_RELEASE:
+        release = found.group(1) if found else "unknown"
+        raise CapabilityMissing(f"Java {release}; the OGC suites need Java {JAVA_RELEASE}")
+    runtime = re.search(r"java\.runtime\.version = (\S+)", shown)
+    return f"Java {runtime.group(1) if runtime else found.group(1)}"
+
+
+def gdal_oapif(folder: Path) -> str:
+    """ogrinfo reads back a GeoJSON feature written here, and lists the OAPIF driver."""
+    if shutil.which("ogrinfo") is None:
+        raise CapabilityMissing("ogrinfo (GDAL) is not on PATH")
+    formats = run(["ogrinfo", "--formats"], folder=folder, what="ogrinfo --formats")
+    if "OAPIF" not in formats:
+        raise CapabilityMissing("GDAL has no OAPIF (OGC API - Features) driver")
+    point = {"type": "Point", "coordinates": [12.5, 41.9]}
+    feature = {"type": "Feature", "properties": {"name": "probe"}, "geometry": point}
+    path = folder / "probe.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": [feature]}))
+    summary = run(["ogrinfo", "-so", "-al", path], folder=folder, what="ogrinfo on GeoJSON")
+    if "Feature Count: 1" not in summary:
+        raise CapabilityMissing(f"ogrinfo did not read the probe's one feature: {summary[-200:]}")
+    version = run(["ogrinfo", "--version"], folder=folder, what="ogrinfo --version")
+    return version.strip().split(",")[0]
