@@ -1,6 +1,7 @@
 """Checks of the programs the service's conformance runs and client tests use: Java 17 for
-the OGC's executable test suites (python -m nearline.testing.ogc_suites), and GDAL's command-line tools with
-their OGC API - Features driver (OAPIF), the client of QGIS and of most GIS scripts."""
+the OGC's executable test suites (``python -m nearline.testing.ogc_suites``), and GDAL's
+command-line tools with their OGC API - Features driver (OAPIF), the client of QGIS and of
+most GIS scripts."""
 
 from __future__ import annotations
 
