@@ -138,6 +138,14 @@ def add_serve_parser(subparsers: Any) -> None:
         help="keep job outputs in this bucket instead of under --data, so that servers on "
         "other hosts (one --db) can send them (default: $NEARLINE_ARCHIVE)",
     )
+    serve.add_argument(
+        "--echo",
+        choices=("on", "off"),
+        default=None,
+        help="on: serve the echo process (a test process that gives back its inputs, for "
+        "OGC's conformance suite and new clients); off (default) in production "
+        "(default: $NEARLINE_ECHO or off)",
+    )
     add_door_options(serve)
     add_s3_options(serve)
     serve.set_defaults(func=run_serve)
@@ -173,6 +181,7 @@ def run_serve(args: argparse.Namespace) -> int:
         record=args.record,
         archive=args.archive,
         storage_options=s3_options(args),
+        echo=args.echo,
     )
     console = Console(stderr=True)
     try:
@@ -186,6 +195,8 @@ def run_serve(args: argparse.Namespace) -> int:
             console.print(f"guest: requests without a token act as user {doors.guest}")
         if doors.public is not None:
             console.print(f"anonymous readers may read: {', '.join(sorted(doors.public))}")
+        if service.settings.echo:
+            console.print("echo: the echo test process is served (--echo on)")
         if not service.users.list():
             console.print("no users yet: `nearline users add NAME` prints a token")
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
