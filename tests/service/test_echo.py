@@ -19,7 +19,7 @@ from owslib.ogcapi import REQUEST_HEADERS
 from owslib.ogcapi.processes import Processes
 
 from ..live_service import LiveService
-from .conftest import PACKAGES, serving
+from .conftest import PACKAGES
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x01\xff"
 INPUTS = {
@@ -36,8 +36,16 @@ OGC = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0"
 
 @pytest.fixture(scope="module")
 def echoing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
-    with serving(tmp_path_factory.mktemp("echo"), extra=("--echo", "on")) as service:
+    """A server with the echo process on, and users alice and bob (no granules: it needs
+    none)."""
+    service = LiveService(tmp_path_factory.mktemp("echo") / "data")
+    service.add_user("alice")
+    service.add_user("bob")
+    service.start("--echo", "on")
+    try:
         yield service
+    finally:
+        service.stop()
 
 
 def execute(live: LiveService, body: dict, *, user: str = "alice", prefer: str | None = None):
@@ -206,6 +214,12 @@ def test_bad_requests_are_400s_naming_the_problem(echoing, body, named):
     problem = response.json()
     assert problem["type"] == f"{OGC}/invalid-parameter-value"
     assert named in problem["detail"]
+
+
+def test_inputs_over_a_mebibyte_are_refused(echoing):
+    response = execute(echoing, {"inputs": {"string": "x" * 1024**2}})
+    assert response.status_code == 413
+    assert "the limit is 1,048,576" in response.json()["detail"]
 
 
 def test_no_package_may_take_the_echo_id(echoing):

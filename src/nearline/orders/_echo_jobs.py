@@ -40,7 +40,7 @@ class EchoJobs:
             updated=moment,
             started=moment,
             finished=None if order.pause else moment,
-            inputs=dict(body.get("inputs", {})),
+            inputs={},  # no data inputs: what it echoes is in its parameters
             parameters=order.to_dict(),
             message="echoing" if order.pause else "echoed",
         )

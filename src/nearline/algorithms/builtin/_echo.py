@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,11 +31,12 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from nearline.errors import InvalidRequest
+from nearline.errors import InvalidRequest, TooLarge
 
 ECHO_ID = "echo"
 ECHO_VERSION = "1.0"
 MAX_PAUSE = 60.0  # seconds a job may ask to stay running (to see a job that is not done)
+MAX_BYTES = 1024**2  # of a request's inputs, as JSON: the job's record keeps them
 OCTETS = "application/octet-stream"
 RESPONSES = ("raw", "document")
 TRANSMISSIONS = ("value", "reference")
@@ -147,6 +149,8 @@ def read_echo_order(body: Mapping[str, Any]) -> EchoOrder:
         A member the request may not have, an input the process lacks, a value its schema
         refuses, an output it does not give, or an unknown response or transmission mode; the
         message names it.
+    TooLarge
+        Inputs over 1 MiB (as JSON): an echo is a test, not a store.
     """
     unknown = sorted(set(body) - {"inputs", "outputs", "response", "subscriber"})
     if unknown:
@@ -154,6 +158,9 @@ def read_echo_order(body: Mapping[str, Any]) -> EchoOrder:
             f"an execute request holds inputs, outputs and response; not {', '.join(unknown)}"
         )
     inputs = _mapping(body.get("inputs", {}), "inputs")
+    size = len(json.dumps(inputs))
+    if size > MAX_BYTES:
+        raise TooLarge(f"the echo's inputs are {size:,} bytes as JSON; the limit is {MAX_BYTES:,}")
     known = [*KINDS, "pause"]
     strangers = sorted(set(inputs) - set(known))
     if strangers:
