@@ -21,7 +21,7 @@ from typing import Annotated
 from fastapi import FastAPI, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from nearline.errors import ConfigError, NotFound
+from nearline.errors import CollectionNotFound, ConfigError
 from nearline.orders import Service
 
 bearer = HTTPBearer(
@@ -100,7 +100,7 @@ def check_public(request: Request, collection: str) -> None:
     """An anonymous reader asking for a collection that is not public: a 404, as for one
     that does not exist."""
     if _anonymous(request) and not doors_of(request).shows(collection):
-        raise NotFound(f"no collection {collection}")
+        raise CollectionNotFound(f"no collection {collection!r}")
 
 
 def _anonymous(request: Request) -> bool:

@@ -17,6 +17,22 @@ from nearline.errors import ServiceError
 
 log = logging.getLogger(__name__)
 INVALID = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/invalid-parameter-value"
+# the catalogue's routes (/collections..., /search) are OGC API - Features' (and STAC's, which
+# names no types): their refusals carry the requirement of that standard they answer to
+FEATURES = "http://www.opengis.net/spec/ogcapi-features-1/1.0/req/core/"
+CATALOGUE_TYPES = {
+    400: FEATURES + "query-param-invalid",  # a parameter's value it cannot use
+    404: FEATURES + "http",  # its status codes: 404, a path parameter names nothing there
+}
+
+
+def problem_type(path: str, status: int, code: str | None) -> str | None:
+    """The ``type`` of a refusal of ``path``: OGC API - Features' on the catalogue's routes
+    (unless the error names one of that standard already), else the error's own."""
+    catalogue = path == "/search" or path.startswith("/collections")
+    if catalogue and status in CATALOGUE_TYPES and not (code or "").startswith(FEATURES):
+        return CATALOGUE_TYPES[status]
+    return code
 
 
 def problem(
@@ -60,7 +76,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ServiceError)
     async def service_error(request: Request, error: ServiceError) -> JSONResponse:
-        return problem(error.status, _titles(error.status), str(error), error.code)
+        code = problem_type(request.url.path, error.status, error.code)
+        return problem(error.status, _titles(error.status), str(error), code)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -68,7 +85,8 @@ def install(app: FastAPI) -> None:
         for entry in error.errors()[:3]:
             where = ".".join(str(p) for p in entry.get("loc", ()) if p != "body") or "request"
             parts.append(f"{where}: {entry.get('msg', 'invalid')}")
-        return problem(400, "Bad request", "; ".join(parts) or "invalid request", INVALID)
+        code = problem_type(request.url.path, 400, INVALID)
+        return problem(400, "Bad request", "; ".join(parts) or "invalid request", code)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
@@ -78,6 +96,7 @@ def install(app: FastAPI) -> None:
             if documented:
                 headers["Allow"] = ", ".join(sorted(documented))
         code = INVALID if status == 400 else None  # stac-fastapi's own refusals of parameters
+        code = problem_type(request.url.path, status, code)
         return problem(status, _titles(status), str(error.detail), code, headers=headers)
 
     @app.exception_handler(Exception)

@@ -9,6 +9,7 @@ encoding.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Annotated, Any
@@ -32,10 +33,12 @@ from nearline.api._auth import (
     public_collections,
     require_reader,
 )
+from nearline.api._features import items_query, unfiltered
 from nearline.api._landing import landing_html
 from nearline.api._paging import PageTokens
 from nearline.archive import (
     STAC_VERSION,
+    Collection,
     Page,
     Search,
     collection_to_stac,
@@ -162,16 +165,11 @@ class CatalogueClient(BaseCoreClient):
         **kwargs: Any,
     ) -> Response:
         request: Request = kwargs["request"]
+        query = items_query(collection_id, request.query_params)
         check_public(request, collection_id)
-        self.service.catalogue.get_collection(collection_id, viewer=viewer(request))  # or 404
-        query = {
-            "collections": [collection_id],
-            "bbox": bbox,
-            "datetime": datetime,
-            "limit": limit,
-            "token": token,
-        }
-        return self._page(request, query, f"{base_url(request)}/collections/{collection_id}/items")
+        found = self.service.catalogue.get_collection(collection_id, viewer=viewer(request))
+        href = f"{base_url(request)}/collections/{collection_id}/items"
+        return self._page(request, query, href, dates=True, whole=found)
 
     def get_search(
         self,
@@ -207,17 +205,25 @@ class CatalogueClient(BaseCoreClient):
         return self._signer
 
     def _page(
-        self, request: Request, query: Mapping[str, Any], href: str, *, post: bool = False
+        self,
+        request: Request,
+        query: Mapping[str, Any],
+        href: str,
+        *,
+        post: bool = False,
+        dates: bool = False,
+        whole: Collection | None = None,
     ) -> Response:
+        """One page of a search (``dates``: a date alone is its day); ``whole``: the
+        collection whose items these are, for the count of an unfiltered first page."""
         values = query if post else query_values(query)  # GET's text as JSON values
         given = {k: v for k, v in values.items() if v is not None and k != "token"}
-        search = parse_search(given, viewer=viewer(request))
+        search = scoped(request, parse_search(given, viewer=viewer(request), dates=dates))
         token = query.get("token")
         if token is not None and not isinstance(token, str):
             raise SearchError("token: expected the string a next link gave")
         if token:
             search = replace(search, token=self._tokens().open(token, search))
-        search = scoped(request, search)
         page: Page = (
             Page(items=[], matched=0)
             if search.collections == ()
@@ -226,6 +232,8 @@ class CatalogueClient(BaseCoreClient):
         matched = page.matched
         if matched is None and search.token is None and page.next_token is None:
             matched = len(page.items)  # the whole answer is on this page
+        if matched is None and whole is not None and unfiltered(search, whole):
+            matched = self.service.catalogue.count(whole.id)
         base = base_url(request)
         links = [
             {"rel": "self", "type": GEOJSON, "href": str(request.url)},
@@ -255,6 +263,7 @@ class CatalogueClient(BaseCoreClient):
             "features": [item_to_stac(item, base) for item in page.items],
             "links": links,
             "numberReturned": len(page.items),
+            "timeStamp": f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ}",
         }
         if matched is not None:
             body["numberMatched"] = matched

@@ -35,6 +35,9 @@ def _interval(instant: str) -> str:
 
 DATETIME = _interval(INSTANT)
 DATED_DATETIME = _interval(rf"{DATE}(?:{_TIME})?")  # orders and subscriptions: a date is its day
+# a collection's items (OGC API - Features' route): also a date with a bare 'T', as GDAL's OAPIF
+# driver sends for a -where on a date (start_datetime > '2025-01-01': 2025-01-01T/..)
+ITEMS_DATETIME = _interval(rf"{DATE}(?:{_TIME}|[Tt])?")
 
 # -- a bbox in a query string: 4 or 6 decimal numbers, longitudes and latitudes in range ------
 _LONGITUDE = r"-?(?:180(?:\.0+)?|(?:1[0-7][0-9]|[0-9]{1,2})(?:\.[0-9]+)?)"
@@ -119,6 +122,12 @@ DATED_DATETIME_SCHEMA: dict[str, Any] = {
     "type": "string",
     "pattern": DATED_DATETIME,
     "description": "As a search's datetime, and a date alone stands for its whole day",
+}
+ITEMS_DATETIME_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "pattern": ITEMS_DATETIME,
+    "description": DATETIME_SCHEMA["description"] + "; a date alone, or with a bare 'T' "
+    "(GDAL's OAPIF driver), stands for its whole UTC day",
 }
 LIMIT: dict[str, Any] = {
     "type": "integer",

@@ -20,6 +20,7 @@ from nearline.orders._executors import LocalExecutor, available_executors, open_
 from nearline.orders._memory import MemoryNow
 from nearline.orders._server_roster import Servers
 from nearline.orders._service import SERVICE_OWNER, Service, ServiceSettings
+from nearline.orders._stations import OUTPUTS_OF
 from nearline.orders._status import stamp, status_info
 from nearline.orders._store import JobStore
 from nearline.orders._tables import migrate
@@ -35,6 +36,7 @@ from nearline.orders.subscriptions import (
 )
 
 __all__ = [
+    "OUTPUTS_OF",
     "PIPELINE",
     "REPROCESS",
     "SERVICE_OWNER",
