@@ -9,8 +9,9 @@ The jars are not on Maven Central: they come built from their release tags in ..
 data folder holding a catalogue of MODIS-like items: Features as an anonymous reader
 (``--anonymous-read all``; the suite sends no credentials), Processes as the operator's
 ``--guest``, with the echo test process on (``--echo on``: its job tests order it), with
-``testallprocesses`` off and on. Prints each run's total / passed / failed / skipped and every test that did not pass,
-with its class; exits 1 if any test failed (or a suite could not run).
+``testallprocesses`` off and on. Prints each run's total / passed / failed / skipped and
+every test that did not pass, with its class; exits 1 if any test failed (or a suite could
+not run).
 """
 
 from __future__ import annotations
