@@ -72,9 +72,8 @@ def list_processes(
     processes = [_summary(a, base) for a in service.algorithms.list(viewer=user)]
     if service.settings.echo:
         echo = _echo(base)
-        processes.append(
-            {key: echo[key] for key in SUMMARY if key in echo} | {"links": echo["links"][:1]}
-        )
+        summary = {key: echo[key] for key in (*SUMMARY, "nearline:public")}
+        processes.append(summary | {"links": echo["links"][:1]})
     end = len(processes) if limit is None else offset + limit
     links = [{"rel": "self", "type": JSON, "href": f"{base}/processes"}]
     if end < len(processes):
