@@ -21,7 +21,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,7 +39,7 @@ from _common import (  # noqa: E402
     now_stamp,
     replace_section,
 )
-from _stac_searches import COLLECTION, START  # noqa: E402
+from _stac_searches import COLLECTION, START, timed  # noqa: E402
 from nearline.archive import Collection, SQLiteCatalogue, modis_like_items  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
@@ -72,12 +71,7 @@ def fill(data: Path, items: int) -> None:
 
 def seconds(call: Callable[[], object], repeats: int) -> tuple[float, float]:
     """(median, max) seconds of ``repeats`` calls, after one untimed."""
-    call()
-    spent = []
-    for _ in range(repeats):
-        began = time.perf_counter()
-        call()
-        spent.append(time.perf_counter() - began)
+    spent = timed(call, repeats, warmup=1)
     return statistics.median(spent), max(spent)
 
 

@@ -17,10 +17,13 @@ not run).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,8 +31,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
+
 from nearline.archive import Collection, modis_like_items, open_catalogue
-from nearline.cli._serve import wait_until_serving
 from nearline.errors import NearlineError
 
 ETS = Path(
@@ -46,6 +50,7 @@ ITEMS = 200
 GUEST = "guest"
 ECHO = "echo"
 SUITE_SECONDS = 900
+START_SECONDS = 120
 
 
 @dataclass
@@ -123,18 +128,31 @@ def nearline(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, env=env, check=True)
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @contextmanager
 def serving(data: Path, *options: str) -> Iterator[str]:
-    """A `nearline serve` on ``data`` with ``options``, on a free port of 127.0.0.1; its URL."""
+    """A `nearline serve` on ``data`` with ``options``, on a free port of 127.0.0.1, once it
+    answers; its URL."""
     log = data.parent / f"serve-{len(list(data.parent.glob('serve-*.log')))}.log"
     env = {**os.environ, "NEARLINE_DATA": str(data)}
     env.pop("NEARLINE_DB", None)
-    command = [sys.executable, "-m", "nearline", "serve", "--port", "0", *options]
+    port = free_port()
+    command = [sys.executable, "-m", "nearline", "serve", "--port", str(port), *options]
+    url = f"http://127.0.0.1:{port}"
     with open(log, "wb") as written:
         process = subprocess.Popen(command, env=env, stdout=written, stderr=written)
     try:
-        port = wait_until_serving(process, log, since=0, timeout=120)
-        yield f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + START_SECONDS
+        while not answers(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise NearlineError(f"nearline serve did not start; its log: {log}")
+            time.sleep(0.2)
+        yield url
     finally:
         process.terminate()
         try:
@@ -142,6 +160,12 @@ def serving(data: Path, *options: str) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def answers(url: str) -> bool:
+    with contextlib.suppress(httpx.TransportError):
+        return httpx.get(f"{url}/conformance", timeout=2).status_code == 200
+    return False
 
 
 def features(ets: Path, out: Path, data: Path) -> list[Outcome]:
