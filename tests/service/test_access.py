@@ -99,3 +99,12 @@ def test_another_users_things_are_404(live, alices_processes):
         assert ordered.status_code == 404
         # the job id of someone else's job and a job that does not exist answer alike
         assert bob.get(f"/jobs/{job_id}").json()["detail"] == f"no job {job_id}"
+
+
+def test_the_echo_process_is_off_unless_the_operator_turns_it_on(live):
+    with live.client("alice") as client:
+        assert client.get("/processes/echo").status_code == 404
+        assert "echo" not in {p["id"] for p in client.get("/processes").json()["processes"]}
+        refused = client.post("/processes/echo/execution", json={"inputs": {"string": "x"}})
+    assert refused.status_code == 404
+    assert refused.json()["type"].endswith("/ogcapi-processes-1/1.0/no-such-process")

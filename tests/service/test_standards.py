@@ -57,6 +57,7 @@ ROUTES = [  # every operation the service has, as its OpenAPI document names it
     ("GET", "/jobs/{job_id}"),
     ("DELETE", "/jobs/{job_id}"),
     ("GET", "/jobs/{job_id}/results"),
+    ("GET", "/jobs/{job_id}/results/{output_id}"),
     ("GET", "/jobs/{job_id}/logs"),
     ("POST", "/subscriptions"),
     ("GET", "/subscriptions"),

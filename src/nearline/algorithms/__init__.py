@@ -39,14 +39,22 @@ from nearline.algorithms._sandbox import (
     run_sandboxed,
     runs_memory,
 )
-from nearline.algorithms.builtin import builtin_algorithms
+from nearline.algorithms.builtin import (
+    ECHO_ID,
+    EchoOrder,
+    builtin_algorithms,
+    echo_description,
+    read_echo_order,
+)
 
 __all__ = [
+    "ECHO_ID",
     "JOB_VARIABLE",
     "MANIFEST",
     "Algorithm",
     "AlgorithmRegistry",
     "DeploySettings",
+    "EchoOrder",
     "InputSpec",
     "Isolation",
     "Limits",
@@ -62,6 +70,7 @@ __all__ = [
     "WheelSource",
     "builtin_algorithms",
     "cleanup_stale",
+    "echo_description",
     "isolation",
     "limits_for",
     "manifest_from_dict",
@@ -70,6 +79,7 @@ __all__ = [
     "parameters_with_defaults",
     "parse_manifest",
     "prepare_job",
+    "read_echo_order",
     "read_manifest",
     "run_algorithm",
     "run_sandboxed",

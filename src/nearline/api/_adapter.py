@@ -4,6 +4,7 @@ token names, the OGC errors every route may answer, and turning a plain handler'
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import orjson
@@ -26,10 +27,22 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+@dataclass(frozen=True)
+class Raw:
+    """A body sent as it is, in its own media type (a process's raw output)."""
+
+    content: bytes
+    media_type: str
+
+
 def answer(result: tuple[int, Any, dict[str, str]]) -> Response:
     status, body, headers = result
     if body is None:
         return Response(status_code=status, headers=headers)
+    if isinstance(body, Raw):
+        return Response(
+            body.content, status_code=status, headers=headers, media_type=body.media_type
+        )
     if isinstance(body, str):
         return PlainTextResponse(body, status_code=status, headers=headers)
     return Response(orjson.dumps(body), status_code=status, headers=headers, media_type=JSON)

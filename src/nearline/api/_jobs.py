@@ -13,9 +13,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 
+from nearline.algorithms import ECHO_ID
 from nearline.api._adapter import ERRORS, User, answer, service_of
+from nearline.api._results import one_result, value_results
 from nearline.api._stac import base_url
-from nearline.errors import ResultsNotReady
+from nearline.errors import NotFound, ResultsNotReady
 from nearline.orders import Job, JobStatus, Service, Station, stamp
 from nearline.orders import status_info as job_status
 
@@ -85,13 +87,34 @@ def job_results(service: Service, job: Job, *, base: str) -> dict[str, Any]:
     return results
 
 
-def get_results(service: Service, job_id: str, *, user: str, base: str) -> Answer:
+def results_of(job: Job, *, service: Service, base: str) -> Answer:
+    """A successful job's results: the echo's values as its request asked (_results.py), or
+    an algorithm's files, each output a list of links."""
+    if job.process == ECHO_ID and not job.runs:
+        return value_results(job, base=base)
+    return 200, job_results(service, job, base=base), {}
+
+
+def _successful(service: Service, job_id: str, *, user: str) -> Job:
     job = service.job(job_id, viewer=user)
     if job.status != JobStatus.SUCCESSFUL:
         raise ResultsNotReady(
             f"job {job_id} is {job.status.value}; its results come once it is successful"
         )
-    return 200, job_results(service, job, base=base), {}
+    return job
+
+
+def get_results(service: Service, job_id: str, *, user: str, base: str) -> Answer:
+    return results_of(_successful(service, job_id, user=user), service=service, base=base)
+
+
+def get_one_result(service: Service, job_id: str, output: str, *, user: str) -> Answer:
+    job = _successful(service, job_id, user=user)
+    if job.runs:
+        raise NotFound(
+            f"job {job_id}'s outputs are files: GET /jobs/{job_id}/results links each download"
+        )
+    return one_result(job, output)
 
 
 def get_logs(service: Service, job_id: str, *, user: str) -> Answer:
@@ -136,6 +159,16 @@ def build_router() -> APIRouter:
     def get_one_results(job_id: str, request: Request, user: User) -> Response:
         service, base = service_of(request), base_url(request)
         return answer(get_results(service, job_id, user=user, base=base))
+
+    @router.get(
+        "/jobs/{job_id}/results/{output_id}",
+        name="get_result",
+        tags=["Jobs"],
+        summary="One output's value (where a result by reference points)",
+        responses={200: {"content": {"application/octet-stream": {}, "text/plain": {}}}},
+    )
+    def get_one_output(job_id: str, output_id: str, request: Request, user: User) -> Response:
+        return answer(get_one_result(service_of(request), job_id, output_id, user=user))
 
     @router.get(
         "/jobs/{job_id}/logs",

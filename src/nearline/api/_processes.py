@@ -14,34 +14,25 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from nearline.algorithms import Algorithm, manifest_to_process
+from nearline.algorithms import ECHO_ID, Algorithm, echo_description, manifest_to_process
 from nearline.api._adapter import ERRORS, OGC_ERROR, Reader, User, answer, service_of
-from nearline.api._jobs import job_results, status_info
+from nearline.api._jobs import results_of, status_info
 from nearline.api._stac import base_url
 from nearline.errors import ServiceError, TooLarge
 from nearline.orders import JobStatus, Service
 
 JSON = "application/json"
 ZIP = "application/zip"
+RESULT_TYPES = {JSON: {}, "multipart/related": {}, "text/plain": {}, "application/octet-stream": {}}
 SYNC_WAIT = 20.0  # seconds an execute without `Prefer: respond-async` waits for its result
 
 Answer = tuple[int, Any, dict[str, str]]
+SUMMARY = ("id", "version", "title", "description", "jobControlOptions", "outputTransmission")
 
 
 def _summary(algorithm: Algorithm, base: str) -> dict[str, Any]:
     process = manifest_to_process(algorithm.manifest)
-    summary = {
-        key: process[key]
-        for key in (
-            "id",
-            "version",
-            "title",
-            "description",
-            "jobControlOptions",
-            "outputTransmission",
-        )
-        if key in process
-    }
+    summary = {key: process[key] for key in SUMMARY if key in process}
     summary["nearline:public"] = algorithm.public
     summary["links"] = [
         {"rel": "self", "type": JSON, "href": f"{base}/processes/{algorithm.id}"},
@@ -49,26 +40,54 @@ def _summary(algorithm: Algorithm, base: str) -> dict[str, Any]:
     return summary
 
 
-def list_processes(service: Service, *, user: str | None, base: str) -> Answer:
-    processes = [_summary(a, base) for a in service.algorithms.list(viewer=user)]
-    body = {
-        "processes": processes,
-        "links": [{"rel": "self", "type": JSON, "href": f"{base}/processes"}],
-    }
-    return 200, body, {}
+def _echo(base: str) -> dict[str, Any]:
+    """The echo process's description, with its links (served when the operator turns it on)."""
+    body = echo_description()
+    body["links"] = _links(ECHO_ID, base)
+    body["nearline:public"] = True
+    return body
 
 
-def describe_process(service: Service, process_id: str, *, user: str | None, base: str) -> Answer:
-    algorithm = service.algorithms.get(process_id, viewer=user)
-    body = dict(manifest_to_process(algorithm.manifest))
-    body["links"] = [
-        {"rel": "self", "type": JSON, "href": f"{base}/processes/{algorithm.id}"},
+def _links(process_id: str, base: str) -> list[dict[str, str]]:
+    return [
+        {"rel": "self", "type": JSON, "href": f"{base}/processes/{process_id}"},
         {
             "rel": "http://www.opengis.net/def/rel/ogc/1.0/execute",
             "type": JSON,
-            "href": f"{base}/processes/{algorithm.id}/execution",
+            "href": f"{base}/processes/{process_id}/execution",
         },
     ]
+
+
+def list_processes(
+    service: Service,
+    *,
+    user: str | None,
+    base: str,
+    limit: int | None = None,
+    offset: int = 0,
+) -> Answer:
+    """The processes ``user`` may run: every one, or ``limit`` of them from ``offset`` with a
+    ``next`` link while more follow (OGC's ``limit``; without it, all of them, as before)."""
+    processes = [_summary(a, base) for a in service.algorithms.list(viewer=user)]
+    if service.settings.echo:
+        echo = _echo(base)
+        summary = {key: echo[key] for key in (*SUMMARY, "nearline:public")}
+        processes.append(summary | {"links": echo["links"][:1]})
+    end = len(processes) if limit is None else offset + limit
+    links = [{"rel": "self", "type": JSON, "href": f"{base}/processes"}]
+    if end < len(processes):
+        href = f"{base}/processes?limit={limit}&offset={end}"
+        links.append({"rel": "next", "type": JSON, "href": href})
+    return 200, {"processes": processes[offset:end], "links": links}, {}
+
+
+def describe_process(service: Service, process_id: str, *, user: str | None, base: str) -> Answer:
+    if process_id == ECHO_ID and service.settings.echo:
+        return 200, _echo(base), {}
+    algorithm = service.algorithms.get(process_id, viewer=user)
+    body = dict(manifest_to_process(algorithm.manifest))
+    body["links"] = _links(algorithm.id, base)
     body["nearline:owner"] = algorithm.owner if algorithm.owner == user else None
     body["nearline:public"] = algorithm.public
     return 200, body, {}
@@ -84,8 +103,8 @@ def execute(
     prefer: str | None,
 ) -> Answer:
     """Accept an order. ``Prefer: respond-async`` answers 201 at once; otherwise wait up to
-    SYNC_WAIT seconds for the result (200 with the results document) and fall back to 201
-    if the job is still going."""
+    SYNC_WAIT seconds for the result (200 with the results, as the request asked: see
+    _jobs.results_of) and fall back to 201 if the job is still going."""
     job = service.submit(process_id, body, owner=user)
     location = {"Location": f"{base}/jobs/{job.id}"}
     if "respond-async" not in (prefer or ""):
@@ -93,7 +112,8 @@ def execute(
         while time.monotonic() < deadline:
             job = service.job(job.id, viewer=user)
             if job.status == JobStatus.SUCCESSFUL:
-                return 200, job_results(service, job, base=base), location
+                status, results, headers = results_of(job, service=service, base=base)
+                return status, results, {**location, **headers}
             if job.status in (JobStatus.FAILED, JobStatus.DISMISSED):
                 break
             time.sleep(0.1)
@@ -167,9 +187,14 @@ def build_router() -> APIRouter:
         tags=["Processes"],
         summary="The processes you may run",
     )
-    def get_processes(request: Request, user: Reader) -> Response:
-        base = base_url(request)
-        return answer(list_processes(service_of(request), user=user, base=base))
+    def get_processes(
+        request: Request,
+        user: Reader,
+        limit: Annotated[int | None, Query(ge=1, le=10_000)] = None,
+        offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
+    ) -> Response:
+        service, base = service_of(request), base_url(request)
+        return answer(list_processes(service, user=user, base=base, limit=limit, offset=offset))
 
     @router.get(
         "/processes/{process_id}", name="describe", tags=["Processes"], summary="One process"
@@ -184,7 +209,10 @@ def build_router() -> APIRouter:
         tags=["Processes"],
         summary="Order: run a process on granules from the catalogue",
         status_code=201,
-        responses={200: {"description": "Results (synchronous)", "content": {JSON: {}}}},
+        responses={
+            200: {"description": "Results (synchronous)", "content": RESULT_TYPES},
+            204: {"description": "Results by reference (synchronous, raw): Link headers"},
+        },
     )
     def post_execution(
         process_id: str,

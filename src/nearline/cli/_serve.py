@@ -153,6 +153,14 @@ def add_serve_parser(subparsers: Any) -> None:
         help="sign people in through an OpenID Connect provider, as this YAML file says "
         '(docs/service.md, "Signing in"; default: $NEARLINE_OIDC)',
     )
+    serve.add_argument(
+        "--echo",
+        choices=("on", "off"),
+        default=None,
+        help="on: serve the echo process (a test process that gives back its inputs, for "
+        "OGC's conformance suite and new clients); off (default) in production "
+        "(default: $NEARLINE_ECHO or off)",
+    )
     add_door_options(serve)
     add_s3_options(serve)
     add_operator_options(serve)
@@ -189,6 +197,7 @@ def run_serve(args: argparse.Namespace) -> int:
         archive=args.archive,
         storage_options=s3_options(args),
         oidc=args.oidc,
+        echo=args.echo,
     )
     console = Console(stderr=True)  # a person's terminal; a machine's log has JSON lines only
     say = log.info if args.log_format == "json" else partial(console.print, soft_wrap=True)
@@ -207,6 +216,8 @@ def run_serve(args: argparse.Namespace) -> int:
             say(f"guest: requests without a token act as user {doors.guest}")
         if doors.public is not None:
             say(f"anonymous readers may read: {', '.join(sorted(doors.public))}")
+        if service.settings.echo:
+            say("echo: the echo test process is served (--echo on)")
         if not service.users.list():
             say("no users yet: `nearline users add NAME` prints a token")
         config = uvicorn.Config(app, log_level="warning", log_config=None, access_log=False)

@@ -114,9 +114,9 @@ class Job:
 
     @property
     def progress(self) -> int:
-        """Percent of runs ended."""
+        """Percent of runs ended (a job without runs: 100 once it succeeded)."""
         if not self.runs:
-            return 0
+            return 100 if self.status == JobStatus.SUCCESSFUL else 0
         return round(100 * sum(run.station.ended for run in self.runs) / len(self.runs))
 
     @property

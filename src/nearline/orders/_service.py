@@ -22,6 +22,7 @@ from typing import Any
 import psutil
 
 from nearline.algorithms import (
+    ECHO_ID,
     Algorithm,
     AlgorithmRegistry,
     DeploySettings,
@@ -44,6 +45,7 @@ from nearline.monitor import SystemSampler
 from nearline.orders._admission import Capacity
 from nearline.orders._base import Job, JobStatus, Run, Station
 from nearline.orders._dispatcher import Dispatcher
+from nearline.orders._echo_jobs import EchoJobs
 from nearline.orders._executors import open_executor
 from nearline.orders._memory import service_lending
 from nearline.orders._metrics import ServiceMetrics, StateCollector
@@ -83,6 +85,7 @@ class ServiceSettings:
     archive: str | None = None  # s3://bucket/prefix: outputs kept there (None: under data)
     storage_options: Mapping[str, Any] = field(default_factory=dict)  # endpoint_url, profile
     oidc: OidcSettings | None = None  # signing in through an OpenID Connect provider
+    echo: bool = False  # serve the echo test process (for conformance suites and clients)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -101,6 +104,7 @@ class ServiceSettings:
         archive: str | None = None,
         storage_options: Mapping[str, Any] | None = None,
         oidc: str | Path | None = None,
+        echo: str | bool | None = None,
     ) -> ServiceSettings:
         env = os.environ
         record = record or env.get("NEARLINE_RECORD") or None
@@ -133,17 +137,25 @@ class ServiceSettings:
             archive=archive or env.get("NEARLINE_ARCHIVE") or None,
             storage_options=dict(storage_options or {}),
             oidc=OidcSettings.resolve(oidc),
+            echo=parse_switch(
+                echo if echo is not None else env.get("NEARLINE_ECHO", "off"), "echo"
+            ),
         )
 
 
 def parse_admission(value: str | bool) -> bool:
     """``on`` (runs start as their declared resources fit) or ``off`` (every queued run
     starts at once: the 2005 behaviour, for comparisons)."""
+    return parse_switch(value, "admission")
+
+
+def parse_switch(value: str | bool, what: str) -> bool:
+    """``on`` or ``off`` (a bool passes as it is); :class:`ConfigError` names ``what``."""
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
     if text not in ("on", "off"):
-        raise ConfigError(f"admission: expected on or off, got {value!r}")
+        raise ConfigError(f"{what}: expected on or off, got {value!r}")
     return text == "on"
 
 
@@ -167,6 +179,7 @@ class Service(Closing):
         self.verifier = Verifier(oidc) if oidc else None  # provider tokens, when configured
         self.keys = ServiceKeys(self.database)  # e.g. the one paging tokens are signed with
         self.jobs = JobStore(self.database)
+        self.echo = EchoJobs(self.jobs)  # the echo test process, answered in-process
         self.catalogue = open_catalogue(
             self.settings.db, data / "catalogue.db", database=self.database
         )
@@ -299,7 +312,10 @@ class Service(Closing):
     ) -> Job:
         """Accept an order for ``process`` (an OGC execute request body) from ``owner``;
         ``version`` (default the newest), ``job_id`` (chosen beforehand, as a subscription's
-        are) and ``message`` (the job's, until a run fails) for jobs the service makes."""
+        are) and ``message`` (the job's, until a run fails) for jobs the service makes. The
+        echo process, when the operator turned it on, is answered in-process."""
+        if process == ECHO_ID and self.settings.echo:
+            return self.echo.submit(body, owner=owner, job_id=job_id)
         algorithm = self.algorithms.get(process, viewer=owner, version=version)
         plan = plan_order(algorithm, body, catalogue=self.catalogue, owner=owner)
         job_id = job_id or uuid.uuid4().hex
@@ -353,10 +369,11 @@ class Service(Closing):
         ).version
 
     def job(self, job_id: str, *, viewer: str) -> Job:
-        return self.jobs.get(job_id, viewer=viewer)
+        return self.echo.settle(self.jobs.get(job_id, viewer=viewer))
 
     def job_list(self, *, viewer: str, limit: int = 100, offset: int = 0) -> list[Job]:
-        return self.jobs.list(viewer=viewer, limit=limit, offset=offset)
+        jobs = self.jobs.list(viewer=viewer, limit=limit, offset=offset)
+        return [self.echo.settle(job) for job in jobs]
 
     def results(self, job_id: str, *, viewer: str) -> list[Item]:
         """The catalogue items a successful job made."""
@@ -390,7 +407,7 @@ class Service(Closing):
     def dismiss(self, job_id: str, *, viewer: str) -> Job:
         """Stop a job: running runs are killed and their working folders removed. A finished
         job's results are deleted (files and items), freeing its owner's disk quota."""
-        job = self.jobs.get(job_id, viewer=viewer)
+        job = self.job(job_id, viewer=viewer)
         if job.status == JobStatus.DISMISSED:
             return job
         if job.status in (JobStatus.SUCCESSFUL, JobStatus.FAILED):
@@ -402,6 +419,8 @@ class Service(Closing):
         return self.jobs.get(job_id, viewer=viewer)
 
     def _delete_results(self, job: Job) -> None:
+        if not job.runs:  # answered in-process (echo): no files, no items
+            return
         collection = self._algorithm_of(job).manifest.output_collection
         items = [
             output_item_id(job.id, run.index, out.name) for run in job.runs for out in run.outputs
@@ -448,7 +467,13 @@ class Service(Closing):
 
     def _check_output_collection(self, manifest: Manifest, owner: str) -> None:
         """Refuse, before it is built, a package whose outputs would land in a collection
-        that holds other data (archive granules, or another algorithm's outputs)."""
+        that holds other data (archive granules, or another algorithm's outputs), and one
+        named as the built-in echo process is (whether or not it is on)."""
+        if manifest.id == ECHO_ID:
+            raise ManifestError(
+                f"the id {ECHO_ID!r} is the service's built-in test process; choose another",
+                field="id",
+            )
         try:
             found = self.catalogue.get_collection(manifest.output_collection, viewer=owner)
         except CollectionNotFound:

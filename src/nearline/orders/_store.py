@@ -143,7 +143,8 @@ class JobStore:
         with self.database.transaction() as connection:
             connection.execute(
                 "INSERT INTO jobs (id, owner, process, version, status, created, updated, "
-                "inputs, parameters, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "started, finished, inputs, parameters, message) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     job.id,
                     job.owner,
@@ -152,6 +153,8 @@ class JobStore:
                     job.status.value,
                     job.created.isoformat(),
                     job.updated.isoformat(),
+                    job.started.isoformat() if job.started else None,
+                    job.finished.isoformat() if job.finished else None,
                     json.dumps(job.inputs),
                     json.dumps(job.parameters),
                     job.message,
@@ -292,6 +295,24 @@ class JobStore:
             connection.execute(
                 "UPDATE jobs SET kept = 0, status = ?, message = ?, updated = ? WHERE id = ?",
                 (JobStatus.DISMISSED.value, message, now().isoformat(), job_id),
+            )
+
+    def succeed(self, job_id: str, *, message: str) -> None:
+        """Mark a job without runs (one the service answers in-process) successful, unless it
+        ended otherwise meanwhile (dismissed)."""
+        stamp = now().isoformat()
+        with self.database.transaction() as connection:
+            connection.execute(
+                "UPDATE jobs SET status = ?, message = ?, updated = ?, finished = ? "
+                "WHERE id = ? AND status = ?",
+                (
+                    JobStatus.SUCCESSFUL.value,
+                    message,
+                    stamp,
+                    stamp,
+                    job_id,
+                    JobStatus.RUNNING.value,
+                ),
             )
 
     def set_waiting(self, run: Run, waiting: str | None) -> None:

@@ -8,9 +8,10 @@ The jars are not on Maven Central: they come built from their release tags in ..
 (its README). Each suite runs against a server of its own on 127.0.0.1, over a throwaway
 data folder holding a catalogue of MODIS-like items: Features as an anonymous reader
 (``--anonymous-read all``; the suite sends no credentials), Processes as the operator's
-``--guest`` (its job tests order the ``echo`` process), with ``testallprocesses`` off and
-on. Prints each run's total / passed / failed / skipped and every test that did not pass,
-with its class; exits 1 if any test failed (or a suite could not run).
+``--guest``, with the echo test process on (``--echo on``: its job tests order it), with
+``testallprocesses`` off and on. Prints each run's total / passed / failed / skipped and
+every test that did not pass, with its class; exits 1 if any test failed (or a suite could
+not run).
 """
 
 from __future__ import annotations
@@ -175,7 +176,7 @@ def features(ets: Path, out: Path, data: Path) -> list[Outcome]:
 
 def processes(ets: Path, out: Path, data: Path) -> list[Outcome]:
     outcomes = []
-    with serving(data, "--guest", GUEST) as url:
+    with serving(data, "--guest", GUEST, "--echo", "on") as url:
         for every in ("off", "on"):
             entries = {
                 "iut": url,

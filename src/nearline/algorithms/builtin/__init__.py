@@ -1,10 +1,20 @@
 """The algorithms nearline ships: package folders (package data beside this file) that the
-service deploys at its start, public and owned by "nearline". Only the Pathfinder composite
-for now."""
+service deploys at its start, public and owned by "nearline" (only the Pathfinder composite
+for now); and the echo process, a test process the service answers in-process when its
+operator turns it on (_echo.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from nearline.algorithms.builtin._echo import (
+    ECHO_ID,
+    EchoOrder,
+    echo_description,
+    read_echo_order,
+)
+
+__all__ = ["ECHO_ID", "EchoOrder", "builtin_algorithms", "echo_description", "read_echo_order"]
 
 HERE = Path(__file__).resolve().parent
 
