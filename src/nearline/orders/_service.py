@@ -28,6 +28,7 @@ from nearline.algorithms import (
     Manifest,
     builtin_algorithms,
     cleanup_stale,
+    pool_disks,
 )
 from nearline.archive import Item, ObjectArchive, ObjectStores, is_object_url, open_catalogue
 from nearline.closing import Closing
@@ -44,7 +45,7 @@ from nearline.monitor import SystemSampler
 from nearline.orders._admission import Capacity
 from nearline.orders._base import Job, JobStatus, Run, Station
 from nearline.orders._dispatcher import Dispatcher
-from nearline.orders._executors import open_executor
+from nearline.orders._executors import LocalExecutor, open_executor
 from nearline.orders._memory import service_lending
 from nearline.orders._planning import plan_order
 from nearline.orders._secrets import ServiceKeys
@@ -220,6 +221,8 @@ class Service(Closing):
                 if pid.isdigit() and not psutil.pid_exists(int(pid)):
                     shutil.rmtree(folder, ignore_errors=True)
         self.places.scratch.mkdir(parents=True)
+        if self.dispatcher.executor.name == LocalExecutor.name:  # runs here: keep their disks
+            pool_disks(self.places.scratch / "disks")  # for the next (_disk_pool.py)
         for package in builtin_algorithms():
             self.algorithms.ensure_builtin(package, owner=SERVICE_OWNER)
         self._say_lending()
@@ -234,6 +237,7 @@ class Service(Closing):
         if self._started:
             self._watch.close()
             self.dispatcher.close()
+            pool_disks(None)  # the disks kept for runs: unmounted and gone
         if self._sampler is not None:  # after the dispatcher: its runs' ends are marked
             self._sampler.close()
         self.catalogue.close()

@@ -54,7 +54,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE INDEX IF NOT EXISTS runs_by_station ON runs (station, job, idx);
 """
 GROWN = {  # columns added since the first schema, added to an older service's tables
-    "runs": {"output_bytes": "INTEGER NOT NULL DEFAULT 0", "server": "TEXT"},
+    "runs": {"output_bytes": "INTEGER NOT NULL DEFAULT 0", "server": "TEXT", "timings": "TEXT"},
     "jobs": {"kept": "INTEGER NOT NULL DEFAULT 1"},
 }
 HOLDING_DISK = ("ingest", "cleanup", "done")  # stations whose runs' outputs are kept
@@ -89,6 +89,9 @@ def _run_from_row(row: Mapping[str, Any]) -> Run:
         started=_time(row["started"]),
         finished=_time(row["finished"]),
         server=row["server"],
+        timings={k: (w, c) for k, (w, c) in json.loads(row["timings"]).items()}
+        if row["timings"]
+        else {},
     )
 
 
@@ -236,7 +239,7 @@ class JobStore:
         changed = connection.execute(
             "UPDATE runs SET station = ?, waiting = ?, message = ?, usage = ?, "
             "outputs = ?, output_bytes = ?, attempts = ?, started = ?, finished = ?, "
-            "server = ? WHERE id = ? AND station = ? AND COALESCE(server, '') = ?",
+            "server = ?, timings = ? WHERE id = ? AND station = ? AND COALESCE(server, '') = ?",
             (
                 to.value,
                 moved.waiting,
@@ -248,6 +251,9 @@ class JobStore:
                 moved.started.isoformat() if moved.started else None,
                 moved.finished.isoformat() if moved.finished else None,
                 moved.server,
+                json.dumps({k: [w, c] for k, (w, c) in moved.timings.items()})
+                if moved.timings
+                else None,
                 run.id,
                 run.station.value,
                 run.server or "",
