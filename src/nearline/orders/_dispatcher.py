@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nearline.algorithms import Algorithm, StageClock
-from nearline.algorithms._stages import thread_cpu
 from nearline.closing import Closing
 from nearline.errors import DiskQuotaExceeded, NearlineError, OutputsLost
 from nearline.orders import _stations as stations
@@ -179,7 +178,7 @@ class Dispatcher(Closing):
                 if self._stop:
                     return
             try:
-                self._admit(woken if woken is not None else time.monotonic(), thread_cpu())
+                self._admit(woken if woken is not None else time.monotonic(), time.thread_time())
                 self._tend()
             except Exception:  # the loop must outlive any one bad run
                 log.exception("dispatcher: admitting runs failed")
@@ -266,7 +265,7 @@ class Dispatcher(Closing):
             self.held.give_back(candidate.owner, candidate.cpus, candidate.memory)
             return
         clock = self._clocks[run.id] = StageClock()
-        clock.add("admit", time.monotonic() - woken, thread_cpu() - cpu)
+        clock.add("admit", time.monotonic() - woken, time.thread_time() - cpu)
         self._sizes[run.id] = (candidate.owner, candidate.cpus, candidate.memory)
         self._began[run.id] = time.monotonic()
         self._cancels[run.id] = threading.Event()  # before it starts: a dismissal may come

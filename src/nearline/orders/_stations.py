@@ -147,14 +147,15 @@ def execute(
         limits=limits_for(algorithm.manifest.resources),
         log=places.log_of(run),
     )
-    with clock.stage("executor"):
+    waited = StageClock()
+    with waited.stage("executor"):
         result = executor.run(task, cancel=cancel)
-    # the executor's stage keeps what the run's own stages do not explain (its transport)
+    wall, cpu = waited.stages["executor"]
+    # the run's own stages where it ran; the executor's keeps what they do not explain
     clock.merge(result.stages)
-    wall, cpu = clock.stages["executor"]
     walls = sum(w for w, _ in result.stages.values())
     cpus = sum(c for name, (_, c) in result.stages.items() if name != "algorithm")  # the run's
-    clock.stages["executor"] = (max(0.0, wall - walls), max(0.0, cpu - cpus))
+    clock.add("executor", max(0.0, wall - walls), max(0.0, cpu - cpus))
     if not result.outcome.ok:
         return result.outcome, ()
     with clock.stage("outputs"):
