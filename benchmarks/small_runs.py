@@ -49,9 +49,9 @@ from _common import (  # noqa: E402
     now_stamp,
     replace_section,
 )
-from _service_orders import nap_service, orders_under_load  # noqa: E402
+from _service_orders import _jobs_of, nap_service, orders_under_load  # noqa: E402
 from _stac_searches import percentiles  # noqa: E402
-from _subscription_trigger import _granule, _moment  # noqa: E402
+from _subscription_trigger import _granule, _moment, subscribe_each  # noqa: E402
 from nearline.archive import SQLiteCatalogue  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
@@ -169,17 +169,7 @@ def subscribed(folder: Path, granules: int, rate: int = 150) -> dict[str, Any]:
     live = nap_service(folder, "subscription-data")
     live.start("--cpus", "2")
     try:
-        with live.client("u2") as client:
-            response = client.post(
-                "/subscriptions",
-                json={
-                    "process": "nap",
-                    "search": {"properties": {"tag": "trigger"}},
-                    "policy": {"each": 1},
-                },
-            )
-            response.raise_for_status()
-            sid = response.json()["id"]
+        sid = subscribe_each(live, "u2", "nap", tag="trigger")
         files = live.data.parent / "subscription-granules"
         shutil.rmtree(files, ignore_errors=True)
         files.mkdir()
@@ -198,7 +188,7 @@ def subscribed(folder: Path, granules: int, rate: int = 150) -> dict[str, Any]:
         runs = _wait_subscription(live, sid, granules, timeout=3600)
         finished = time.time()
         made, statuses = [], {}
-        jobs = {job["jobID"]: job for job in _all_jobs(live, "u2")}
+        jobs = {job["jobID"]: job for job in _jobs_of(live, "u2")}
         for run in runs:
             statuses[run["status"]] = statuses.get(run["status"], 0) + 1
             job = jobs[run["jobID"]]
@@ -235,17 +225,6 @@ def _wait_subscription(live: LiveService, sid: str, count: int, timeout: float) 
                 return runs
             time.sleep(1)
     raise AssertionError(f"the subscription's {count} runs did not end within {timeout} s")
-
-
-def _all_jobs(live: LiveService, user: str) -> list[dict]:
-    found, offset = [], 0
-    with live.client(user) as client:
-        while True:
-            page = client.get("/jobs", params={"limit": 1000, "offset": offset}).json()["jobs"]
-            found += page
-            offset += len(page)
-            if len(page) < 1000:
-                return found
 
 
 def ms(value: float) -> str:
