@@ -12,10 +12,12 @@ import shutil
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+import httpx
 from tests.live_service import LiveService, nearline
 from tests.service.granules import COLLECTION, add_granules
 
@@ -62,6 +64,7 @@ def _client(live: LiveService, user: str, made: list[str], errors: list[str]) ->
 def _jobs_of(live: LiveService, user: str) -> list[dict[str, Any]]:
     found, offset = [], 0
     with live.client(user) as client:
+        client.timeout = httpx.Timeout(600)  # a thousand jobs listed from a loaded server
         while True:
             page = client.get("/jobs", params={"limit": 1000, "offset": offset}).json()["jobs"]
             found += page
@@ -95,9 +98,10 @@ def _shares(runs: dict[str, list[tuple[float, float]]], window: tuple[float, flo
     return {user: seconds / total for user, seconds in spent.items()}
 
 
-def orders_under_load(folder: Path) -> dict[str, Any]:
-    """Run the load; its figures (and assertion errors if any order was lost or doubled)."""
-    data = folder / "load-data"
+def nap_service(folder: Path, name: str) -> LiveService:
+    """A server (not started) on ``folder/name`` with the five users and the nap algorithm
+    (u1's, public) deployed."""
+    data = folder / name
     shutil.rmtree(data, ignore_errors=True)
     add_granules(data, GRANULES)
     live = LiveService(data)
@@ -108,11 +112,29 @@ def orders_under_load(folder: Path) -> dict[str, Any]:
     (package / "algorithm.yaml").write_text(MANIFEST)
     (package / "run.py").write_text(ALGORITHM)
     nearline("algorithms", "deploy", str(package), "--user", "u1", "--public", data=data)
+    return live
+
+
+def orders_under_load(
+    folder: Path, *, during: Callable[[LiveService, threading.Event], Any] | None = None
+) -> dict[str, Any]:
+    """Run the load; its figures (and assertion errors if any order was lost or doubled).
+    ``during(live, ended)``, if given, runs on a thread of its own from the first order until
+    every order has ended (``ended`` is set then); what it returns is ``figures["during"]``,
+    and the server's data folder is ``figures["data"]`` until the next load."""
+    live = nap_service(folder, "load-data")
+    data = live.data
     live.start("--cpus", "2")
+    ended = threading.Event()
+    watched: list[Any] = []
+    watcher = threading.Thread(
+        target=lambda: watched.append(during(live, ended)) if during else None, daemon=True
+    )
     try:
         made: dict[str, list[str]] = {user: [] for user in USERS}
         errors: list[str] = []
         began = time.time()
+        watcher.start()
         threads = [
             threading.Thread(target=_client, args=(live, user, made[user], errors))
             for user in USERS
@@ -131,10 +153,13 @@ def orders_under_load(folder: Path) -> dict[str, Any]:
         expected = len(USERS) * CLIENTS_PER_USER * ORDERS_PER_CLIENT
         _wait_all(live, USERS, expected, timeout=3600)
         finished = time.time()
-        return _account(live, made, errors, (began, others_arrive, submitted, finished))
+        ended.set()
+        watcher.join()
+        figures = _account(live, made, errors, (began, others_arrive, submitted, finished))
+        return {**figures, "during": watched[0] if watched else None, "data": data}
     finally:
+        ended.set()
         live.stop()
-        shutil.rmtree(data, ignore_errors=True)
 
 
 def _account(

@@ -56,21 +56,26 @@ def _moment(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
+def subscribe_each(live, user: str, process: str, *, tag: str) -> str:
+    """``user``'s subscription (policy each) of ``process`` to granules tagged ``tag``."""
+    with live.client(user) as client:
+        response = client.post(
+            "/subscriptions",
+            json={
+                "process": process,
+                "search": {"properties": {"tag": tag}},
+                "policy": {"each": 1},
+            },
+        )
+        response.raise_for_status()
+        return response.json()["id"]
+
+
 def trigger_latency(folder: Path, *, count: int = 20, gap: float = 0.5) -> dict[str, float]:
     """p50 and p95 seconds from a granule's ingest to its job existing (``job_*``) and to its
     run starting (``run_*``), over ``count`` granules on a server of its own in ``folder``."""
     with serving(folder, lambda live: deploy(live, "alice", "sizes")) as live:
-        with live.client("alice") as client:
-            response = client.post(
-                "/subscriptions",
-                json={
-                    "process": "granule-sizes",
-                    "search": {"properties": {"tag": "trigger"}},
-                    "policy": {"each": 1},
-                },
-            )
-            response.raise_for_status()
-            sid = response.json()["id"]
+        sid = subscribe_each(live, "alice", "granule-sizes", tag="trigger")
         files = folder / "trigger-granules"
         files.mkdir()
         ingested: dict[str, float] = {}

@@ -407,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     triggers = trigger_latency(trigger_folder, count=10 if args.quick else 40, gap=0.5)
     print("1,000 orders from 20 clients of 5 users ...", flush=True)
     load = orders_under_load(out)
+    shutil.rmtree(load["data"], ignore_errors=True)
     print("ingesting granule files ...", flush=True)
     small = (60, 200) if args.quick else (300, 200)
     ingest_small, hash_small = ingest_rates(out, *small)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from nearline.algorithms._disk import SPACE_PREFIX
+from nearline.algorithms._disk import SPACE_PREFIX, pool_disks
 from nearline.algorithms._sandbox import Limits, Outcome, cleanup_stale, isolation, run_sandboxed
 
 MiB = 2**20
@@ -162,3 +162,42 @@ def test_cleanup_stale_unmounts_what_a_killed_service_left(tmp_path: Path) -> No
     assert mount.parent in cleanup_stale()
     assert not os.path.ismount(mount)
     assert spaces_left(folder) == []
+
+
+LOOK = (  # what a run after another finds in its three places (but its own folder and the
+    # folders leading to it, which /tmp holds when it is under /tmp), and room for 19 MiB
+    "found=$(find . /tmp /dev/shm -mindepth 1 ! -name job.json ! -path ./outputs | "
+    'while read -r p; do case "$PWD/" in "$p"/*) continue ;; esac; '
+    'case "$p" in "$PWD"*) continue ;; esac; echo "$p"; done); '
+    'printf %s "$found" > outputs/found; head -c 19922944 /dev/zero > outputs/room'
+)
+
+
+@pytest.fixture
+def pooled(tmp_path: Path):
+    """Run disks kept for reuse, as ``nearline serve`` keeps them; the pool's folder."""
+    folder = tmp_path / "disks"
+    pool_disks(folder)
+    try:
+        yield folder
+    finally:
+        pool_disks(None)
+    assert list(folder.iterdir()) == []  # every disk kept was unmounted and deleted
+
+
+def test_a_kept_disk_holds_nothing_of_the_run_before(tmp_path: Path, pooled: Path) -> None:
+    """Each attack above, then a clean run on the same disk: it finds its three places empty
+    and its whole allotment free; the attack was stopped as on a fresh disk."""
+    leftovers = (
+        "mkdir -p a/b; echo secret > a/b/c; echo secret > /tmp/s; echo secret > /dev/shm/s; "
+        "mkfifo p; ln -s /etc/passwd outputs/l; (sleep 600 > /tmp/held &) ; setsid sleep 600 &"
+    )
+    for index, (name, script) in enumerate([("leftovers", leftovers), *ATTACKS.items()]):
+        attack = run(tmp_path / f"attack-{index}", script, disk="filesystem")
+        assert attack.reason == (None if name == "leftovers" else STOPPED), name
+        after = tmp_path / f"after-{index}"
+        assert run(after, LOOK, disk="filesystem").ok, (tmp_path / "run.log").read_text()
+        assert (after / "outputs" / "found").read_text() == "", name
+        assert (after / "outputs" / "room").stat().st_size == 19 * MiB
+        kept = list(pooled.iterdir())
+        assert len(kept) == 1, kept  # the one disk, reused each time

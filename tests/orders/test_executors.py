@@ -111,6 +111,71 @@ def test_closing_the_executor_stops_its_runs_on_the_workers(cluster, client, pro
             running.result(timeout=30)
 
 
+class LateCallers:
+    """The client's event loop, with a run's thread held up on purpose where load can hold
+    it: inside distributed's ``sync``, past its check that the loop is open and before its
+    coroutine is queued. Such a late call waits there until the loop has closed, and closing
+    the loop waits (at most ``patience`` seconds) for one to arrive, so a call to the
+    scheduler made after closing began always lands on a closed loop, whatever the load."""
+
+    def __init__(self, executor: DaskExecutor, *, runs: str, patience: float = 5.0) -> None:
+        self.client = executor.client
+        self.loop = executor.client.loop
+        self.runs = runs  # the name prefix of the threads that call executor.run
+        self.patience = patience
+        self.arrived = threading.Event()
+        self._add = self.loop.add_callback
+
+    def __enter__(self) -> LateCallers:
+        self.loop.add_callback = self._add_callback
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.loop.add_callback = self._add
+
+    def _add_callback(self, callback, *args, **kwargs) -> None:
+        late = self.client.status != "running"
+        main = threading.current_thread() is threading.main_thread()  # the one closing
+        synced = getattr(callback, "__qualname__", "").startswith("sync.")
+        if late and synced and threading.current_thread().name.startswith(self.runs):
+            self.arrived.set()  # a run's thread calls the scheduler while the client closes
+            deadline = time.monotonic() + 30
+            while not self.loop.asyncio_loop.is_closed() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        elif self.client.status == "closed" and main:
+            self.arrived.wait(self.patience)  # stopping the loop: after any late call
+        self._add(callback, *args, **kwargs)
+
+
+def test_a_run_calling_the_scheduler_as_the_executor_closes_is_not_left_waiting(
+    cluster, probe, tmp_path
+):
+    """Closing never leaves executor.run waiting for ever, however late its thread calls the
+    scheduler (under load it called while the client's loop stopped, and waited for ever)."""
+    task = ExecutorTests.task(probe, tmp_path, mode="sleep", seconds=120)
+    executor = DaskExecutor(f"dask://{cluster.scheduler_address.removeprefix('tcp://')}")
+    ended: list[BaseException | object] = []
+
+    def run() -> None:
+        try:
+            ended.append(executor.run(task, cancel=threading.Event()))
+        except BaseException as error:  # what the test looks at
+            ended.append(error)
+
+    # a daemon thread: a run left waiting for ever must fail the test, not hang pytest's exit
+    thread = threading.Thread(target=run, name="late-run", daemon=True)
+    thread.start()
+    wait_for(lambda: starts(task) == 1, timeout=60, what="the run starting")
+    with LateCallers(executor, runs="late-run"):
+        executor.close()
+        thread.join(timeout=30)
+    assert not thread.is_alive(), "executor.run still waits 30 s after the executor closed"
+    (error,) = ended
+    assert isinstance(error, NearlineError), error
+    assert "the executor was closed while run" in str(error)
+    wait_for(lambda: run_processes(task) == [], timeout=10, what="the run's processes ending")
+
+
 def test_a_worker_killed_mid_run_is_replaced_once_and_the_run_succeeds(
     dask_executor, client, probe, tmp_path
 ):

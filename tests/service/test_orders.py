@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import time
 
+from nearline.db import open_database
+from nearline.orders._store import JobStore
+
 from .conftest import deploy
 from .granules import COLLECTION, add_granules
 
@@ -59,6 +62,26 @@ def test_deploy_order_and_results(live, alices_processes):
     assert provenance["nearline:usage"]["cpu_seconds"] > 0
     assert item["bbox"] == [-160.0, -5.0, -142.0, 5.0]  # the two inputs' footprints together
     assert provenance["start_datetime"] == "2012-12-12T00:05:00Z"
+    assert_stages_recorded(live, job_id, run)
+
+
+STAGES = [  # in the order a run passes them (docs/benchmarks.md's small-runs table)
+    "admit", "dispatch", "stage", "allocate", "job files", "cgroups", "disk", "watch",
+    "algorithm", "teardown", "executor", "outputs", "ingest", "cleanup",
+]  # fmt: skip
+
+
+def assert_stages_recorded(live, job_id: str, shown: dict) -> None:
+    """The run recorded where its time went: every stage, in order, and together no more
+    than the run took from its admission to its end."""
+    with open_database(live.db, live.data / "service.db") as database:
+        (run,) = JobStore(database).get(job_id, viewer=None).runs
+    assert list(run.timings) == STAGES
+    assert all(wall >= 0 and cpu >= 0 for wall, cpu in run.timings.values())
+    assert run.timings["algorithm"][0] == shown["usage"]["wall_seconds"]
+    assert run.timings["algorithm"][1] == shown["usage"]["cpu_seconds"]
+    after_admission = sum(wall for name, (wall, _) in run.timings.items() if name != "admit")
+    assert after_admission <= (run.finished - run.started).total_seconds() + 0.01
 
 
 def test_an_order_over_the_maximum_is_split_into_runs(live, alices_processes):

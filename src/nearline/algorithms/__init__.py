@@ -16,6 +16,7 @@ from nearline.algorithms._base import (
     TestCase,
 )
 from nearline.algorithms._deploy import DeploySettings
+from nearline.algorithms._disk import pool_disks
 from nearline.algorithms._environment import WheelSource
 from nearline.algorithms._manifest import (
     manifest_from_dict,
@@ -39,6 +40,7 @@ from nearline.algorithms._sandbox import (
     run_sandboxed,
     runs_memory,
 )
+from nearline.algorithms._stages import StageClock
 from nearline.algorithms.builtin import (
     ECHO_ID,
     EchoOrder,
@@ -66,6 +68,7 @@ __all__ = [
     "PackageLimits",
     "Resources",
     "RunResult",
+    "StageClock",
     "TestCase",
     "WheelSource",
     "builtin_algorithms",
@@ -78,6 +81,7 @@ __all__ = [
     "memory_budget",
     "parameters_with_defaults",
     "parse_manifest",
+    "pool_disks",
     "prepare_job",
     "read_echo_order",
     "read_manifest",

@@ -16,6 +16,7 @@ run's end, before anything is copied back.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import logging
@@ -26,12 +27,15 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from nearline.algorithms._cgroups import service_stamp
+from nearline.algorithms._disk_pool import DiskPool, Prepared, free_of, make_places
 from nearline.algorithms._namespaces import SCRATCH
+from nearline.algorithms._stages import run_helper
 
 log = logging.getLogger(__name__)
 
@@ -130,11 +134,20 @@ class FileSystemSpace(Space):
     kind = "filesystem"
 
     def __init__(
-        self, folder: Path, home: Path, *, limit: int, log: Path | None, also: Sequence[Path]
+        self,
+        folder: Path,
+        prepared: Prepared,
+        *,
+        limit: int,
+        log: Path | None,
+        also: Sequence[Path],
+        pool: DiskPool | None = None,
     ) -> None:
         self.folder = folder
-        self.home = home
-        self.mount = home / "mount"
+        self.prepared = prepared
+        self.home = prepared.home
+        self.mount = prepared.home / "mount"
+        self.pool = pool  # where the disk goes back to after the run, if anywhere
         super().__init__([self.mount, *also], limit=limit, log=log)
 
     @property
@@ -151,24 +164,23 @@ class FileSystemSpace(Space):
     ) -> FileSystemSpace:
         """An image for ``folder``'s content and ``limit`` bytes more, mounted, with the
         content copied in; ``also`` are more writable places (the caller's writable mounts),
-        only walked. Raises OSError (or CalledProcessError) if it cannot be made."""
+        only walked. A prepared one of the same size is taken if this process keeps them
+        (:func:`pool_disks`). Raises OSError (or CalledProcessError) if it cannot be made."""
         _remove_orphans(folder)
-        home = folder / f"{SPACE_PREFIX}{service_stamp()}-{secrets.token_hex(4)}"
         # never another attempt's disk: its image and mount are not the run's content
         content = [entry for entry in folder.iterdir() if not entry.name.startswith(SPACE_PREFIX)]
-        home.mkdir()
+        size = _image_size(limit + sum(_allocated(entry) for entry in content))
+        pool = _pool
+        prepared = pool.take(size) if pool is not None else None
+        if prepared is None:
+            prepared = _prepare(pool.folder if pool is not None else folder, size)
         try:
-            need = limit + sum(_allocated(entry) for entry in content)
-            _make_filesystem(home, need)
-            (home / "mount" / "work").mkdir(mode=0o755)
-            for path in SCRATCH:
-                (home / "mount" / path.name).mkdir(mode=0o1777)
             for entry in content:
-                copy_entry(entry, home / "mount" / "work" / entry.name)
+                copy_entry(entry, prepared.home / "mount" / "work" / entry.name)
         except BaseException:
-            _remove(home)
+            remove_disk(prepared.home)
             raise
-        return cls(folder, home, limit=limit, log=log, also=also)
+        return cls(folder, prepared, limit=limit, log=log, also=also, pool=pool)
 
     def full(self) -> bool:
         try:
@@ -189,7 +201,45 @@ class FileSystemSpace(Space):
             copy_entry(source, target)
 
     def close(self) -> None:
-        _remove(self.home)
+        if self.pool is not None and self.pool is _pool:
+            self.pool.give_back(self.prepared, remove_disk)
+        else:
+            remove_disk(self.home)
+
+
+def _prepare(where: Path, size: int) -> Prepared:
+    """A new disk of ``size`` bytes in a folder of its own under ``where``, mounted, with its
+    places made."""
+    home = where / f"{SPACE_PREFIX}{service_stamp()}-{secrets.token_hex(4)}"
+    home.mkdir()
+    try:
+        _make_filesystem(home, size)
+        make_places(home / "mount")
+        return Prepared(home, size, free_of(home / "mount"))
+    except BaseException:
+        remove_disk(home)
+        raise
+
+
+_pool: DiskPool | None = None
+_pool_lock = threading.Lock()
+
+
+def pool_disks(folder: Path | None) -> None:
+    """Keep run disks for the next run of the same size, under ``folder``, from now on in
+    this process; None stops that and removes the disks waiting (_disk_pool.py says why it
+    is safe). ``nearline serve`` keeps them for its local runs."""
+    global _pool
+    with _pool_lock:
+        old, _pool = _pool, None
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            _pool = DiskPool(folder)
+    if old is not None:
+        old.drain(remove_disk)
+
+
+atexit.register(pool_disks, None)
 
 
 def _allocated(path: Path) -> int:
@@ -200,11 +250,15 @@ def _allocated(path: Path) -> int:
     return _BLOCK + sum(_allocated(entry) for entry in path.iterdir())
 
 
-def _make_filesystem(home: Path, need: int) -> None:
-    """A sparse ext4 image in ``home`` with ``need`` bytes free, mounted at home/mount."""
+def _image_size(need: int) -> int:
+    """The bytes of an image with ``need`` bytes free: ext4's own overhead sized in."""
     overhead = need * _INODE_SIZE // (_INODE_RATIO - _INODE_SIZE) + need // 8192 + _SMALL_OVERHEAD
     size = need + overhead + min(need // 49, _RESERVED_MOST)
-    size = -(-size // _BLOCK) * _BLOCK
+    return -(-size // _BLOCK) * _BLOCK
+
+
+def _make_filesystem(home: Path, size: int) -> None:
+    """A sparse ext4 image of ``size`` bytes in ``home``, mounted at home/mount."""
     image = home / "image"
     with open(image, "wb") as handle:
         handle.truncate(size)
@@ -218,17 +272,19 @@ def _make_filesystem(home: Path, need: int) -> None:
 
 
 def _tool(*argv: str) -> None:
-    subprocess.run(argv, check=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+    run_helper(argv, timeout=120)
 
 
-def _remove(home: Path) -> None:
+def remove_disk(home: Path) -> None:
     """Unmount home/mount if it is mounted (lazily if something still holds it; the loop
     device goes with it) and delete ``home``."""
     mount = home / "mount"
     if os.path.ismount(mount):
-        result = subprocess.run(["umount", str(mount)], capture_output=True, check=False)
-        if result.returncode != 0:
-            subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
+        try:
+            run_helper(["umount", str(mount)])
+        except subprocess.CalledProcessError:
+            with contextlib.suppress(subprocess.CalledProcessError):
+                run_helper(["umount", "-l", str(mount)])
     if os.path.ismount(mount):
         log.warning("could not unmount a run's disk at %s", mount)
         return
@@ -251,7 +307,7 @@ def _remove_orphans(folder: Path) -> None:
     retried elsewhere); a disk whose maker still runs is left alone."""
     for home in folder.glob(f"{SPACE_PREFIX}*"):
         if _orphaned(home):
-            _remove(home)
+            remove_disk(home)
 
 
 def _delete(path: Path) -> None:
@@ -289,12 +345,12 @@ def filesystem_works() -> bool:
         home = Path(folder) / "space"
         home.mkdir()
         try:
-            _make_filesystem(home, 0)
+            _make_filesystem(home, _image_size(0))
         except (OSError, subprocess.SubprocessError) as error:
             log.debug("no file system for runs' disks: %s", error)
             return False
         finally:
-            _remove(home)
+            remove_disk(home)
     return True
 
 
@@ -311,7 +367,7 @@ def cleanup_stale() -> list[Path]:
         home = point.parent
         if point.name != "mount" or not _orphaned(home):
             continue
-        _remove(home)
+        remove_disk(home)
         if not home.exists():
             removed.append(home)
     return removed

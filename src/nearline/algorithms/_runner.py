@@ -17,13 +17,14 @@ import stat
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nearline.algorithms._base import JOB_VARIABLE, Algorithm, Resources
 from nearline.algorithms._kernels import seed_kernel_cache
 from nearline.algorithms._sandbox import Limits, Mount, Outcome, run_sandboxed
+from nearline.algorithms._stages import StageClock
 
 JOB_FILE = "job.json"
 JOB_TEXT = "job.txt"
@@ -46,12 +47,16 @@ class RunResult:
         The regular files it left there (none unless the run succeeded).
     log
         The file holding its output and error streams.
+    stages
+        Wall and CPU seconds of each stage of the run where it ran: ``job files``, then the
+        sandbox's (:func:`~nearline.algorithms.run_sandboxed`'s ``clock``).
     """
 
     outcome: Outcome
     outputs_folder: Path
     output_files: tuple[Path, ...]
     log: Path
+    stages: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def limits_for(resources: Resources) -> Limits:
@@ -195,22 +200,24 @@ def run_algorithm(
     """
     folder = folder.absolute()
     limits = limits or limits_for(algorithm.manifest.resources)
-    job = prepare_job(folder, job_id=job_id, inputs=inputs, parameters=parameters)
-    log = log or folder / "run.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    files = [Path(e["path"]).absolute() for entries in inputs.values() for e in entries]
-    mounts = [
-        *system_mounts(algorithm.python),
-        Mount(algorithm.package),
-        *(Mount(path) for path in dict.fromkeys(files) if not path.is_relative_to(folder)),
-    ]
-    env = sandbox_env(algorithm.python, home=folder, cpus=limits.cpus, memory=limits.memory)
-    seed_kernel_cache(folder / "tmp" / "numba")
-    env.update({
-        JOB_VARIABLE: str(job),
-        JOB_TEXT_VARIABLE: str(folder / JOB_TEXT),
-        "NEARLINE_PACKAGE": str(algorithm.package),
-    })  # fmt: skip
+    clock = StageClock()
+    with clock.stage("job files"):
+        job = prepare_job(folder, job_id=job_id, inputs=inputs, parameters=parameters)
+        log = log or folder / "run.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        files = [Path(e["path"]).absolute() for entries in inputs.values() for e in entries]
+        mounts = [
+            *system_mounts(algorithm.python),
+            Mount(algorithm.package),
+            *(Mount(path) for path in dict.fromkeys(files) if not path.is_relative_to(folder)),
+        ]
+        env = sandbox_env(algorithm.python, home=folder, cpus=limits.cpus, memory=limits.memory)
+        seed_kernel_cache(folder / "tmp" / "numba")
+        env.update({
+            JOB_VARIABLE: str(job),
+            JOB_TEXT_VARIABLE: str(folder / JOB_TEXT),
+            "NEARLINE_PACKAGE": str(algorithm.package),
+        })  # fmt: skip
     outcome = run_sandboxed(
         command_line(
             algorithm.manifest.command, package=algorithm.package, python=algorithm.python
@@ -222,12 +229,14 @@ def run_algorithm(
         log=log,
         cancel=cancel,
         keep=("outputs",),
+        clock=clock,
     )
     outputs = folder / "outputs"
-    found, problem = output_files(outputs)
+    with clock.stage("teardown"):
+        found, problem = output_files(outputs)
     if problem is not None and outcome.ok:
         outcome = dataclasses.replace(outcome, reason=problem)
-    return RunResult(outcome, outputs, found if outcome.ok else (), log)
+    return RunResult(outcome, outputs, found if outcome.ok else (), log, dict(clock.stages))
 
 
 def command_line(command: Sequence[str], *, package: Path, python: Path) -> list[str]:

@@ -32,6 +32,7 @@ from nearline.algorithms._cgroups import MemoryBudget
 from nearline.algorithms._disk import FileSystemSpace, Space
 from nearline.algorithms._limits import Limits
 from nearline.algorithms._run_watch import Watch
+from nearline.algorithms._stages import StageClock
 from nearline.errors import SandboxError
 from nearline.monitor import TreeMeter, Usage
 
@@ -259,6 +260,7 @@ def run_sandboxed(
     cancel: threading.Event | None = None,
     enforce: Isolation | None = None,
     keep: Sequence[str] | None = None,
+    clock: StageClock | None = None,
 ) -> Outcome:
     """Run a command in a folder under limits, isolated as well as this machine allows.
 
@@ -289,6 +291,10 @@ def run_sandboxed(
         Where the run's disk is a file system of its own: the entries of its folder copied
         back after a run that succeeded (None: all); a run that did not succeed leaves
         nothing of what it wrote.
+    clock
+        Told the wall and CPU seconds of each stage: ``cgroups``, ``disk`` (making the run's
+        disk), ``algorithm`` (its processes, from start to end: the run's own CPU),
+        ``watch`` (the rest of the wait: the service's CPU) and ``teardown``.
 
     Returns
     -------
@@ -308,22 +314,37 @@ def run_sandboxed(
     environment = dict(env or {})
     binds = _binds(mounts)
     _check_command(command, folder=folder, env=environment)
-    group = _group(level, limits)
+    clock = clock if clock is not None else StageClock()
+    with clock.stage("cgroups"):
+        group = _group(level, limits)
     space = None
     try:
-        space = _space(level, limits, folder=folder, binds=binds, log=log)
+        with clock.stage("disk"):
+            space = _space(level, limits, folder=folder, binds=binds, log=log)
         argv = _wrap(command, level=level, folder=folder, binds=binds, limits=limits, space=space)
-        outcome = _run(argv, folder=folder, env=environment, limits=limits, log_path=log,
-                       cancel=cancel, level=level, group=group, space=space)  # fmt: skip
-        if space is not None and outcome.ok:
-            space.bring_back(keep)
+        with clock.stage("watch"):
+            outcome = _run(argv, folder=folder, env=environment, limits=limits, log_path=log,
+                           cancel=cancel, level=level, group=group, space=space)  # fmt: skip
+        _split_algorithm(clock, outcome.usage)
+        with clock.stage("teardown"):
+            if space is not None and outcome.ok:
+                space.bring_back(keep)
         return outcome
     finally:
-        if group is not None:
-            group.kill()
-            group.remove()
-        if space is not None:
-            space.close()
+        with clock.stage("teardown"):
+            if group is not None:
+                group.kill()
+                group.remove()
+            if space is not None:
+                space.close()
+
+
+def _split_algorithm(clock: StageClock, usage: Usage) -> None:
+    """Of the wait for the run, its processes' own life (and CPU) is the algorithm's stage;
+    the rest stays the watcher's."""
+    wall, cpu = clock.stages.get("watch", (0.0, 0.0))
+    clock.stages["watch"] = (max(0.0, wall - usage.wall_seconds), cpu)
+    clock.add("algorithm", usage.wall_seconds, usage.cpu_seconds)
 
 
 def _binds(mounts: Sequence[Mount]) -> list[tuple[Path, bool]]:

@@ -91,6 +91,9 @@ class Run:
     started: datetime | None = None
     finished: datetime | None = None
     server: str | None = None  # the server holding it, from admission on (orders/_server_roster.py)
+    # once done: wall and CPU seconds of each stage it passed, {name: (wall, cpu)}, in order
+    # (nearline.algorithms.StageClock; docs/benchmarks.md's small-runs table names them)
+    timings: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

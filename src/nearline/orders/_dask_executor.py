@@ -17,6 +17,12 @@ on the workers as on the service.
   the scheduler give up first (its ``allowed-failures`` below 2: ``KilledWorker``), the run is
   submitted again here, within the same bound. :meth:`DaskExecutor.retries` says how many times
   it was started again.
+- **Closing.** Every call that waits on the client's event loop (distributed's ``sync``) goes
+  through :meth:`DaskExecutor._scheduler`: refused once :meth:`DaskExecutor.close` began, and
+  ``close`` waits for the calls already in flight before it closes the client. A call that
+  slipped in while the loop stopped would wait for ever: ``sync`` checks the loop is open, then
+  queues its coroutine, and a loop that stops or closes in between never runs it (tornado
+  drops a callback added to a closed loop without a word).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import contextlib
 import logging
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
@@ -44,6 +51,7 @@ LOST_TWICE = "the worker running it was lost twice"
 POLL = 0.05  # how often a waiting station looks at its cancel event (seconds)
 RELAY = 1.0  # how often the worker's relay thread checks its run is still wanted (seconds)
 GRACE = 15.0  # how long a cancelled run's worker has to answer before it is given up
+CALLS_END = 15.0  # how long closing waits for calls to the scheduler already in flight
 
 
 def scheduler_address(spec: str) -> str:
@@ -80,6 +88,10 @@ class _Names:
         )
 
 
+class _Closed(Exception):
+    """A call to the scheduler refused: the executor is closing."""
+
+
 @dataclass(frozen=True)
 class _Refused:
     """What a worker answers for a run already started :data:`STARTS` times."""
@@ -108,6 +120,8 @@ class DaskExecutor(Executor):
         self._retries: dict[str, int] = {}  # runs started again, until run again
         self._lock = threading.Lock()
         self._closed = threading.Event()
+        self._calls = threading.Condition()  # guards _in_flight; told when a call ends
+        self._in_flight = 0  # calls into the client's event loop going on now
         log.info("runs go to %s", self.describe())
 
     # -- the contract -----------------------------------------------------------------------
@@ -118,15 +132,20 @@ class DaskExecutor(Executor):
         with self._lock:
             self._retries.pop(task.run, None)
         try:
-            starts.set(0)
+            with self._scheduler():
+                starts.set(0)
             result = self._until_done(task, names, cancel=cancel, stop=stop, starts=starts)
         except (OSError, TimeoutError) as error:  # the connection to the scheduler failed
             raise NearlineError(
                 f"the Dask scheduler at {self.address} stopped answering: {error}"
             ) from None
+        except _Closed:
+            raise NearlineError(
+                f"the executor was closed while run {task.run} went on; its worker stops it"
+            ) from None
         finally:
             started = self._started(starts)
-            with contextlib.suppress(Exception):  # the scheduler forgets both
+            with contextlib.suppress(Exception), self._scheduler():  # the scheduler forgets both
                 starts.delete()
                 stop.clear()
         if started > 1:
@@ -145,17 +164,37 @@ class DaskExecutor(Executor):
 
     def describe(self) -> str:
         try:
-            workers = len(self.client.nthreads())
-        except Exception as error:  # a description must not fail
+            with self._scheduler():
+                workers = len(self.client.nthreads())
+        except Exception as error:  # a description must not fail (closed included)
             return f"dask://{self.address.removeprefix('tcp://')} (not answering: {error})"
         plural = "" if workers == 1 else "s"
         return f"dask://{self.address.removeprefix('tcp://')} ({workers} worker{plural})"
 
     def close(self) -> None:
         """Close the client: the scheduler forgets its runs, and a worker still running one
-        stops it within about a second."""
-        self._closed.set()
+        stops it within about a second. Calls to the scheduler already in flight end first;
+        none starts after (see the module's "Closing")."""
+        with self._calls:
+            self._closed.set()
+            if not self._calls.wait_for(lambda: self._in_flight == 0, timeout=CALLS_END):
+                log.warning("closing with %d calls to the scheduler unanswered", self._in_flight)
         self.client.close()
+
+    @contextlib.contextmanager
+    def _scheduler(self) -> Iterator[None]:
+        """Around every call that waits on the client's event loop: raises :class:`_Closed`
+        once closing began; closing waits until the calls let through have ended."""
+        with self._calls:
+            if self._closed.is_set():
+                raise _Closed
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._calls:
+                self._in_flight -= 1
+                self._calls.notify_all()
 
     # -- waiting ----------------------------------------------------------------------------
     def _until_done(
@@ -170,7 +209,8 @@ class DaskExecutor(Executor):
         resubmitted = 0
         while True:
             key = names.key if not resubmitted else f"{names.key}-again{resubmitted}"
-            future = self.client.submit(_on_worker, task, names, key=key, pure=False)
+            with self._scheduler():
+                future = self.client.submit(_on_worker, task, names, key=key, pure=False)
             try:
                 answer = self._wait(future, task, cancel=cancel, stop=stop)
             except distributed.KilledWorker:  # the scheduler gave up on it before we did
@@ -185,7 +225,8 @@ class DaskExecutor(Executor):
                     "the service's connection to it was closed)"
                 ) from None
             finally:
-                future.release()
+                if not self._closed.is_set():  # a closed client forgot it already
+                    future.release()
             if isinstance(answer, _Refused):
                 return _lost_twice(task)
             return answer
@@ -203,17 +244,9 @@ class DaskExecutor(Executor):
         while not done.wait(POLL) and not self._closed.is_set():
             if cancel.is_set():
                 return self._cancel(future, task, stop=stop, done=done)
-        closed = NearlineError(
-            f"the executor was closed while run {task.run} went on; its worker stops it"
-        )
-        if self._closed.is_set():  # closing cancels the future too: say why, not "cancelled"
-            raise closed
-        try:
+        # closing cancels the future too: run() says why, not "cancelled"
+        with self._scheduler():
             return future.result()
-        except RuntimeError:  # the client's loop closed under the result (closing, at once)
-            if self._closed.is_set():
-                raise closed from None
-            raise
 
     def _cancel(
         self,
@@ -225,15 +258,19 @@ class DaskExecutor(Executor):
     ) -> RunResult | _Refused:
         """Tell the worker to stop the run and wait for its answer (its processes gone)."""
         try:
-            stop.set()
+            with self._scheduler():
+                stop.set()
+        except _Closed:  # closing: the worker stops the run itself
+            raise
         except Exception as error:  # the scheduler is gone: nothing runs
             log.warning("run %s: could not reach the scheduler to cancel it: %s", task.run, error)
         if done.wait(GRACE):
-            with contextlib.suppress(Exception):  # cancelled, whatever else it became
-                return future.result()
+            with contextlib.suppress(Exception), self._scheduler():  # cancelled, whatever
+                return future.result()  # else it became
         else:
             log.warning("run %s: no answer %g s after it was cancelled; given up", task.run, GRACE)
-            self.client.cancel(future)
+            with contextlib.suppress(_Closed), self._scheduler():
+                self.client.cancel(future)
         return RunResult(
             Outcome(exit_code=None, reason="cancelled", usage=Usage()),
             task.folder / "outputs",
@@ -243,15 +280,19 @@ class DaskExecutor(Executor):
 
     def _started(self, starts: distributed.Variable) -> int:
         try:
-            return int(starts.get(timeout=5))
-        except Exception:  # not counted: at least the first start
+            with self._scheduler():
+                return int(starts.get(timeout=5))
+        except Exception:  # not counted (or closing): at least the first start
             return 1
 
     def _clean_lost_groups(self) -> None:
         """Remove the cgroups a lost worker's run left on its machine (its processes died
         with it); groups of workers still running are left alone."""
         try:
-            self.client.run(cleanup_stale)
+            with self._scheduler():
+                self.client.run(cleanup_stale)
+        except _Closed:  # the next service's start cleans up
+            return
         except Exception as error:  # best effort: empty groups, no process in them
             log.warning("could not clean up after a lost worker: %s", error)
 

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nearline import logs
-from nearline.algorithms import Algorithm
+from nearline.algorithms import Algorithm, StageClock
 from nearline.closing import Closing
 from nearline.errors import DiskQuotaExceeded, NearlineError, OutputsLost
 from nearline.orders import _stations as stations
@@ -98,6 +98,9 @@ class Dispatcher(Closing):
         self._sizes: dict[str, tuple[str, float, int]] = {}  # run: (owner, cpus, memory)
         self._began: dict[str, float] = {}  # run: when it was admitted (monotonic)
         self._ran: dict[str, float] = {}  # run: how long its algorithm ran (seconds)
+        self._clocks: dict[str, StageClock] = {}  # run: its stages' timings so far
+        self._queued_jobs: dict[str, Job] = {}  # the jobs of queued runs, as last read
+        self._woken: float | None = None  # when work (or a freed slot) first woke the loop
         self._taken: set[str] = set()  # runs another server took over (this one was late)
         self._tended = {"beat": 0.0, "adopt": 0.0}  # when the loop last did each (monotonic)
         self._thread: threading.Thread | None = None
@@ -113,6 +116,8 @@ class Dispatcher(Closing):
     def wake(self) -> None:
         with self._wake:
             self._pending = True
+            if self._woken is None:
+                self._woken = time.monotonic()
             self._wake.notify()
 
     def cancel(self, runs: list[Run], *, wait: float = 30.0) -> None:
@@ -174,10 +179,11 @@ class Dispatcher(Closing):
                 if not self._pending and not self._stop:
                     self._wake.wait(timeout=self.poll)
                 self._pending = False
+                woken, self._woken = self._woken, None
                 if self._stop:
                     return
             try:
-                self._admit()
+                self._admit(woken if woken is not None else time.monotonic(), time.thread_time())
                 self._tend()
             except Exception:  # the loop must outlive any one bad run
                 log.exception("dispatcher: admitting runs failed")
@@ -201,17 +207,27 @@ class Dispatcher(Closing):
             self._tended["adopt"] = now
             self.resume()
 
-    def _admit(self) -> None:
+    def _admit(self, woken: float, cpu: float) -> None:
+        """One pass: start what fits, say why the rest waits. ``woken`` (monotonic) and
+        ``cpu`` (this thread's) are when the pass was asked for and the CPU it began at: a
+        run it starts counts from there to its move as its ``admit`` stage."""
         queued: list[Candidate] = []
         jobs: dict[str, tuple[Job, Algorithm | None]] = {}
+        versions: dict[tuple[str, str, str], Algorithm | None] = {}  # looked up once a pass
+        known, self._queued_jobs = self._queued_jobs, {}
         for run in self.store.at(Station.QUEUED):
             if run.job not in jobs:
-                job = self.store.get(run.job, viewer=None)
-                try:
-                    jobs[run.job] = (job, self.find_algorithm(job))
-                except Exception as error:  # retired and gone: the run cannot happen
-                    log.warning("job %s: %s", job.id, error)
-                    jobs[run.job] = (job, None)
+                # a job's owner, algorithm and creation never change: read once while queued
+                job = known.get(run.job) or self.store.get(run.job, viewer=None)
+                self._queued_jobs[run.job] = job
+                version = (job.process, job.version, job.owner)
+                if version not in versions:
+                    try:
+                        versions[version] = self.find_algorithm(job)
+                    except Exception as error:  # retired and gone: the run cannot happen
+                        log.warning("job %s: %s", job.id, error)
+                        versions[version] = None
+                jobs[run.job] = (job, versions[version])
             job, algorithm = jobs[run.job]
             if algorithm is None:
                 self._fail(run, f"the algorithm {job.process} {job.version} is gone")
@@ -243,9 +259,9 @@ class Dispatcher(Closing):
             elif run.id in decision.wait:
                 self.store.set_waiting(run, decision.wait[run.id])
         for candidate in decision.start:
-            self._start(candidate)
+            self._start(candidate, woken, cpu)
 
-    def _start(self, candidate: Candidate) -> None:
+    def _start(self, candidate: Candidate, woken: float, cpu: float) -> None:
         run = candidate.run
         moved = self.store.move(
             run, Station.STAGE, waiting=None, started=datetime.now(UTC), server=self.me
@@ -253,6 +269,8 @@ class Dispatcher(Closing):
         if moved is None:  # dismissed meanwhile, or started by another server
             self.held.give_back(candidate.owner, candidate.cpus, candidate.memory)
             return
+        clock = self._clocks[run.id] = StageClock()
+        clock.add("admit", time.monotonic() - woken, time.thread_time() - cpu)
         self._sizes[run.id] = (candidate.owner, candidate.cpus, candidate.memory)
         self._began[run.id] = time.monotonic()
         self._cancels[run.id] = threading.Event()  # before it starts: a dismissal may come
@@ -266,10 +284,14 @@ class Dispatcher(Closing):
 
     def _pipeline_of(self, run: Run) -> None:
         cancel = self._cancels.setdefault(run.id, threading.Event())
+        clock = self._clocks.setdefault(run.id, StageClock())
+        if run.id in self._began:  # admitted here: from its move to a thread taking it up
+            clock.add("dispatch", time.monotonic() - self._began[run.id])
         try:
-            job = self.store.get(run.job, viewer=None)
-            algorithm = self.find_algorithm(job)
-            self._walk(run, job, algorithm, cancel)
+            with clock.stage("dispatch"):
+                job = self.store.get(run.job, viewer=None)
+                algorithm = self.find_algorithm(job)
+            self._walk(run, job, algorithm, cancel, clock)
         except _Dismissed:
             if not self._taken_over(run):
                 stations.cleanup(run, places=self.context["places"])
@@ -291,6 +313,7 @@ class Dispatcher(Closing):
                 why = str(error) if isinstance(error, NearlineError) else repr(error)
                 self._fail(current, f"the run failed at station {current.station.value}: {why}")
         finally:
+            self._clocks.pop(run.id, None)
             self._cancels.pop(run.id, None)
             self._futures.pop(run.id, None)
             self._taken.discard(run.id)
@@ -310,34 +333,38 @@ class Dispatcher(Closing):
                 self.slot_overhead(max(0.0, held - ran))
         self.wake()
 
-    def _walk(self, run: Run, job: Job, algorithm: Algorithm, cancel: threading.Event) -> None:
+    def _walk(
+        self, run: Run, job: Job, algorithm: Algorithm, cancel: threading.Event, clock: StageClock
+    ) -> None:
         ctx = self.context
         places: stations.Places = ctx["places"]
         logs.bind(user=job.owner)
         if run.station == Station.STAGE:
-            inputs = stations.stage(
-                run,
-                job,
-                catalogue=ctx["catalogue"],
-                places=places,
-                base_url=ctx["base_url"],
-                stores=ctx.get("stores"),
-            )
-            run = self._next(run, Station.ALLOCATE)
-            disk = algorithm.manifest.resources.disk
-            while (free := stations.free_disk(places)) < disk and not cancel.is_set():
-                self.store.set_waiting(
+            with clock.stage("stage"):
+                inputs = stations.stage(
                     run,
-                    f"waiting for disk: needs {format_size(disk)}, {format_size(free)} free",
+                    job,
+                    catalogue=ctx["catalogue"],
+                    places=places,
+                    base_url=ctx["base_url"],
+                    stores=ctx.get("stores"),
                 )
-                cancel.wait(self.poll)
-            run = self._next(run, Station.RUN)
+                run = self._next(run, Station.ALLOCATE)
+            with clock.stage("allocate"):
+                disk = algorithm.manifest.resources.disk
+                while (free := stations.free_disk(places)) < disk and not cancel.is_set():
+                    self.store.set_waiting(
+                        run,
+                        f"waiting for disk: needs {format_size(disk)}, {format_size(free)} free",
+                    )
+                    cancel.wait(self.poll)
+                run = self._next(run, Station.RUN)
             name = f"{job.process} job {job.id[:8]} #{run.index}"
             self._mark("start", name)
             try:
                 outcome, outputs = stations.execute(
                     run, job, algorithm, inputs=inputs, places=places, cancel=cancel,
-                    executor=self.executor,
+                    executor=self.executor, clock=clock,
                 )  # fmt: skip
             finally:
                 self._mark("end", name)
@@ -356,10 +383,12 @@ class Dispatcher(Closing):
                 stations.cleanup(run, places=places)
                 return
             try:
-                moved = self.store.move_within_quota(
-                    run, Station.INGEST, owner=job.owner, quota=self.allotment(job.owner).disk,
-                    usage=outcome.usage, outputs=outputs,
-                )  # fmt: skip
+                with clock.stage("outputs"):
+                    moved = self.store.move_within_quota(
+                        run, Station.INGEST, owner=job.owner,
+                        quota=self.allotment(job.owner).disk, usage=outcome.usage,
+                        outputs=outputs,
+                    )  # fmt: skip
             except DiskQuotaExceeded as refused:  # its outputs are kept nowhere
                 self._fail(run, f"{refused}; see GET /users/me", usage=outcome.usage)
                 stations.cleanup(run, places=places)
@@ -370,18 +399,20 @@ class Dispatcher(Closing):
             run = moved
             self._release(run.id)  # from here on it is the service's work, not the run's
         if run.station == Station.INGEST:
-            stations.ingest(
-                run,
-                job,
-                algorithm,
-                catalogue=ctx["catalogue"],
-                places=places,
-                archive=ctx.get("archive"),
-            )
-            run = self._next(run, Station.CLEANUP)
+            with clock.stage("ingest"):
+                stations.ingest(
+                    run,
+                    job,
+                    algorithm,
+                    catalogue=ctx["catalogue"],
+                    places=places,
+                    archive=ctx.get("archive"),
+                )
+                run = self._next(run, Station.CLEANUP)
         if run.station == Station.CLEANUP:
-            stations.cleanup(run, places=places)
-            self._next(run, Station.DONE, finished=datetime.now(UTC))
+            with clock.stage("cleanup"):
+                stations.cleanup(run, places=places)
+            self._next(run, Station.DONE, finished=datetime.now(UTC), timings=dict(clock.stages))
 
     def _mark(self, event: str, name: str) -> None:
         """Tell the recording a run started or ended; a recording that fails costs the run

@@ -29,6 +29,7 @@ from nearline.algorithms import (
     Manifest,
     builtin_algorithms,
     cleanup_stale,
+    pool_disks,
 )
 from nearline.archive import Item, ObjectArchive, ObjectStores, is_object_url, open_catalogue
 from nearline.closing import Closing
@@ -46,7 +47,7 @@ from nearline.orders._admission import Capacity
 from nearline.orders._base import Job, JobStatus, Run, Station
 from nearline.orders._dispatcher import Dispatcher
 from nearline.orders._echo_jobs import EchoJobs
-from nearline.orders._executors import open_executor
+from nearline.orders._executors import LocalExecutor, open_executor
 from nearline.orders._memory import service_lending
 from nearline.orders._metrics import ServiceMetrics, StateCollector
 from nearline.orders._oidc import OidcSettings, Verifier
@@ -246,6 +247,8 @@ class Service(Closing):
                 if pid.isdigit() and not psutil.pid_exists(int(pid)):
                     shutil.rmtree(folder, ignore_errors=True)
         self.places.scratch.mkdir(parents=True)
+        if self.dispatcher.executor.name == LocalExecutor.name:  # runs here: keep their disks
+            pool_disks(self.places.scratch / "disks")  # for the next (_disk_pool.py)
         for package in builtin_algorithms():
             self.algorithms.ensure_builtin(package, owner=SERVICE_OWNER)
         self._say_lending()
@@ -260,6 +263,7 @@ class Service(Closing):
         if self._started:
             self._watch.close()
             self.dispatcher.close()
+            pool_disks(None)  # the disks kept for runs: unmounted and gone
         if self._sampler is not None:  # after the dispatcher: its runs' ends are marked
             self._sampler.close()
         self.catalogue.close()

@@ -14,7 +14,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-from nearline.algorithms import Algorithm, limits_for
+from nearline.algorithms import Algorithm, StageClock, limits_for
 from nearline.archive import (
     Asset,
     Catalogue,
@@ -131,9 +131,11 @@ def execute(
     places: Places,
     cancel: threading.Event,
     executor: Executor,
+    clock: StageClock | None = None,
 ) -> tuple[Any, tuple[OutputFile, ...]]:
     """Run the algorithm on ``executor``; returns its outcome and, if it succeeded, the files
-    it left."""
+    it left. ``clock`` is told the run's stages where it ran, and ``outputs`` (hashing them)."""
+    clock = clock if clock is not None else StageClock()
     places.log_of(run).parent.mkdir(parents=True, exist_ok=True)
     task = RunTask(
         run=run.id,
@@ -145,12 +147,21 @@ def execute(
         limits=limits_for(algorithm.manifest.resources),
         log=places.log_of(run),
     )
-    result = executor.run(task, cancel=cancel)
+    waited = StageClock()
+    with waited.stage("executor"):
+        result = executor.run(task, cancel=cancel)
+    wall, cpu = waited.stages["executor"]
+    # the run's own stages where it ran; the executor's keeps what they do not explain
+    clock.merge(result.stages)
+    walls = sum(w for w, _ in result.stages.values())
+    cpus = sum(c for name, (_, c) in result.stages.items() if name != "algorithm")  # the run's
+    clock.add("executor", max(0.0, wall - walls), max(0.0, cpu - cpus))
     if not result.outcome.ok:
         return result.outcome, ()
-    outputs = tuple(
-        _describe_output(path, result.outputs_folder, algorithm) for path in result.output_files
-    )
+    with clock.stage("outputs"):
+        outputs = tuple(
+            _describe_output(path, result.outputs_folder, algorithm) for path in result.output_files
+        )
     return result.outcome, outputs
 
 

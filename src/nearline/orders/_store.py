@@ -9,7 +9,7 @@ job's status is recomputed from its runs in the same transaction.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -58,6 +58,7 @@ GROWN = {  # columns added since the first schema, added to an older service's t
         "output_bytes": "INTEGER NOT NULL DEFAULT 0",
         "server": "TEXT",
         "station_since": "TEXT",  # when it reached its station (the metrics' waits)
+        "timings": "TEXT",
     },
     "jobs": {"kept": "INTEGER NOT NULL DEFAULT 1"},
 }
@@ -93,7 +94,17 @@ def _run_from_row(row: Mapping[str, Any]) -> Run:
         started=_time(row["started"]),
         finished=_time(row["finished"]),
         server=row["server"],
+        timings={k: (w, c) for k, (w, c) in json.loads(row["timings"]).items()}
+        if row["timings"]
+        else {},
     )
+
+
+def _chunks(ids: list[str], size: int = 500) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """``ids`` a few hundred at a time, each with its ``?,?,...`` for an ``IN (...)``."""
+    for start in range(0, len(ids), size):
+        chunk = tuple(ids[start : start + size])
+        yield ",".join("?" * len(chunk)), chunk
 
 
 def _job_from_row(row: Mapping[str, Any], runs: tuple[Run, ...]) -> Job:
@@ -184,13 +195,27 @@ class JobStore:
             raise JobNotFound(f"no job {job_id}")
         return _job_from_row(rows[0], self.runs_of(job_id))
 
+    def statuses(self, job_ids: Iterable[str]) -> dict[str, JobStatus]:
+        """The status of each of ``job_ids`` that exists, in one query a few hundred ids at a
+        time (a loop watching a thousand jobs reads them at once, not one by one)."""
+        found = {}
+        for marks, chunk in _chunks(list(job_ids)):
+            rows = self.database.query(f"SELECT id, status FROM jobs WHERE id IN ({marks})", chunk)
+            found.update({row["id"]: JobStatus(row["status"]) for row in rows})
+        return found
+
     def list(self, *, viewer: str, limit: int = 100, offset: int = 0) -> list[Job]:
         """``viewer``'s jobs, newest first."""
         rows = self.database.query(
             "SELECT * FROM jobs WHERE owner = ? ORDER BY created DESC, id LIMIT ? OFFSET ?",
             (viewer, limit, offset),
         )
-        return [_job_from_row(row, self.runs_of(row["id"])) for row in rows]
+        runs: dict[str, list[Run]] = {row["id"]: [] for row in rows}
+        for marks, chunk in _chunks(list(runs)):  # the page's runs at once, not one job a query
+            query = f"SELECT * FROM runs WHERE job IN ({marks}) ORDER BY job, idx"
+            for found in self.database.query(query, chunk):
+                runs[found["job"]].append(_run_from_row(found))
+        return [_job_from_row(row, tuple(runs[row["id"]])) for row in rows]
 
     def runs_of(self, job_id: str) -> tuple[Run, ...]:
         rows = self.database.query("SELECT * FROM runs WHERE job = ? ORDER BY idx", (job_id,))
@@ -244,7 +269,8 @@ class JobStore:
         changed = connection.execute(
             "UPDATE runs SET station = ?, waiting = ?, message = ?, usage = ?, "
             "outputs = ?, output_bytes = ?, attempts = ?, started = ?, finished = ?, "
-            "server = ?, station_since = CASE WHEN station = ? THEN station_since ELSE ? END "
+            "server = ?, timings = ?, "
+            "station_since = CASE WHEN station = ? THEN station_since ELSE ? END "
             "WHERE id = ? AND station = ? AND COALESCE(server, '') = ?",
             (
                 to.value,
@@ -257,6 +283,9 @@ class JobStore:
                 moved.started.isoformat() if moved.started else None,
                 moved.finished.isoformat() if moved.finished else None,
                 moved.server,
+                json.dumps({k: [w, c] for k, (w, c) in moved.timings.items()})
+                if moved.timings
+                else None,
                 to.value,  # staying at its station (taken over, retried): since then still
                 now().isoformat(),
                 run.id,

@@ -110,6 +110,7 @@ class SubscriptionWatch(Closing):
         self._thread: threading.Thread | None = None
         self._seen = 0
         self._warned: set[str] = set()
+        self._versions: dict[str, str] = {}  # subscription: the version it runs, this turn
 
     # -- life -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -151,6 +152,7 @@ class SubscriptionWatch(Closing):
     def tick(self, now: datetime | None = None) -> None:
         """Read the changes, then trigger each subscription; ``now`` for the deadlines."""
         now = now or datetime.now(UTC)
+        self._versions.clear()  # asked once a turn, not once a granule
         subscriptions = self.store.list()
         if not subscriptions:
             self._seen = self.catalogue.position()
@@ -270,7 +272,8 @@ class SubscriptionWatch(Closing):
         self, subscription: Subscription, group: Group, kind: RunKind
     ) -> SubscriptionRun | None:
         try:
-            version = self.version_of(subscription)
+            version = self._versions.get(subscription.id) or self.version_of(subscription)
+            self._versions[subscription.id] = version
         except AlgorithmNotFound as error:
             if subscription.id not in self._warned:
                 log.warning("subscription %s waits: %s", subscription.id, error)
@@ -312,8 +315,11 @@ class SubscriptionWatch(Closing):
     def _sync(self, runs: list[SubscriptionRun]) -> list[SubscriptionRun]:
         """Runs whose job ended are marked so (and their callbacks sent); the others."""
         still = []
+        submitted = [run.job for run in runs if run.state == RunState.SUBMITTED]
+        statuses = self.jobs.statuses(submitted)  # one query: a job is read whole once ended
         for run in runs:
-            job = self._job(run.job) if run.state == RunState.SUBMITTED else None
+            ended = statuses.get(run.job) in ENDED and run.state == RunState.SUBMITTED
+            job = self._job(run.job) if ended else None
             if job is None or job.status not in ENDED:
                 still.append(run)
                 continue
