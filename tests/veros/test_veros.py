@@ -102,8 +102,8 @@ def test_a_run_restarted_from_the_burst_restart_continues_exactly(runs, tmp_path
     same day-2 record, bit for bit, as the run that never stopped (same ranks, same sums);
     the static variables of the two burst runs are the same bits too."""
     shutil.copy(EXAMPLE, tmp_path / "acc.py")
-    shutil.copy(runs / "acc_0002.restart.h5", tmp_path)
-    again = ["-s", "restart_input_filename", "acc_0002.restart.h5", "-s", "runlen", str(DAY)]
+    shutil.copy(runs / "acc_0002.restart.h5", tmp_path / "day1.h5")
+    again = ["-s", "restart_input_filename", "day1.h5", "-s", "runlen", str(DAY)]
     result = veros_burst(tmp_path, *again)
     assert result.returncode == 0, result.stderr[-3000:]
     compared = 0
@@ -112,14 +112,33 @@ def test_a_run_restarted_from_the_burst_restart_continues_exactly(runs, tmp_path
         with h5py.File(tmp_path / name) as restarted, h5py.File(runs / name) as uninterrupted:
             assert list(restarted["Time"]) == [2.0] and uninterrupted["Time"][1] == 2.0
             for key, variable in uninterrupted.items():
-                timed = bool(variable.dims) and variable.dims[0].label == "Time"
+                timed = bool(variable.shape) and variable.maxshape[0] is None  # along Time
                 ours, theirs = restarted[key][()], variable[1:] if timed else variable[()]
                 assert np.array_equal(ours, theirs, equal_nan=True), (name, key)
                 compared += 1
     assert compared > 100
-    # and the restart file it wrote at its end is the uninterrupted run's, bit for bit
-    ours, theirs = tmp_path / "acc_0004.restart.h5", runs / "acc_0004.restart.h5"
-    assert differences(ours, theirs, exact=True) == []
+    # and the restart file it wrote at its end holds the uninterrupted run's bits (a
+    # restarted Veros counts iterations from 0 again: its file is acc_0002, as in serial),
+    # but in the cyclic halo columns, which Veros itself refills on reading a restart
+    ours, theirs = tmp_path / "acc_0002.restart.h5", runs / "acc_0004.restart.h5"
+    assert restart_interiors(ours) == restart_interiors(theirs)
+
+
+def restart_interiors(path: Path) -> dict[str, bytes]:
+    """Every dataset of a restart file without the 2 halo cells along x and y."""
+    found = {}
+    with h5py.File(path) as file:
+
+        def visit(name: str, item) -> None:
+            if isinstance(item, h5py.Dataset):
+                halo = tuple(
+                    slice(2, -2) if n in (30 + 4, 42 + 4) else slice(None) for n in item.shape
+                )
+                found[name] = item[()][halo].tobytes()
+
+        file.visititems(visit)
+    assert len(found) > 50
+    return found
 
 
 def compute_reports(stderr: str) -> list[str]:

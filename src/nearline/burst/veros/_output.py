@@ -35,7 +35,7 @@ class Attachment:
     io: Client
     steps: dict[str, int] = field(default_factory=dict)  # next burst step of each file
     pauses: dict[str, list[float]] = field(default_factory=dict)  # seconds per handed record
-    restart_template: str | None = None  # settings.restart_output_filename, now ours
+    taken: dict[str, Any] = field(default_factory=dict)  # settings the plug-in blanked: theirs
 
 
 ATTACHED: list[Attachment] = []  # the one attachment of this process, once the runner made it
@@ -88,16 +88,20 @@ def _compression() -> dict[str, Any]:
     """What a serial Veros run passes to h5py (it turns gzip off under MPI only)."""
     from veros import runtime_settings
 
-    return {"compression": "gzip", "compression_opts": 1} if runtime_settings.hdf5_gzip_compression else {}
+    return (
+        {"compression": "gzip", "compression_opts": 1}
+        if runtime_settings.hdf5_gzip_compression
+        else {}
+    )
 
 
 def _settings_json(state: Any) -> str:
-    """``setup_settings`` as Veros records it, with the restart file name the user set
-    (the plug-in blanks the setting so that Veros does not open the file itself)."""
+    """``setup_settings`` as Veros records it, with the restart file names the user set
+    (the plug-in blanks those settings so that Veros does not open the files itself)."""
     settings = state.settings.todict()
     attached = attachment()
-    if attached is not None and attached.restart_template is not None:
-        settings["restart_output_filename"] = attached.restart_template
+    if attached is not None:
+        settings.update(attached.taken)
     return json.dumps(settings)
 
 
@@ -253,3 +257,40 @@ def write_restart(state: Any, template: str) -> None:
             data.update({k: v for k, v in swapped.items() if k in data})
         write_to_h5(dimensions, restart_vars, data, h5file, group)
     _send(recording, "restart", began=began)
+
+
+def read_restart(state: Any, template: str) -> None:
+    """``veros.restart.read_restart`` with a serial h5py file on each rank: Veros's own opens
+    it with parallel HDF5 under MPI, which PyPI's h5py lacks. Each rank reads its own part
+    with Veros's ``read_from_h5``."""
+    import h5py
+    from veros import logger, runtime_settings
+    from veros.restart import read_from_h5
+
+    if runtime_settings.force_overwrite:
+        raise RuntimeError("To prevent data loss, force_overwrite cannot be used in restart runs")
+    vs, settings = state.variables, state.settings
+    statedict = dict(vs.items())
+    statedict.update(settings.items())
+    path = template.format(**statedict)
+    if not os.path.isfile(path):
+        raise OSError(f"restart file {path} not found")
+    logger.info(f"Reading restart data from {path}")
+    owners: list[tuple[str, Any, dict[str, Any], dict[str, Any]]] = [
+        ("core", vs, state.var_meta, dict(state.dimensions))
+    ]
+    for name, diagnostic in state.diagnostics.items():
+        if diagnostic.var_meta:
+            dimensions = dict(state.dimensions)
+            dimensions.update(diagnostic.extra_dimensions or {})
+            owners.append((name, diagnostic.variables, diagnostic.var_meta, dimensions))
+    with h5py.File(path, "r") as infile, vs.unlock():
+        for group, owner, var_meta, dimensions in owners:
+            restart_vars = {k: m for k, m in var_meta.items() if m.write_to_restart and m.active}
+            _, data = read_from_h5(
+                dimensions, restart_vars, infile, group, settings.enable_cyclic_x
+            )
+            for key in restart_vars:
+                if key not in data:
+                    raise RuntimeError(f"No restart data found for variable {key} in {path}")
+                setattr(owner, key, data[key])

@@ -8,7 +8,12 @@ from nearline.errors import ConfigError
 
 from veros.diagnostics.base import VerosDiagnostic
 
-from nearline.burst.veros._output import attachment, through_burst, write_restart
+from nearline.burst.veros._output import (
+    attachment,
+    read_restart,
+    through_burst,
+    write_restart,
+)
 
 RESTART = "burst_restart"
 
@@ -16,8 +21,9 @@ RESTART = "burst_restart"
 class BurstRestart(VerosDiagnostic):
     """Writes Veros's restart file through burst, when and as Veros would.
 
-    The plug-in blanks ``restart_output_filename``, so Veros's own ``write_restart`` (which
-    opens the file with parallel HDF5 under MPI) does nothing. Veros writes at the start of a
+    The plug-in blanks ``restart_output_filename`` and ``restart_input_filename``, so
+    Veros's own ``write_restart`` and ``read_restart`` (which open the file with parallel
+    HDF5 under MPI) do nothing; it reads the restart file where Veros would. Veros writes at the start of a
     step, or after the last one; this diagnostic, last in line, writes at the end of the
     step before, when the model state is the same.
     """
@@ -28,11 +34,15 @@ class BurstRestart(VerosDiagnostic):
 
     def __init__(self) -> None:
         self.template: str | None = None
+        self.input: str | None = None
         self.start_time: float | None = None
 
     def initialize(self, state: Any) -> None:
+        """Last of the diagnostics to start, just where Veros reads its restart file."""
         if self.template:
             self.output_frequency = state.settings.dt_tracer  # look at every step's end
+        if self.input:
+            read_restart(state, self.input)
 
     def diagnose(self, state: Any) -> None:
         pass
@@ -68,12 +78,16 @@ def _setup(state: Any) -> None:
     for diagnostic in state.diagnostics.values():
         if not isinstance(diagnostic, BurstRestart):
             through_burst(diagnostic)
-    template = state.settings.restart_output_filename
-    if template:
-        attached.restart_template = template
-        state.diagnostics[RESTART].template = template
-        with state.settings.unlock():
-            state.settings.restart_output_filename = ""
+    restart = state.diagnostics[RESTART]
+    restart.template = state.settings.restart_output_filename
+    restart.input = state.settings.restart_input_filename
+    attached.taken = {
+        "restart_output_filename": restart.template,
+        "restart_input_filename": restart.input,
+    }
+    with state.settings.unlock():  # Veros would open these with parallel HDF5: ours now
+        state.settings.restart_output_filename = ""
+        state.settings.restart_input_filename = None
 
 
 def _step(state: Any) -> None:
