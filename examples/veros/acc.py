@@ -11,10 +11,10 @@ spacing, layer thicknesses and viscosity follow, so the same basin is resolved m
 
 import numpy as np
 import veros.setups.acc.acc as acc
-from veros import veros_routine
 from veros.core.operators import at, update
 
 import nearline.burst.veros
+from veros import veros_routine
 
 STOCK = (30, 42, 15)  # acc's cells, each 2 degrees wide
 LAYERS = np.array(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from typing import Any
@@ -25,7 +26,9 @@ def parser() -> argparse.ArgumentParser:
         description="run a Veros setup under mpiexec, its files written by burst's I/O ranks",
     )
     ask.add_argument("--io-ranks", type=int, default=1, help="ranks that write (the last ones)")
-    ask.add_argument("--memory", default="1GiB", help="queue memory per I/O rank")
+    ask.add_argument(
+        "--memory", default="256MiB", help="queue memory per I/O rank (a record of each file)"
+    )
     ask.add_argument(
         "--burst-root",
         default=".burst",
@@ -47,10 +50,10 @@ def _model(setup: str, veros_args: list[str]) -> Any:
 
         from nearline.burst.veros._output import ATTACHED, Attachment
 
-        ATTACHED.append(Attachment(io))
+        ATTACHED.append(Attachment(io, comm))
         cli.main(args=[setup, *veros_args], prog_name="veros run", standalone_mode=False)
         io.wait()
-        return {file: sorted(pauses) for file, pauses in ATTACHED[0].pauses.items()}
+        return dict(ATTACHED[0].pauses)  # seconds per step of each file, in order
 
     return main
 
@@ -61,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"nearline.burst.veros: no setup file {args.setup}\n")
         return 2
     os.environ.setdefault("OMPI_MCA_osc", "^ucx")  # before MPI starts: quiet where UCX lacks RMA
+    logging.basicConfig(format="nearline.burst.veros: %(message)s", level=logging.WARNING)
     from nearline import burst
     from nearline.burst.veros._replay import VerosSink
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -26,6 +27,9 @@ from nearline.burst.veros._recording import (
     NetCDFRecorder,
     Recording,
 )
+from nearline.errors import BurstError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -33,6 +37,7 @@ class Attachment:
     """The burst client of this compute rank, and what went through it."""
 
     io: Client
+    comm: Any  # the compute ranks' communicator (Veros's mpi_comm)
     steps: dict[str, int] = field(default_factory=dict)  # next burst step of each file
     pauses: dict[str, list[float]] = field(default_factory=dict)  # seconds per handed record
     taken: dict[str, Any] = field(default_factory=dict)  # settings the plug-in blanked: theirs
@@ -66,7 +71,26 @@ def _send(recording: Recording, file: str, *, began: float) -> None:
     for name, block, start, shape in recording.blocks:
         io.write(file, name, block, step=step, start=start, shape=shape)
     io.flush(file)
+    _agree_servers_alive(attached)
     attached.pauses.setdefault(file, []).append(time.perf_counter() - began)
+
+
+def _agree_servers_alive(attached: Attachment) -> None:
+    """Every compute rank stops at the same record if an I/O rank died: a rank that went on
+    alone would wait forever in Veros's next collective for one that stopped."""
+    from mpi4py import MPI
+
+    try:
+        attached.io.check_servers()
+        seen = None
+    except BurstError as error:
+        seen = error
+    if attached.comm.allreduce(seen is not None, op=MPI.LOR):
+        error = seen or BurstError("an I/O rank died (another compute rank saw it); stopping")
+        rank = attached.comm.rank
+        log.error("compute rank %d: BurstError: %s", rank, error)  # before any rank aborts
+        attached.comm.Barrier()
+        raise error
 
 
 def _serial_chunks(dimensions: dict[str, Any]) -> Callable[[tuple[str, ...]], tuple[int, ...]]:
@@ -108,8 +132,9 @@ def _settings_json(state: Any) -> str:
 def _initialize_file(state: Any, ncfile: NetCDFRecorder, extra_dimensions: Any) -> None:
     """``veros.io_tools.netcdf.initialize_file``, step for step: Veros's own refuses any file
     but an ``h5netcdf.File`` (it checks the type), so its few lines are followed here."""
-    from veros import __version__, runtime_settings, variables
     from veros.io_tools import netcdf as nctools
+
+    from veros import __version__, runtime_settings, variables
 
     setup_file = runtime_settings.setup_file
     code = "UNKNOWN" if setup_file is None else nctools._get_setup_code(setup_file)
@@ -153,8 +178,9 @@ class BurstOutput:
 
     def initialize_output(self, state: Any) -> None:
         """As ``VerosDiagnostic.initialize_output``: header and static variables."""
-        from veros import runtime_settings
         from veros.io_tools import netcdf as nctools
+
+        from veros import runtime_settings
 
         inactive = not self.output_frequency and not self.sampling_frequency
         no_output = not self.output_path or not self.output_variables
@@ -185,9 +211,10 @@ class BurstOutput:
 
     def write_output(self, state: Any) -> None:
         """As ``VerosDiagnostic.write_output``: one time record."""
+        from veros.io_tools import netcdf as nctools
+
         from veros import runtime_settings
         from veros import time as vtime
-        from veros.io_tools import netcdf as nctools
 
         if runtime_settings.diskless_mode:
             return
@@ -264,8 +291,9 @@ def read_restart(state: Any, template: str) -> None:
     it with parallel HDF5 under MPI, which PyPI's h5py lacks. Each rank reads its own part
     with Veros's ``read_from_h5``."""
     import h5py
-    from veros import logger, runtime_settings
     from veros.restart import read_from_h5
+
+    from veros import logger, runtime_settings
 
     if runtime_settings.force_overwrite:
         raise RuntimeError("To prevent data loss, force_overwrite cannot be used in restart runs")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from nearline.errors import ConfigError
-
 from veros.diagnostics.base import VerosDiagnostic
 
 from nearline.burst.veros._output import (
@@ -14,6 +12,7 @@ from nearline.burst.veros._output import (
     through_burst,
     write_restart,
 )
+from nearline.errors import ConfigError
 
 RESTART = "burst_restart"
 
@@ -23,9 +22,9 @@ class BurstRestart(VerosDiagnostic):
 
     The plug-in blanks ``restart_output_filename`` and ``restart_input_filename``, so
     Veros's own ``write_restart`` and ``read_restart`` (which open the file with parallel
-    HDF5 under MPI) do nothing; it reads the restart file where Veros would. Veros writes at the start of a
-    step, or after the last one; this diagnostic, last in line, writes at the end of the
-    step before, when the model state is the same.
+    HDF5 under MPI) do nothing; this diagnostic reads the file where Veros would. Veros
+    writes at the start of a step, or after the last one; this diagnostic, last in line,
+    writes at the end of the step before, when the model state is the same.
     """
 
     name = RESTART
@@ -104,4 +103,4 @@ INTERFACE = {
     "diagnostics": [BurstRestart],
 }
 
-__all__ = ["BurstRestart", "INTERFACE"]
+__all__ = ["INTERFACE", "BurstRestart"]
