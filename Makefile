@@ -82,7 +82,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/service.py --update-docs
 	$(BIN)/python benchmarks/load.py --update-docs
 	$(BIN)/python benchmarks/s3_ingest.py --update-docs
-	$(BIN)/python benchmarks/veros.py --update-docs
+	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/veros.py --update-docs
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks
