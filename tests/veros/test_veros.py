@@ -22,8 +22,6 @@ from nearline.mpirun import MPI_ENV
 
 from .compare import differences
 
-pytest.importorskip("veros", reason="Veros comes with nearline[veros]; make test installs it")
-
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "veros" / "acc.py"
 DIAGNOSTICS = ("snapshot", "averages", "energy", "overturning")
 DAY = 86400
@@ -179,3 +177,14 @@ def test_a_killed_io_rank_is_reported_on_every_compute_rank_without_a_hang(tmp_p
     assert all("BurstError" in line and "I/O rank 4" in line for line in reports), reports
     assert ended < 60, ended
     assert not (tmp_path / "acc_0080.restart.h5").exists()  # nothing went on as if all was well
+
+
+def test_nearline_and_the_plug_in_package_import_without_loading_veros():
+    """Veros is an optional extra: nearline, burst and even the plug-in's package load without
+    it (Veros is imported when Veros itself asks the plug-in for its interface)."""
+    code = (
+        "import sys, nearline, nearline.burst, nearline.burst.veros, nearline.burst.veros.__main__;"
+        "print(sorted(m for m in sys.modules if m == 'veros' or m.startswith('veros.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from nearline.errors import BurstError
+
 HEADER = "header"  # the burst variable holding a step's operations (JSON, uint8)
 SCATTERED = (("xt", "xu"), ("yt", "yu"))  # as veros.distributed.SCATTERED_DIMENSIONS
 
@@ -73,7 +75,7 @@ class Recording:
             else:  # an integer picks one record, as Veros's time_step does
                 index.append(int(entry) + size if int(entry) < 0 else int(entry))
                 if axis != len(index) - 1:
-                    raise ValueError(f"{target}: only leading axes may be indexed, got {key}")
+                    raise BurstError(f"{target}: only leading axes may be indexed, got {key}")
         self.op("write", target, index, name, shape)
         if not self._owns(dims):
             return
