@@ -151,7 +151,7 @@ def test_a_killed_io_rank_is_reported_on_every_compute_rank_without_a_hang(tmp_p
     """mpiexec --enable-recovery keeps the compute ranks alive when the I/O rank dies
     mid-run: each must report it (BurstError) at its next output and the job end."""
     shutil.copy(EXAMPLE, tmp_path / "acc.py")
-    env = {**os.environ, **MPI_ENV}
+    env = {**os.environ, **MPI_ENV, "PYTHONUNBUFFERED": "1"}  # Veros's log line comes at once
     command = burst_command("-s", "runlen", str(40 * DAY))
     command.insert(1, "--enable-recovery")
     job = subprocess.Popen(

@@ -65,31 +65,31 @@ def _send(recording: Recording, file: str, *, began: float) -> None:
     step = attached.steps.get(file, 0)
     attached.steps[file] = step + 1
     io = attached.io
-    if runtime_state.proc_rank == 0:
-        header = recording.encoded_header()
-        io.write(file, HEADER, header, step=step, start=(0,), shape=header.shape)
-    for name, block, start, shape in recording.blocks:
-        io.write(file, name, block, step=step, start=start, shape=shape)
-    io.flush(file)
-    _agree_servers_alive(attached)
+    seen = None
+    try:
+        if runtime_state.proc_rank == 0:
+            header = recording.encoded_header()
+            io.write(file, HEADER, header, step=step, start=(0,), shape=header.shape)
+        for name, block, start, shape in recording.blocks:
+            io.write(file, name, block, step=step, start=start, shape=shape)
+        io.flush(file)
+        io.check_servers()
+    except BurstError as error:  # a dead I/O rank, or a file that failed to write
+        seen = error
+    _agree(attached, seen)
     attached.pauses.setdefault(file, []).append(time.perf_counter() - began)
 
 
-def _agree_servers_alive(attached: Attachment) -> None:
-    """Every compute rank stops at the same record if an I/O rank died: a rank that went on
-    alone would wait forever in Veros's next collective for one that stopped."""
+def _agree(attached: Attachment, seen: BurstError | None) -> None:
+    """Every compute rank stops at the same record if one saw burst fail (an I/O rank that
+    died, a file that could not be written): a rank that went on alone would wait forever
+    in Veros's next collective for one that stopped."""
     from mpi4py import MPI
 
-    try:
-        attached.io.check_servers()
-        seen = None
-    except BurstError as error:
-        seen = error
     if attached.comm.allreduce(seen is not None, op=MPI.LOR):
-        error = seen or BurstError("an I/O rank died (another compute rank saw it); stopping")
-        rank = attached.comm.rank
-        log.error("compute rank %d: BurstError: %s", rank, error)  # before any rank aborts
-        attached.comm.Barrier()
+        error = seen or BurstError("burst failed on another compute rank (see its report)")
+        log.error("compute rank %d: BurstError: %s", attached.comm.rank, error)
+        attached.comm.Barrier()  # every rank has reported before any aborts the job
         raise error
 
 
