@@ -152,7 +152,7 @@ def test_a_killed_io_rank_is_reported_on_every_compute_rank_without_a_hang(tmp_p
     mid-run: each must report it (BurstError) at its next output and the job end."""
     shutil.copy(EXAMPLE, tmp_path / "acc.py")
     env = {**os.environ, **MPI_ENV, "PYTHONUNBUFFERED": "1"}  # Veros's log line comes at once
-    command = burst_command("-s", "runlen", str(40 * DAY))
+    command = burst_command("-s", "runlen", str(40 * DAY), compute=2)  # 3 ranks: cheaper
     command.insert(1, "--enable-recovery")
     job = subprocess.Popen(
         command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
@@ -163,18 +163,19 @@ def test_a_killed_io_rank_is_reported_on_every_compute_rank_without_a_hang(tmp_p
                 break
         io_rank = next(
             child for child in psutil.Process(job.pid).children(recursive=True)
-            if child.environ().get("OMPI_COMM_WORLD_RANK") == "4"
+            if child.environ().get("OMPI_COMM_WORLD_RANK") == "2"
         )  # fmt: skip
         io_rank.send_signal(signal.SIGKILL)
         killed = time.monotonic()
         _, stderr = job.communicate(timeout=120)
         ended = time.monotonic() - killed
+        print(f"the job ended {ended:.2f} s after the I/O rank was killed")  # seen with -s
     finally:
         job.kill()
     reports = compute_reports(stderr)
     assert job.returncode != 0
-    assert sorted({line.split("compute rank ")[1][0] for line in reports}) == ["0", "1", "2", "3"]
-    assert all("BurstError" in line and "I/O rank 4" in line for line in reports), reports
+    assert sorted({line.split("compute rank ")[1][0] for line in reports}) == ["0", "1"]
+    assert all("BurstError" in line and "I/O rank 2" in line for line in reports), reports
     assert ended < 60, ended
     assert not (tmp_path / "acc_0080.restart.h5").exists()  # nothing went on as if all was well
 
