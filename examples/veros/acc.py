@@ -6,7 +6,8 @@ ranks and go on stepping; the files are those a serial Veros run writes.
     veros run acc.py -s runlen 864000       # serial: the plug-in stands aside, Veros writes
 
 Raise the resolution with Veros's own settings (``-s nx 120 -s ny 168 -s nz 30``): the grid
-spacing, layer thicknesses and viscosity follow, so the same basin is resolved more finely.
+spacing, layer thicknesses, viscosity and isoneutral mixing follow, so the same basin is
+resolved more finely and stays within Veros's stability checks.
 """
 
 import numpy as np
@@ -36,8 +37,12 @@ class ACCThroughBurst(acc.ACCSetup):
         vs.dxt = update(vs.dxt, at[...], 2.0 * STOCK[0] / nx)
         vs.dyt = update(vs.dyt, at[...], 2.0 * STOCK[1] / ny)
         vs.dzt = update(vs.dzt, at[...], layers[::-1] / 2.5)
-        with settings.unlock():  # acc's viscosity is for 2-degree cells: keep it stable
+        finer = min(STOCK[0] / nx, STOCK[1] / ny) * STOCK[2] / nz  # 1 at acc's own grid
+        with settings.unlock():  # acc's mixing is for 2-degree cells: keep it stable
             settings.A_h = (2.0 * STOCK[0] / nx * settings.degtom) ** 3 * 2e-11
+            settings.K_iso_0 *= finer  # Veros's isoneutral stability check scales so
+            settings.K_iso_steep *= finer
+            settings.K_gm_0 *= finer
 
     @veros_routine
     def set_diagnostics(self, state):

@@ -23,7 +23,6 @@ import numpy as np
 from nearline.burst._client import Client
 from nearline.burst.veros._recording import (
     HEADER,
-    HDF5Recorder,
     NetCDFRecorder,
     Recording,
 )
@@ -50,13 +49,13 @@ def attachment() -> Attachment | None:
     return ATTACHED[0] if ATTACHED else None
 
 
-def _proc_index() -> tuple[int, int]:
+def proc_index() -> tuple[int, int]:
     from veros import runtime_state
 
     return runtime_state.proc_idx
 
 
-def _send(recording: Recording, file: str, *, began: float) -> None:
+def send(recording: Recording, file: str, *, began: float) -> None:
     """Hand one step of ``file`` to the I/O ranks; rank 0 adds the operations."""
     from veros import runtime_state
 
@@ -93,7 +92,7 @@ def _agree(attached: Attachment, seen: BurstError | None) -> None:
         raise error
 
 
-def _serial_chunks(dimensions: dict[str, Any]) -> Callable[[tuple[str, ...]], tuple[int, ...]]:
+def serial_chunks(dimensions: dict[str, Any]) -> Callable[[tuple[str, ...]], tuple[int, ...]]:
     """Chunk shapes as a serial Veros run picks them: a whole dimension, or 1 for others."""
     from veros.variables import get_shape
 
@@ -108,7 +107,7 @@ def _serial_chunks(dimensions: dict[str, Any]) -> Callable[[tuple[str, ...]], tu
     return chunks
 
 
-def _compression() -> dict[str, Any]:
+def compression() -> dict[str, Any]:
     """What a serial Veros run passes to h5py (it turns gzip off under MPI only)."""
     from veros import runtime_settings
 
@@ -194,8 +193,8 @@ class BurstOutput:
                 f'output file {path} for diagnostic "{self.name}" exists '
                 "(change output path or enable force_overwrite runtime setting)"
             )
-        ncfile = NetCDFRecorder(_serial_chunks(dict(state.dimensions)), _compression())
-        recording = Recording(path, "netcdf", "w", _proc_index())
+        ncfile = NetCDFRecorder(serial_chunks(dict(state.dimensions)), compression())
+        recording = Recording(path, "netcdf", "w", proc_index())
         ncfile.begin(recording)
         began = time.perf_counter()
         _initialize_file(state, ncfile, self.extra_dimensions)
@@ -205,7 +204,7 @@ class BurstOutput:
                 nctools.initialize_variable(state, key, var, ncfile)
             if not var.time_dependent:
                 nctools.write_variable(state, key, var, self.variables.get(key), ncfile)
-        _send(recording, self.name, began=began)
+        send(recording, self.name, began=began)
         attachment().io.wait(self.name)  # the file exists before anyone asks (Snapshot does)
         self._burst_file, self._burst_path = ncfile, path
 
@@ -223,13 +222,13 @@ class BurstOutput:
         path = self.get_output_file_name(state)
         if ncfile is None or path != self._burst_path:
             raise OSError(f'output file {path} of diagnostic "{self.name}" was never created')
-        recording = Recording(path, "netcdf", "r+", _proc_index())
+        recording = Recording(path, "netcdf", "r+", proc_index())
         ncfile.begin(recording)
         nctools.advance_time(vtime.convert_time(state.variables.time, "seconds", "days"), ncfile)
         for key in self.output_variables:
             var = self.var_meta[key]
             nctools.write_variable(state, key, var, self.variables.get(key), ncfile)
-        _send(recording, self.name, began=began)
+        send(recording, self.name, began=began)
 
 
 _BURST_CLASSES: dict[type, type] = {}
@@ -243,82 +242,3 @@ def through_burst(diagnostic: Any) -> None:
     if cls not in _BURST_CLASSES:
         _BURST_CLASSES[cls] = type(f"Burst{cls.__name__}", (BurstOutput, cls), {})
     diagnostic.__class__ = _BURST_CLASSES[cls]
-
-
-def write_restart(state: Any, template: str) -> None:
-    """``veros.restart.write_restart``'s file, written at the end of a step.
-
-    Veros writes it at the start of the next step (or after the last), after swapping its
-    time levels; the arrays are the same, so only the three level indices are swapped here.
-    """
-    from veros.restart import write_to_h5
-
-    vs = state.variables
-    began = time.perf_counter()
-    statedict = dict(vs.items())
-    statedict.update(state.settings.items())
-    path = template.format(**statedict)
-    groups: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-        "core": (state.var_meta, dict(state.dimensions))
-    }
-    for name, diagnostic in state.diagnostics.items():
-        if diagnostic.var_meta:
-            dimensions = dict(state.dimensions)
-            dimensions.update(diagnostic.extra_dimensions or {})
-            groups[name] = (diagnostic.var_meta, dimensions)
-
-    def dims_of(group: str, key: str) -> tuple[str, ...]:
-        return tuple(groups[group][0][key].dims or ())
-
-    def chunks(group: str, dims: tuple[str, ...]) -> tuple[int, ...]:
-        return _serial_chunks(groups[group][1])(dims)
-
-    recording = Recording(path, "hdf5", "w", _proc_index())
-    h5file = HDF5Recorder(recording, dims_of, chunks, _compression())
-    swapped = {"tau": vs.taup1, "taup1": vs.taum1, "taum1": vs.tau}
-    for group, (var_meta, dimensions) in groups.items():
-        owner = vs if group == "core" else state.diagnostics[group].variables
-        restart_vars = {k: m for k, m in var_meta.items() if m.write_to_restart and m.active}
-        data = {k: getattr(owner, k) for k in restart_vars}
-        if group == "core":
-            data.update({k: v for k, v in swapped.items() if k in data})
-        write_to_h5(dimensions, restart_vars, data, h5file, group)
-    _send(recording, "restart", began=began)
-
-
-def read_restart(state: Any, template: str) -> None:
-    """``veros.restart.read_restart`` with a serial h5py file on each rank: Veros's own opens
-    it with parallel HDF5 under MPI, which PyPI's h5py lacks. Each rank reads its own part
-    with Veros's ``read_from_h5``."""
-    import h5py
-    from veros.restart import read_from_h5
-
-    from veros import logger, runtime_settings
-
-    if runtime_settings.force_overwrite:
-        raise RuntimeError("To prevent data loss, force_overwrite cannot be used in restart runs")
-    vs, settings = state.variables, state.settings
-    statedict = dict(vs.items())
-    statedict.update(settings.items())
-    path = template.format(**statedict)
-    if not os.path.isfile(path):
-        raise OSError(f"restart file {path} not found")
-    logger.info(f"Reading restart data from {path}")
-    owners: list[tuple[str, Any, dict[str, Any], dict[str, Any]]] = [
-        ("core", vs, state.var_meta, dict(state.dimensions))
-    ]
-    for name, diagnostic in state.diagnostics.items():
-        if diagnostic.var_meta:
-            dimensions = dict(state.dimensions)
-            dimensions.update(diagnostic.extra_dimensions or {})
-            owners.append((name, diagnostic.variables, diagnostic.var_meta, dimensions))
-    with h5py.File(path, "r") as infile, vs.unlock():
-        for group, owner, var_meta, dimensions in owners:
-            restart_vars = {k: m for k, m in var_meta.items() if m.write_to_restart and m.active}
-            _, data = read_from_h5(
-                dimensions, restart_vars, infile, group, settings.enable_cyclic_x
-            )
-            for key in restart_vars:
-                if key not in data:
-                    raise RuntimeError(f"No restart data found for variable {key} in {path}")
-                setattr(owner, key, data[key])

@@ -6,12 +6,8 @@ from typing import Any
 
 from veros.diagnostics.base import VerosDiagnostic
 
-from nearline.burst.veros._output import (
-    attachment,
-    read_restart,
-    through_burst,
-    write_restart,
-)
+from nearline.burst.veros._output import attachment, through_burst
+from nearline.burst.veros._restart import read_restart, write_restart
 from nearline.errors import ConfigError
 
 RESTART = "burst_restart"
