@@ -86,6 +86,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/small_runs.py --update-docs
 	$(BIN)/python benchmarks/load.py --update-docs
 	$(BIN)/python benchmarks/s3_ingest.py --update-docs
+	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/veros.py --update-docs
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks

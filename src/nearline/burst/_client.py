@@ -37,6 +37,8 @@ class Link(Protocol):
 
     def receive(self, deliver: Callable[[int, Message], None], *, block: bool) -> None: ...
 
+    def check_servers(self) -> None: ...
+
 
 @dataclass(frozen=True)
 class BurstStats:
@@ -383,6 +385,20 @@ class Client:
         self._check_usable()
         self._send_flush(file, scope="all")
         self._epoch += 1
+
+    def check_servers(self) -> None:
+        """Raise now if an I/O server of this node has died, without waiting for one.
+
+        A rank learns of a dead server when it waits on it; a model whose ranks rarely wait
+        (the queue has room) can ask at each output instead, and agree on the answer with
+        its own collective so that every rank stops at the same step.
+
+        Raises
+        ------
+        BurstError
+            A server died; the message names it.
+        """
+        self._link.check_servers()
 
     def wait(self, file: str | None = None) -> None:
         """Block until every flush made so far is durable (fsync'd and renamed into place).

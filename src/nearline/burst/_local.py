@@ -78,6 +78,9 @@ class _ThreadLink:
             deliver(server, message)
             block = False
 
+    def check_servers(self) -> None:
+        self._check_alive()
+
     def _check_alive(self) -> None:
         for server in self._servers:
             if not server.alive:

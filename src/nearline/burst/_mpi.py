@@ -140,6 +140,9 @@ class _MPILink:
         if now - self._last_check < LIVENESS_SECONDS:
             return
         self._last_check = now
+        self.check_servers()
+
+    def check_servers(self) -> None:
         for server in range(self.servers):
             peer = self.session.peers[self.session.server_rank(server)]
             if peer.host == self.session.me.host and not alive(peer.pid):

@@ -1,0 +1,140 @@
+"""The I/O rank's side: a burst sink that writes Veros's own files.
+
+Each burst step of a Veros file carries the operations Veros's functions made on the
+stand-in files (``_recording.py``) and the blocks of data they wrote. The sink assembles
+the blocks in memory and, when burst closes the step, replays the operations on the real
+file with the libraries Veros uses (h5netcdf for diagnostics, h5py for restarts), serially,
+so the file is what a serial Veros run writes. The step creates nothing at burst's own path:
+its completion marker names this sink as the consumer, and burst's tree holds only markers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nearline.burst._base import Sink, SinkFile, VariableSpec
+from nearline.burst.veros._recording import HEADER
+from nearline.errors import BurstError
+
+CONSUMER = "nearline.burst.veros"
+
+
+def _value(value: Any) -> Any:
+    """Undo ``_recording._plain``: numpy values and types come back with their dtype."""
+    if isinstance(value, dict):
+        if "$dtype" in value:
+            dtype = np.dtype(value["$dtype"])
+            if value.get("$type"):
+                return dtype
+            return np.asarray(value["$value"], dtype=dtype)[()]
+        return {k: _value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_value(v) for v in value]
+    return value
+
+
+def _netcdf_target(handle: Any, name: str) -> Any:
+    return handle.variables[name]
+
+
+def _hdf5_target(handle: Any, name: str) -> Any:
+    return handle[name]
+
+
+def _open(kind: str, path: Path, mode: str) -> tuple[Any, Any]:
+    """The file as Veros opens it (io_tools.netcdf / io_tools.hdf5, serial)."""
+    if kind == "netcdf":
+        import h5netcdf
+
+        return h5netcdf.File(path, mode, decode_vlen_strings=True), _netcdf_target
+    import h5py
+
+    return h5py.File(path, mode), _hdf5_target
+
+
+def replay(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Apply one step's operations to its file, then make the file durable."""
+    path = Path(header["path"])
+    handle, target = _open(header["format"], path, header["mode"])
+    try:
+        for op in header["ops"]:
+            _apply(handle, target, _value(op), arrays)
+    finally:
+        handle.close()
+    with open(path, "rb") as file:
+        os.fsync(file.fileno())
+
+
+def _apply(handle: Any, target: Any, op: list[Any], arrays: dict[str, np.ndarray]) -> None:
+    kind, *args = op
+    if kind == "write":
+        name, index, burst_name, shape = args
+        target(handle, name)[tuple(index) or ...] = arrays[burst_name].reshape(shape)
+    elif kind == "attrs":
+        *where, values = args
+        owner = target(handle, where[0]) if where else handle  # a variable, a group, the file
+        owner.attrs.update(values)
+    elif kind == "dimension":
+        handle.dimensions[args[0]] = args[1]
+    elif kind == "variable":
+        name, dims, dtype, kwargs = args
+        if "chunks" in kwargs:
+            kwargs["chunks"] = tuple(kwargs["chunks"])
+        handle.create_variable(name, tuple(dims), dtype, **kwargs)
+    elif kind == "resize":
+        handle.resize_dimension(*args)
+    elif kind == "group":
+        handle.require_group(args[0])
+    elif kind == "dataset":
+        group, key, shape, dtype, kwargs = args
+        if "chunks" in kwargs:
+            kwargs["chunks"] = tuple(kwargs["chunks"])
+        handle[group].require_dataset(key, tuple(shape), dtype, **kwargs)
+    else:
+        raise BurstError(f"{CONSUMER}: unknown operation {kind!r} for {handle.filename}")
+
+
+class VerosSink(Sink):
+    """Writes the Veros files that the compute ranks' stand-ins recorded."""
+
+    name = "veros"
+    extension = "nc"
+
+    def create(self, path: Path, *, step: int) -> SinkFile:
+        return _VerosStep()
+
+
+class _VerosStep(SinkFile):
+    """One step of one Veros file: blocks assembled in memory, replayed at close."""
+
+    def __init__(self) -> None:
+        self._arrays: dict[str, np.ndarray] = {}
+        self.consumed_by: str | None = None
+
+    def define(self, spec: VariableSpec) -> None:
+        self._arrays[spec.name] = np.empty(spec.shape, dtype=spec.dtype)
+
+    def write(self, name: str, data: np.ndarray, *, start: tuple[int, ...]) -> None:
+        slices = tuple(slice(s, s + n) for s, n in zip(start, data.shape, strict=True))
+        self._arrays[name][slices] = data
+
+    def close(self) -> None:
+        arrays, self._arrays = self._arrays, {}
+        if HEADER not in arrays:
+            raise BurstError(f"{CONSUMER}: a step arrived without its operations")
+        header = json.loads(arrays.pop(HEADER).tobytes())
+        try:
+            replay(header, arrays)
+        except Exception as error:
+            raise BurstError(
+                f"{CONSUMER}: writing {header['path']} failed: {type(error).__name__}: {error}"
+            ) from error
+        self.consumed_by = CONSUMER
+
+    def abort(self) -> None:
+        self._arrays.clear()
