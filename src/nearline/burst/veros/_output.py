@@ -169,6 +169,44 @@ def _initialize_file(state: Any, ncfile: NetCDFRecorder, extra_dimensions: Any) 
     )
 
 
+def write_variable(state: Any, key: str, var: Any, data: Any, ncfile: NetCDFRecorder) -> None:
+    """``veros.io_tools.netcdf.write_variable`` with its preparation left to the I/O rank.
+
+    Veros scales the variable, masks land with ``np.where``, drops ghost cells and the other
+    time levels, and transposes, each step a new array: on a 100 MB record that was most of
+    the compute rank's pause. Here the rank hands over its own cells of the current time
+    level as they lie (burst copies them once, into its queue) with the scale, the grid mask
+    and the fill value, and the I/O rank does the rest in Veros's order (``_replay.py``).
+    Scalars and booleans go through Veros's own function."""
+    from veros.io_tools import netcdf as nctools
+
+    from veros import distributed, variables
+
+    array = data if isinstance(data, np.ndarray) else None
+    if not var.dims or array is None or array.dtype == bool:
+        nctools.write_variable(state, key, var, data, ncfile)
+        return
+    timesteps = tuple(
+        state.variables.tau if dim in variables.TIMESTEPS else slice(None) for dim in var.dims
+    )
+    held = variables.remove_ghosts(array, var.dims)[timesteps]
+    target = ncfile.variables[key]
+    nx, ny = state.dimensions["xt"], state.dimensions["yt"]
+    chunk, _ = distributed.get_chunk_slices(nx, ny, target.dimensions)
+    if "Time" in target.dimensions:
+        chunk = (-1, *chunk[1:])  # Veros's time_step: the record advance_time added
+    grid = var.get_mask(state.settings, state.variables)
+    mask = None
+    if grid is not None:
+        grid = variables.remove_ghosts(np.asarray(grid), var.dims[: grid.ndim])
+        mask = (var.get_mask, grid.astype(bool, copy=False).view(np.uint8))
+    fill = variables.get_fill_value(np.result_type(array.dtype, var.scale))
+    sizes = [ncfile.dimensions[d] or 0 for d in target.dimensions]
+    ncfile.recording.write_unprepared(
+        key, target.dimensions, sizes, chunk, held, scale=var.scale, mask=mask, fill=fill
+    )
+
+
 class BurstOutput:
     """Mixed in before a diagnostic's class: its file goes through burst, not parallel HDF5."""
 
@@ -227,7 +265,7 @@ class BurstOutput:
         nctools.advance_time(vtime.convert_time(state.variables.time, "seconds", "days"), ncfile)
         for key in self.output_variables:
             var = self.var_meta[key]
-            nctools.write_variable(state, key, var, self.variables.get(key), ncfile)
+            write_variable(state, key, var, self.variables.get(key), ncfile)
         send(recording, self.name, began=began)
 
 

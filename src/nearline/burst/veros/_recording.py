@@ -47,6 +47,7 @@ class Recording:
         self.blocks: list[tuple[str, np.ndarray, tuple[int, ...], tuple[int, ...]]] = []
         self.proc_index = proc_index
         self._writes = 0
+        self._masks: dict[Any, str] = {}  # each grid mask of this step: its burst name
 
     def op(self, *args: Any) -> None:
         self.header["ops"].append(_plain(list(args)))
@@ -60,28 +61,57 @@ class Recording:
         value: Any,
     ) -> None:
         """Record ``target[key] = value``: an operation for every rank, a block for owners."""
-        name = f"v{self._writes}"
-        self._writes += 1
+        name = self._name()
         block = np.asarray(value)
-        key = key if isinstance(key, tuple) else (key,)
-        if key == (Ellipsis,):
-            key = (slice(None),) * len(sizes)
-        index, start, shape = [], [], []
-        for axis, (entry, size) in enumerate(zip(key, sizes, strict=True)):
-            if isinstance(entry, slice):
-                first = entry.start or 0
-                start.append(first)
-                shape.append(size)
-            else:  # an integer picks one record, as Veros's time_step does
-                index.append(int(entry) + size if int(entry) < 0 else int(entry))
-                if axis != len(index) - 1:
-                    raise BurstError(f"{target}: only leading axes may be indexed, got {key}")
+        index, start, shape = _placement(target, key, sizes)
         self.op("write", target, index, name, shape)
         if not self._owns(dims):
             return
         if not shape:  # burst carries arrays: a scalar travels as one element
             block, start, shape = block.reshape(1), [0], [1]
         self.blocks.append((name, block, tuple(start), tuple(shape)))
+
+    def write_unprepared(
+        self,
+        target: str,
+        dims: Sequence[str],
+        sizes: Sequence[int],
+        key: Any,
+        held: np.ndarray,
+        *,
+        scale: Any,
+        mask: tuple[Any, np.ndarray] | None,
+        fill: Any,
+    ) -> None:
+        """Record Veros's ``write_variable`` before its preparation, which the I/O rank does.
+
+        ``held`` is the variable as the model holds it, its ghost cells and time levels left
+        out (a view: burst copies it once, into its queue), its axes in Veros's order, the
+        reverse of the file's. ``mask`` is ``(token, grid mask)``, the mask without ghost
+        cells; the masks of a step travel once each (``token`` names one, the function
+        that gives it). Scaling, masking and transposing a 100 MB record on the compute rank
+        took most of its pause; on the I/O rank they overlap the model's next steps.
+        """
+        name = self._name()
+        index, start, shape = _placement(target, key, sizes)
+        mask_name = None
+        if mask is not None:
+            token, grid = mask
+            mask_name = self._masks.get(token)
+            if mask_name is None:
+                mask_name = self._masks[token] = f"m{len(self._masks)}"
+                # a mask covers the leading (horizontal) axes of the variables it masks
+                self.blocks.append(
+                    (mask_name, grid, tuple(start[::-1][: grid.ndim]),
+                     tuple(shape[::-1][: grid.ndim]))
+                )  # fmt: skip
+        self.op("prepare", target, index, name, shape, scale, mask_name, fill)
+        if self._owns(dims):
+            self.blocks.append((name, held, tuple(start[::-1]), tuple(shape[::-1])))
+
+    def _name(self) -> str:
+        self._writes += 1
+        return f"v{self._writes - 1}"
 
     def _owns(self, dims: Sequence[str]) -> bool:
         return all(
@@ -91,6 +121,25 @@ class Recording:
 
     def encoded_header(self) -> np.ndarray:
         return np.frombuffer(json.dumps(self.header).encode(), dtype=np.uint8)
+
+
+def _placement(
+    target: str, key: Any, sizes: Sequence[int]
+) -> tuple[list[int], list[int], list[int]]:
+    """``target[key]``'s leading indices (a record), then its block's start and shape."""
+    key = key if isinstance(key, tuple) else (key,)
+    if key == (Ellipsis,):
+        key = (slice(None),) * len(sizes)
+    index, start, shape = [], [], []
+    for axis, (entry, size) in enumerate(zip(key, sizes, strict=True)):
+        if isinstance(entry, slice):
+            start.append(entry.start or 0)
+            shape.append(size)
+        else:  # an integer picks one record, as Veros's time_step does
+            index.append(int(entry) + size if int(entry) < 0 else int(entry))
+            if axis != len(index) - 1:
+                raise BurstError(f"{target}: only leading axes may be indexed, got {key}")
+    return index, start, shape
 
 
 class _Attributes(dict):

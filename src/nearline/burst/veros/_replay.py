@@ -75,6 +75,11 @@ def _apply(handle: Any, target: Any, op: list[Any], arrays: dict[str, np.ndarray
     if kind == "write":
         name, index, burst_name, shape = args
         target(handle, name)[tuple(index) or ...] = arrays[burst_name].reshape(shape)
+    elif kind == "prepare":
+        name, index, burst_name, shape, scale, mask_name, fill = args
+        masks = None if mask_name is None else arrays[mask_name].view(bool)
+        prepared = prepare(arrays[burst_name].reshape(shape[::-1]), scale, masks, fill)
+        target(handle, name)[tuple(index) or ...] = prepared.T
     elif kind == "attrs":
         *where, values = args
         owner = target(handle, where[0]) if where else handle  # a variable, a group, the file
@@ -97,6 +102,24 @@ def _apply(handle: Any, target: Any, op: list[Any], arrays: dict[str, np.ndarray
         handle[group].require_dataset(key, tuple(shape), dtype, **kwargs)
     else:
         raise BurstError(f"{CONSUMER}: unknown operation {kind!r} for {handle.filename}")
+
+
+def prepare(held: np.ndarray, scale: Any, mask: np.ndarray | None, fill: Any) -> np.ndarray:
+    """What Veros's ``write_variable`` does to a variable before writing it (scale, then
+    land masked to the fill value), in place where the dtype allows: ``held`` is this
+    step's own array, and a new 100 MB array is slow to touch on these machines."""
+    scaled_dtype = np.result_type(held.dtype, scale)
+    if scaled_dtype == held.dtype:
+        np.multiply(held, scale, out=held)
+    else:
+        held = held * scale
+    if mask is None:
+        return held
+    mask = mask[(...,) + (np.newaxis,) * (held.ndim - mask.ndim)]
+    if np.result_type(held.dtype, fill) == held.dtype:
+        np.copyto(held, fill, where=~mask)
+        return held
+    return np.where(mask, held, fill)
 
 
 class VerosSink(Sink):
