@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from nearline.archive import Asset, Collection, Item, SQLiteCatalogue
 from nearline.db import SQLiteDatabase
-from nearline.errors import InvalidRequest, OrderError
+from nearline.errors import InvalidRequest, OrderError, ServiceError
 from nearline.orders import InputRef, Job, JobStatus, Run, Station
 from nearline.orders._store import JobStore
 from nearline.orders.subscriptions import (
@@ -164,13 +165,16 @@ class World:
     without running anything). ``restart()`` is a kill -9: the objects are dropped, the
     files stay."""
 
-    def __init__(self, folder: Path, *, throttle: int = 2) -> None:
+    def __init__(self, folder: Path, *, throttle: int = 2, shared: bool = False) -> None:
         self.folder = folder
         self.throttle = throttle
         self.refuse: set[str] = set()  # granules whose order is refused
         self.fail_next = False  # the next submit fails as a crash would, before the job
         self.submitted: list[str] = []
+        self.batches: list[int] = []  # how many orders each call of submit carried
         self.open()
+        if shared:  # a second server on the same files
+            return
         with SQLiteCatalogue(folder / "catalogue.db") as catalogue:
             catalogue.put_collection(Collection(id=COLLECTION))
 
@@ -194,29 +198,39 @@ class World:
         self.catalogue.close()
         self.open()
 
-    def submit(self, subscription: Subscription, run: SubscriptionRun, body: dict) -> None:
-        ids = body["inputs"]["granules"]["ids"]
-        if set(ids) & self.refuse:
-            raise OrderError(f"input granules: refused {sorted(set(ids) & self.refuse)}")
+    def submit(
+        self, subscription: Subscription, orders: Sequence[tuple[SubscriptionRun, dict]]
+    ) -> dict[str, ServiceError]:
         if self.fail_next:
             self.fail_next = False
-            raise RuntimeError("killed before the job was made")
+            raise RuntimeError("killed before the jobs were made")
+        self.batches.append(len(orders))
+        refused: dict[str, ServiceError] = {}
+        jobs = []
         stamp = datetime.now(UTC)
-        refs = tuple(InputRef("granules", COLLECTION, item) for item in ids)
-        self.jobs.create(
-            Job(
-                id=run.job,
-                owner=subscription.owner,
-                process=subscription.process,
-                version=run.version,
-                status=JobStatus.ACCEPTED,
-                created=stamp,
-                updated=stamp,
-                message=run.note,
-                runs=(Run(f"{run.job}-0", run.job, 0, Station.QUEUED, refs),),
+        for run, body in orders:
+            ids = body["inputs"]["granules"]["ids"]
+            if set(ids) & self.refuse:
+                refused[run.job] = OrderError(
+                    f"input granules: refused {sorted(set(ids) & self.refuse)}"
+                )
+                continue
+            refs = tuple(InputRef("granules", COLLECTION, item) for item in ids)
+            jobs.append(
+                Job(
+                    id=run.job,
+                    owner=subscription.owner,
+                    process=subscription.process,
+                    version=run.version,
+                    status=JobStatus.ACCEPTED,
+                    created=stamp,
+                    updated=stamp,
+                    message=run.note,
+                    runs=(Run(f"{run.job}-0", run.job, 0, Station.QUEUED, refs),),
+                )
             )
-        )
-        self.submitted.append(run.job)
+        self.submitted.extend(self.jobs.create_all(jobs))
+        return refused
 
     def subscribe(self, policy: dict, *, datetime_: str | None = None, **properties) -> str:
         subscription = Subscription(
@@ -309,6 +323,47 @@ def test_a_restart_before_the_job_was_made_makes_it_then(world):
     world.watch.tick()
     assert world.submitted == [run.job]
     assert world.ran(sid) == ["a", "b"]
+
+
+def test_a_burst_of_granules_makes_one_job_each_in_one_submit(world):
+    sid = world.subscribe({"each": 1})
+    names = [f"g{i:03}" for i in range(120)]
+    world.ingest(*[granule(name, T0 + timedelta(seconds=i)) for i, name in enumerate(names)])
+    world.watch.tick()
+    world.ingest(*[granule(name, T0) for name in names[:10]])  # again: changes, not new
+    world.watch.tick()
+    assert world.batches == [120]  # one write for the burst, not one a granule
+    assert world.ran(sid) == names
+    runs = world.runs(sid)
+    assert len(runs) == 120
+    assert {run.state for run in runs} == {RunState.SUBMITTED}
+    assert sorted(g for run in runs for g in run.granules) == [f"{COLLECTION}/{n}" for n in names]
+
+
+def test_two_servers_triggering_one_burst_make_each_job_once(world):
+    sid = world.subscribe({"each": 1})
+    second = World(world.folder, shared=True)
+    names = [f"g{i:03}" for i in range(80)]
+    for round_ in range(4):  # bursts while both servers take their turns at once
+        part = names[round_ * 20 : (round_ + 1) * 20]
+        world.ingest(*[granule(name, T0) for name in part])
+        start = threading.Barrier(2)
+        turns = [
+            threading.Thread(target=lambda w=w, s=start: (s.wait(), w.watch.tick()))
+            for w in (world, second)
+        ]
+        for turn in turns:
+            turn.start()
+        for turn in turns:
+            turn.join()
+    world.watch.tick()
+    second.watch.tick()
+    assert world.ran(sid) == names  # every granule, none twice
+    assert not set(world.submitted) & set(second.submitted)
+    assert sorted(world.submitted + second.submitted) == sorted(r.job for r in world.runs(sid))
+    assert {run.state for run in world.runs(sid)} == {RunState.SUBMITTED}
+    second.database.close()
+    second.catalogue.close()
 
 
 def test_a_stale_reader_cannot_read_the_same_changes_again(world):

@@ -13,6 +13,7 @@ two), and a server takes over only the runs of servers that are gone (_server_ro
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -242,22 +243,22 @@ class Dispatcher(Closing):
             return
         if not self.admission:
             decision = admit_all(queued, held=self.held)
-        else:
+        else:  # a user's string and disk are read once a pass, not once a decision
             decision = admit(
                 queued,
                 capacity=self.capacity,
                 held=self.held,
-                allotment=self.allotment,
-                disk_used=self.disk_used,
+                allotment=functools.cache(self.allotment),
+                disk_used=functools.cache(self.disk_used),
                 ledger=self.ledger,
                 memory_now=self.memory_now() if self.memory_now is not None else None,
             )
         for candidate in queued:
-            run = candidate.run
-            if run.id in decision.refuse:
-                self._fail(run, decision.refuse[run.id])
-            elif run.id in decision.wait:
-                self.store.set_waiting(run, decision.wait[run.id])
+            if candidate.run.id in decision.refuse:
+                self._fail(candidate.run, decision.refuse[candidate.run.id])
+        self.store.set_waiting_all(  # one write for the pass, not one a waiting run
+            (c.run, decision.wait[c.run.id]) for c in queued if c.run.id in decision.wait
+        )
         for candidate in decision.start:
             self._start(candidate, woken, cpu)
 

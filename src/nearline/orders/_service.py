@@ -13,7 +13,7 @@ import os
 import shutil
 import socket
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +41,7 @@ from nearline.errors import (
     ItemNotFound,
     JobNotFound,
     ManifestError,
+    ServiceError,
 )
 from nearline.monitor import SystemSampler
 from nearline.orders._admission import Capacity
@@ -320,6 +321,23 @@ class Service(Closing):
         echo process, when the operator turned it on, is answered in-process."""
         if process == ECHO_ID and self.settings.echo:
             return self.echo.submit(body, owner=owner, job_id=job_id)
+        job = self._order(process, body, owner=owner, version=version, job_id=job_id,
+                          message=message)  # fmt: skip
+        self.jobs.create(job)
+        self.dispatcher.wake()
+        return job
+
+    def _order(
+        self,
+        process: str,
+        body: Mapping[str, Any],
+        *,
+        owner: str,
+        version: str | None,
+        job_id: str | None,
+        message: str | None,
+    ) -> Job:
+        """The job an order makes, planned and not yet recorded."""
         algorithm = self.algorithms.get(process, viewer=owner, version=version)
         plan = plan_order(algorithm, body, catalogue=self.catalogue, owner=owner)
         job_id = job_id or uuid.uuid4().hex
@@ -336,7 +354,7 @@ class Service(Closing):
             for index, refs in enumerate(plan.runs)
         )
         data_inputs = {spec.name for spec in algorithm.manifest.inputs}
-        job = Job(
+        return Job(
             id=job_id,
             owner=owner,
             process=algorithm.id,
@@ -349,22 +367,30 @@ class Service(Closing):
             message=message,
             runs=runs,
         )
-        self.jobs.create(job)
-        self.dispatcher.wake()
-        return job
 
     def _submit_subscribed(
-        self, subscription: Subscription, run: SubscriptionRun, body: Mapping[str, Any]
-    ) -> Job:
-        """A subscription's job: its owner's order, with the id and version it planned."""
-        return self.submit(
-            subscription.process,
-            body,
-            owner=subscription.owner,
-            version=run.version,
-            job_id=run.job,
-            message=run.note,
-        )
+        self, subscription: Subscription, orders: Sequence[tuple[SubscriptionRun, dict]]
+    ) -> dict[str, ServiceError]:
+        """A subscription's jobs: its owner's orders, each with the id and version it
+        planned, recorded in one transaction and one wake of the dispatcher. The orders
+        refused, by job id."""
+        echo = subscription.process == ECHO_ID and self.settings.echo
+        refused: dict[str, ServiceError] = {}
+        jobs = []
+        for run, body in orders:
+            try:
+                if echo:  # answered in-process, as submit does
+                    self.echo.submit(body, owner=subscription.owner, job_id=run.job)
+                    continue
+                jobs.append(self._order(subscription.process, body, owner=subscription.owner,
+                                        version=run.version, job_id=run.job,
+                                        message=run.note))  # fmt: skip
+            except ServiceError as error:
+                refused[run.job] = error
+        if jobs:
+            self.jobs.create_all(jobs)
+            self.dispatcher.wake()
+        return refused
 
     def _version_subscribed(self, subscription: Subscription) -> str:
         """The version a subscription's next job runs: its pinned one, or the newest."""

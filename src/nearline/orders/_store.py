@@ -9,7 +9,7 @@ job's status is recomputed from its runs in the same transaction.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -152,41 +152,61 @@ class JobStore:
     def create(self, job: Job) -> None:
         """Record a new job and its runs, all queued, in one transaction."""
         with self.database.transaction() as connection:
-            connection.execute(
-                "INSERT INTO jobs (id, owner, process, version, status, created, updated, "
-                "started, finished, inputs, parameters, message) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self._insert(connection, job, existing="")
+
+    def create_all(self, jobs: Sequence[Job]) -> list[str]:
+        """Record new ``jobs`` in one transaction (a subscription's burst of granules is one
+        write); a job whose id exists already is left as it is (another server made it).
+        Returns the ids of the jobs recorded now."""
+        with self.database.transaction() as connection:
+            return [
+                job.id
+                for job in jobs
+                if self._insert(connection, job, existing="ON CONFLICT (id) DO NOTHING")
+            ]
+
+    @staticmethod
+    def _insert(connection: Any, job: Job, *, existing: str) -> bool:
+        """Insert ``job`` and its runs; ``existing`` says what a taken id does (nothing: the
+        insert fails). Whether the job was inserted."""
+        inserted = connection.execute(
+            "INSERT INTO jobs (id, owner, process, version, status, created, updated, "
+            "started, finished, inputs, parameters, message) "
+            f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) {existing}",
+            (
+                job.id,
+                job.owner,
+                job.process,
+                job.version,
+                job.status.value,
+                job.created.isoformat(),
+                job.updated.isoformat(),
+                job.started.isoformat() if job.started else None,
+                job.finished.isoformat() if job.finished else None,
+                json.dumps(job.inputs),
+                json.dumps(job.parameters),
+                job.message,
+            ),
+        ).rowcount
+        if not inserted:
+            return False
+        connection.executemany(
+            "INSERT INTO runs (id, job, idx, station, inputs, waiting, station_since) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
                 (
+                    run.id,
                     job.id,
-                    job.owner,
-                    job.process,
-                    job.version,
-                    job.status.value,
+                    run.index,
+                    run.station.value,
+                    json.dumps([ref.__dict__ for ref in run.inputs]),
+                    run.waiting,
                     job.created.isoformat(),
-                    job.updated.isoformat(),
-                    job.started.isoformat() if job.started else None,
-                    job.finished.isoformat() if job.finished else None,
-                    json.dumps(job.inputs),
-                    json.dumps(job.parameters),
-                    job.message,
-                ),
-            )
-            connection.executemany(
-                "INSERT INTO runs (id, job, idx, station, inputs, waiting, station_since) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        run.id,
-                        job.id,
-                        run.index,
-                        run.station.value,
-                        json.dumps([ref.__dict__ for ref in run.inputs]),
-                        run.waiting,
-                        job.created.isoformat(),
-                    )
-                    for run in job.runs
-                ],
-            )
+                )
+                for run in job.runs
+            ],
+        )
+        return True
 
     def get(self, job_id: str, *, viewer: str | None) -> Job:
         """Job ``job_id`` if ``viewer`` owns it (None: the service itself, sees all)."""
@@ -346,12 +366,21 @@ class JobStore:
 
     def set_waiting(self, run: Run, waiting: str | None) -> None:
         """Say why a queued run waits (shown in GET /jobs/{id}); no station change."""
-        if run.waiting == waiting:
+        self.set_waiting_all([(run, waiting)])
+
+    def set_waiting_all(self, reasons: Iterable[tuple[Run, str | None]]) -> None:
+        """Say why each queued run waits, in one transaction for a whole admission pass
+        (only the runs whose reason changed are written)."""
+        changed = [
+            (waiting, run.id, run.station.value)
+            for run, waiting in reasons
+            if run.waiting != waiting
+        ]
+        if not changed:
             return
         with self.database.transaction() as connection:
-            connection.execute(
-                "UPDATE runs SET waiting = ? WHERE id = ? AND station = ?",
-                (waiting, run.id, run.station.value),
+            connection.executemany(
+                "UPDATE runs SET waiting = ? WHERE id = ? AND station = ?", changed
             )
 
     def dismiss(self, job_id: str, *, viewer: str, message: str) -> list[Run]:

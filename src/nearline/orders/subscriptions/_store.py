@@ -91,10 +91,6 @@ CREATE INDEX IF NOT EXISTS subscription_inputs_by_job ON subscription_inputs (jo
 BATCH = 500  # names per IN (...) list
 
 
-class _Taken(Exception):
-    """A granule to claim was no longer pending (claimed by another reader)."""
-
-
 def stamp(moment: datetime) -> str:
     """A time as stored: UTC, fixed width, so that text order is time order."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
@@ -316,33 +312,41 @@ class SubscriptionStore:
         return found
 
     # -- runs -------------------------------------------------------------------------------
-    def claim(
+    def claim_all(
         self,
         subscription: Subscription,
-        group: Group,
+        claims: Sequence[tuple[str, Group]],
         *,
-        job: str,
         version: str,
         kind: RunKind,
-    ) -> bool:
-        """Pending ``group`` becomes run ``job`` (planned), its granules claimed at
-        ``version``, in one transaction; False (nothing done) if any of them was no longer
-        pending."""
-        try:
-            with self.database.transaction() as connection:
-                for granule in group.granules:
-                    gone = connection.execute(
-                        "DELETE FROM subscription_pending WHERE subscription = ? "
-                        "AND collection = ? AND item = ?",
-                        (subscription.id, granule.collection, granule.item),
-                    ).rowcount
-                    if not gone:
-                        raise _Taken(granule.name)  # rolls the transaction back
+    ) -> list[str]:
+        """Each pending (job, group) of ``claims`` becomes a planned run, its granules no
+        longer pending and claimed at ``version``, all in one transaction (a burst of
+        granules is one write, not one each); a group with a granule no longer pending
+        (another server claimed it first) is left out. Returns the jobs claimed."""
+        claimed = []
+        with self.database.transaction() as connection:  # the only writer while it lasts
+            waiting = {
+                (row["collection"], row["item"])
+                for row in connection.execute(
+                    "SELECT collection, item FROM subscription_pending WHERE subscription = ?",
+                    (subscription.id,),
+                ).fetchall()
+            }
+            for job, group in claims:
+                names = [(granule.collection, granule.item) for granule in group.granules]
+                if not all(name in waiting for name in names):
+                    continue  # another server claimed it first
+                waiting.difference_update(names)
+                connection.executemany(
+                    "DELETE FROM subscription_pending WHERE subscription = ? "
+                    "AND collection = ? AND item = ?",
+                    [(subscription.id, *name) for name in names],
+                )
                 self._record(connection, subscription.id, job, version, kind, group.granules,
                              note=group.note)  # fmt: skip
-        except _Taken:
-            return False
-        return True
+                claimed.append(job)
+        return claimed
 
     def plan(
         self, subscription: Subscription, runs: Sequence[tuple[str, Group]], *, version: str
@@ -433,6 +437,14 @@ class SubscriptionStore:
                 "UPDATE subscription_runs SET state = ?, status = COALESCE(?, status), "
                 "message = COALESCE(?, message) WHERE job = ?",
                 (state.value, status, message, job),
+            )
+
+    def set_states(self, jobs: Sequence[str], state: RunState) -> None:
+        """Runs ``jobs`` move to ``state``, in one transaction."""
+        with self.database.transaction() as connection:
+            connection.executemany(
+                "UPDATE subscription_runs SET state = ? WHERE job = ?",
+                [(state.value, job) for job in jobs],
             )
 
     def set_callback(self, job: str, outcome: str) -> None:

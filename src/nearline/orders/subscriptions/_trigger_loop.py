@@ -40,7 +40,10 @@ CHANGES = 1000  # items read from the changes feed at a time
 BACKFILL_PAGE = 200  # granules read from the archive at a time by a backfill
 BACKFILL_JOBS = 2  # a subscription's backfill and reprocessing jobs not ended, at most
 ENDED = (JobStatus.SUCCESSFUL, JobStatus.FAILED, JobStatus.DISMISSED)
-Submit = Callable[[Subscription, SubscriptionRun, dict[str, Any]], Any]
+# makes runs' jobs (ids ``run.job``) from execute request bodies, together; the refused, by job
+Submit = Callable[
+    [Subscription, Sequence[tuple[SubscriptionRun, dict[str, Any]]]], dict[str, ServiceError]
+]
 
 
 class ChangeFeed(ABC):
@@ -77,8 +80,9 @@ class PollingFeed(ChangeFeed):
 
 
 class SubscriptionWatch(Closing):
-    """Triggers every subscription kept in ``store``. ``submit(subscription, run, body)``
-    makes run's job (id ``run.job``) from an execute request body; ``version_of`` is the
+    """Triggers every subscription kept in ``store``. ``submit(subscription, orders)`` makes
+    the jobs of (run, execute request body) pairs, each with id ``run.job``, together, and
+    returns the orders refused (by job id); ``version_of`` is the
     algorithm version a subscription runs now. ``tick()`` is one turn of the loop."""
 
     def __init__(
@@ -222,16 +226,9 @@ class SubscriptionWatch(Closing):
             now=now,
             reading_until=subscription.backfill_until if reading else None,
         )
-        made = [
-            run
-            for group in groups
-            if not group.backfill
-            if (run := self._claim(subscription, group, RunKind.NEW)) is not None
-        ]
-        for run in [r for r in open_runs if r.state == RunState.PLANNED and r.kind == RunKind.NEW]:
-            self._make(subscription, run)
-        for run in made:
-            self._make(subscription, run)
+        made = self._claim_all(subscription, [g for g in groups if not g.backfill])
+        left = [r for r in open_runs if r.state == RunState.PLANNED and r.kind == RunKind.NEW]
+        self._make_all(subscription, left + made)  # a burst: one write, one wake
         # backfill and reprocessing: a few jobs at a time; more than one only while no other
         # run waits in the queue, so users' orders go first
         planned = [r for r in open_runs if r.state == RunState.PLANNED and r.kind != RunKind.NEW]
@@ -268,9 +265,8 @@ class SubscriptionWatch(Closing):
         if self.store.backfilled(subscription, token=page.next_token, matched=matched, until=until):
             self.wake()  # claim what it found at once
 
-    def _claim(
-        self, subscription: Subscription, group: Group, kind: RunKind
-    ) -> SubscriptionRun | None:
+    def _version(self, subscription: Subscription) -> str | None:
+        """The version the subscription's runs take this turn; None while it has none."""
         try:
             version = self._versions.get(subscription.id) or self.version_of(subscription)
             self._versions[subscription.id] = version
@@ -280,36 +276,66 @@ class SubscriptionWatch(Closing):
                 self._warned.add(subscription.id)
             return None
         self._warned.discard(subscription.id)
-        job = uuid.uuid4().hex
-        if not self.store.claim(subscription, group, job=job, version=version, kind=kind):
-            return None
-        return SubscriptionRun(
-            job=job,
-            subscription=subscription.id,
-            version=version,
-            kind=kind,
-            state=RunState.PLANNED,
-            granules=tuple(granule.name for granule in group.granules),
-            created=datetime.now(UTC),
-            note=group.note,
-        )
+        return version
+
+    def _claim(
+        self, subscription: Subscription, group: Group, kind: RunKind
+    ) -> SubscriptionRun | None:
+        runs = self._claim_all(subscription, [group], kind)
+        return runs[0] if runs else None
+
+    def _claim_all(
+        self, subscription: Subscription, groups: Sequence[Group], kind: RunKind = RunKind.NEW
+    ) -> list[SubscriptionRun]:
+        """Pending ``groups`` become planned runs, in one transaction (the claim is the
+        de-duplication: a group another server claimed first is left out)."""
+        version = self._version(subscription) if groups else None
+        if version is None:
+            return []
+        jobs = {uuid.uuid4().hex: group for group in groups}
+        claimed = self.store.claim_all(subscription, list(jobs.items()), version=version,
+                                       kind=kind)  # fmt: skip
+        return [
+            SubscriptionRun(
+                job=job,
+                subscription=subscription.id,
+                version=version,
+                kind=kind,
+                state=RunState.PLANNED,
+                granules=tuple(granule.name for granule in jobs[job].granules),
+                created=datetime.now(UTC),
+                note=jobs[job].note,
+            )
+            for job in claimed
+        ]
 
     def _make(self, subscription: Subscription, run: SubscriptionRun) -> bool:
-        """Make a planned run's job (once: a job already made is only recorded); whether
-        the job exists now."""
-        if self._job(run.job) is None:
-            ids = [name.split("/", 1)[1] for name in run.granules]
-            body = {"inputs": {**subscription.parameters, subscription.input: {"ids": ids}}}
-            try:
-                self.submit(subscription, run, body)
-            except ServiceError as error:  # the order is refused: say why, do not retry
-                log.warning("subscription %s: job %s refused: %s", subscription.id, run.job, error)
-                self.store.set_state(run.job, RunState.REFUSED, message=str(error))
-                return False
-            log.info("subscription %s made job %s (%s, %d granule(s))", subscription.id,
-                     run.job, run.kind.value, len(run.granules))  # fmt: skip
-        self.store.set_state(run.job, RunState.SUBMITTED)
-        return True
+        """Make a planned run's job; whether the job exists now."""
+        return self._make_all(subscription, [run]) == 1
+
+    def _make_all(self, subscription: Subscription, runs: Sequence[SubscriptionRun]) -> int:
+        """Make planned runs' jobs, together (once: a job already made is only recorded);
+        how many of the jobs exist now (the others were refused)."""
+        if not runs:
+            return 0
+        made = self.jobs.statuses([run.job for run in runs])  # one query, not one a run
+        orders = [(run, self._body(subscription, run)) for run in runs if run.job not in made]
+        refused = self.submit(subscription, orders) if orders else {}
+        for job, error in refused.items():  # the order is refused: say why, do not retry
+            log.warning("subscription %s: job %s refused: %s", subscription.id, job, error)
+            self.store.set_state(job, RunState.REFUSED, message=str(error))
+        submitted = [run.job for run in runs if run.job not in refused]
+        self.store.set_states(submitted, RunState.SUBMITTED)
+        if len(orders) > len(refused):
+            log.info("subscription %s made %d job(s) (%s)", subscription.id,
+                     len(orders) - len(refused), runs[0].kind.value)  # fmt: skip
+        return len(submitted)
+
+    @staticmethod
+    def _body(subscription: Subscription, run: SubscriptionRun) -> dict[str, Any]:
+        """The execute request that makes a run's job."""
+        ids = [name.split("/", 1)[1] for name in run.granules]
+        return {"inputs": {**subscription.parameters, subscription.input: {"ids": ids}}}
 
     # -- jobs ending ------------------------------------------------------------------------
     def _sync(self, runs: list[SubscriptionRun]) -> list[SubscriptionRun]:
