@@ -11,6 +11,7 @@ import pytest
 
 from nearline.mpirun import MPI_ENV
 
+from .chromium_browser import browser, page, screens  # noqa: F401 - one Chromium a session
 from .postgres_server import postgres_server  # noqa: F401 - a session fixture for every test
 from .s3_server import s3_bucket, s3_server  # noqa: F401 - a session fixture for every test
 

@@ -28,7 +28,6 @@ from nearline.testing.keycloak import Keycloak, ProviderMissing, launcher, realm
 
 from ..live_service import LiveService
 from ..service.conftest import serving
-from ..web.conftest import browser, page, screens  # noqa: F401 (the web page's fixtures)
 
 PASSWORD = "correct horse battery staple"
 WEB_SECRET = "nearline-web-secret-for-tests"

@@ -13,8 +13,6 @@ from nearline.orders import JobStore, OutputFile, Station
 from nearline.orders._metrics import ServiceMetrics, StateCollector
 from nearline.testing.stores import make_job
 
-AN_HOUR_AGO = datetime.now(UTC) - timedelta(hours=1)
-
 
 def figures(data: Path, held: dict[str, tuple[float, int]]) -> dict[str, float]:
     with (
@@ -30,9 +28,10 @@ def figures(data: Path, held: dict[str, tuple[float, int]]) -> dict[str, float]:
 
 
 def test_the_state_database_is_counted(tmp_path: Path) -> None:
+    an_hour_ago = datetime.now(UTC) - timedelta(hours=1)  # now, not at import: xdist collects early
     with open_database(None, tmp_path / "service.db") as database:
         store = JobStore(database)
-        store.create(make_job("a", "alice", runs=3, created=AN_HOUR_AGO))
+        store.create(make_job("a", "alice", runs=3, created=an_hour_ago))
         store.create(make_job("b", "bob", runs=2, created=datetime.now(UTC)))
         first, second, _ = store.runs_of("a")
         staged = store.move(first, Station.STAGE)

@@ -203,11 +203,15 @@ def test_granules_in_a_layout_archive_are_ingested_and_ordered_where_they_lie(li
             response = client.get(item["assets"]["data"]["href"])
             assert response.status_code == 200
             assert response.content == original.read_bytes()
+
+    def copies() -> list[Path]:  # scratch/disks is the kept run disks' pool, not a copy
+        return [p for p in (live.data / "scratch").iterdir() if p.name != "disks"]
+
     for _ in range(50):  # the copy is removed once sent (just after the client has it)
-        if not any((live.data / "scratch").iterdir()):
+        if not copies():
             break
         time.sleep(0.1)
-    assert list((live.data / "scratch").iterdir()) == []
+    assert copies() == []
     summary = deploy(live, "alice", _histogram_package(tmp_path, "avhrr-archived"))
     with live.client("alice") as client:
         response = client.post(

@@ -65,6 +65,10 @@ ROUTES = [  # every operation the service has, as its OpenAPI document names it
     ("DELETE", "/subscriptions/{subscription_id}"),
     ("POST", "/subscriptions/{subscription_id}/reprocess"),
     ("GET", "/users/me"),
+    ("GET", "/users/me/tokens"),
+    ("POST", "/users/me/tokens"),
+    ("DELETE", "/users/me/tokens/{token_id}"),
+    ("DELETE", "/tokens/{token_id}"),
 ]
 PUBLIC = {("GET", "/"), ("GET", "/conformance")}
 EQUATOR = [f"granule-{index:03d}" for index in range(12)]

@@ -228,7 +228,13 @@ _pool_lock = threading.Lock()
 def pool_disks(folder: Path | None) -> None:
     """Keep run disks for the next run of the same size, under ``folder``, from now on in
     this process; None stops that and removes the disks waiting (_disk_pool.py says why it
-    is safe). ``nearline serve`` keeps them for its local runs."""
+    is safe). ``nearline serve`` keeps them for its local runs.
+
+    Parameters
+    ----------
+    folder
+        Where the kept disks wait; None: keep none from now on.
+    """
     global _pool
     with _pool_lock:
         old, _pool = _pool, None

@@ -50,13 +50,25 @@ def thread_cpu() -> float:
 @dataclass
 class StageClock:
     """Wall and CPU seconds of a run's stages, in the order they happened: ``{name: (wall,
-    cpu)}``; a stage timed twice adds up."""
+    cpu)}``; a stage timed twice adds up.
+
+    Parameters
+    ----------
+    stages
+        The stages timed so far, in order: name to (wall seconds, CPU seconds).
+    """
 
     stages: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        """Time the block as stage ``name``, whether it ends or raises."""
+        """Time the block as stage ``name``, whether it ends or raises.
+
+        Parameters
+        ----------
+        name
+            The stage's name (``admit``, ``disk``, ``algorithm`` ...).
+        """
         wall, cpu = time.monotonic(), thread_cpu()
         try:
             yield
@@ -68,7 +80,13 @@ class StageClock:
         self.stages[name] = (before[0] + wall, before[1] + cpu)
 
     def merge(self, other: Mapping[str, tuple[float, float]]) -> None:
-        """Add another clock's stages (the executor's, measured where the run ran)."""
+        """Add another clock's stages (the executor's, measured where the run ran).
+
+        Parameters
+        ----------
+        other
+            Name to (wall seconds, CPU seconds), as :attr:`stages` holds them.
+        """
         for name, (wall, cpu) in other.items():
             self.add(name, wall, cpu)
 

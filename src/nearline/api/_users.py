@@ -12,9 +12,31 @@ from fastapi.responses import Response
 
 from nearline.api._adapter import ERRORS, OGC_ERROR, User, answer, service_of
 from nearline.errors import Forbidden, InvalidRequest
-from nearline.orders import Service
+from nearline.orders import MAX_DAYS, MAX_NAME, TOKEN_NAME_PATTERN, Service
 
 Answer = tuple[int, Any, dict[str, str]]
+TOKEN_BODY = {  # what make_token takes, so that the document and the service agree
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["name"],
+                    "properties": {
+                        "name": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": MAX_NAME,
+                            "pattern": TOKEN_NAME_PATTERN,
+                        },
+                        "days": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_DAYS},
+                    },
+                }
+            }
+        },
+    }
+}
 
 
 def me(service: Service, *, user: str) -> Answer:
@@ -74,6 +96,7 @@ def build_router() -> APIRouter:
         tags=["Users"],
         status_code=201,
         summary="Make a personal token: its secret is in this answer only",
+        openapi_extra=TOKEN_BODY,
     )
     def post_token(request: Request, user: User, body: Annotated[Any, Body()]) -> Response:
         return answer(make_token(service_of(request), body, user=user))

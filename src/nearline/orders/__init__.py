@@ -25,6 +25,7 @@ from nearline.orders._stations import OUTPUTS_OF
 from nearline.orders._status import stamp, status_info
 from nearline.orders._store import JobStore
 from nearline.orders._tables import migrate
+from nearline.orders._tokens import MAX_DAYS, MAX_NAME, TOKEN_NAME_PATTERN
 from nearline.orders._users import User, UserStore
 from nearline.orders.subscriptions import (
     REPROCESS,
@@ -37,11 +38,14 @@ from nearline.orders.subscriptions import (
 )
 
 __all__ = [
+    "MAX_DAYS",
+    "MAX_NAME",
     "OUTPUTS_OF",
     "PIPELINE",
     "REPROCESS",
     "SERVICE_OWNER",
     "SUBSCRIPTION",
+    "TOKEN_NAME_PATTERN",
     "Allotment",
     "Capacity",
     "Dispatcher",

@@ -11,6 +11,7 @@ name, an expiry and, once revoked, the time it was. Another user's token id is a
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -35,6 +36,9 @@ TOKEN_PREFIX = "nl_"
 MAX_DAYS = 366  # the longest a personal token may live
 DEFAULT_DAYS = 90
 MAX_NAME = 100
+# a token's name: no control character, and something besides white space (the OpenAPI
+# document's schema says the same, so what it allows is what create() takes)
+TOKEN_NAME_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
 
 
 def token_hash(token: str) -> str:
@@ -82,13 +86,16 @@ class PersonalTokens:
     ) -> tuple[PersonalToken, str]:
         """A new token of ``owner`` named ``name`` living ``days``; it and its secret (shown
         once, never stored)."""
-        name = name.strip()
         try:
             name.encode()
         except UnicodeEncodeError:  # a lone surrogate: JSON allows it, the database does not
             name = ""
-        if not name or len(name) > MAX_NAME or not name.isprintable():
-            raise InvalidRequest(f"token name: 1 to {MAX_NAME} printable characters, please")
+        if len(name) > MAX_NAME or not re.fullmatch(TOKEN_NAME_PATTERN, name):
+            raise InvalidRequest(
+                f"token name: 1 to {MAX_NAME} characters, not only white space, no control "
+                "characters, please"
+            )
+        name = name.strip()
         if not 0 < days <= MAX_DAYS:
             raise InvalidRequest(f"token expiry: between 0 and {MAX_DAYS} days, got {days:g}")
         now = datetime.now(UTC)

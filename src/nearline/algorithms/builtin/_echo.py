@@ -115,7 +115,19 @@ def echo_description() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class EchoOrder:
-    """An execute request of the echo process, checked: what its job keeps."""
+    """An execute request of the echo process, checked: what its job keeps.
+
+    Parameters
+    ----------
+    values
+        Output name: what it echoes (see the module's doc).
+    outputs
+        The outputs asked for: name to transmission (``value`` or ``reference``).
+    response
+        ``raw`` (OGC API - Processes 1.0's default) or ``document``.
+    pause
+        Seconds the job stays running before it answers (to see a job that is not done).
+    """
 
     values: dict[str, dict[str, Any]]  # output name: what it echoes (see the module's doc)
     outputs: dict[str, str] = field(default_factory=dict)  # asked for: name to transmission
@@ -142,6 +154,11 @@ class EchoOrder:
 
 def read_echo_order(body: Mapping[str, Any]) -> EchoOrder:
     """An execute request's body, checked against the echo process's description.
+
+    Parameters
+    ----------
+    body
+        The JSON body of ``POST /processes/echo/execution``.
 
     Raises
     ------
