@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from nearline.algorithms import _cgroups
+from nearline.algorithms._kernels import seed_kernel_cache
 from nearline.algorithms._sandbox import (
     Isolation,
     Limits,
@@ -330,6 +331,48 @@ def test_writes_land_in_its_folder_only(box: Sandbox) -> None:
     assert not planted.exists()
     assert not Path("/usr/planted.txt").exists()
     assert not Path("/tmp/scratch.txt").exists()
+
+
+def test_a_run_cannot_change_the_kernels_the_next_run_loads(box: Sandbox) -> None:
+    """nearline's kernels reach a run as links in its own NUMBA_CACHE_DIR (_kernels.py): it
+    reads them, and saves an index as numba does (a new file renamed over the name), but
+    cannot write through a link into what the next run loads."""
+    package = box.base / "kernels"
+    (package / "sub" / "__pycache__").mkdir(parents=True)
+    (package / "sub" / "mod.py").write_text("")
+    index = package / "sub" / "__pycache__" / "mod.f-1.py311.nbi"
+    index.write_bytes(b"nearline's index")
+    cache = box.folder / "tmp" / "numba"
+    assert seed_kernel_cache(cache, package=package) == 1
+    (link,) = cache.rglob("*.nbi")
+    outcome = box.run(
+        """
+        import json, os, sys
+        link = sys.argv[1]
+        seen = {"read": open(link, "rb").read().decode()}
+        try:
+            with open(link, "r+b") as file:
+                file.write(b"planted")
+            seen["write through"] = "written"
+        except OSError as error:
+            seen["write through"] = error.strerror
+        with open(link + ".tmp", "wb") as file:
+            file.write(b"the run's own index")
+        os.replace(link + ".tmp", link)
+        seen["replaced"] = open(link, "rb").read().decode()
+        print(json.dumps(seen))
+        """,
+        str(link),
+        mounts=[Mount(package)],
+        limits=Limits(wall_seconds=60, disk=16 * 1024**2),
+    )
+    assert outcome.ok, box.said()
+    assert json.loads(box.said().splitlines()[0]) == {
+        "read": "nearline's index",
+        "write through": "Read-only file system",
+        "replaced": "the run's own index",
+    }
+    assert index.read_bytes() == b"nearline's index"
 
 
 # -- limits -----------------------------------------------------------------------------------
