@@ -74,7 +74,13 @@ SLOT_STAGES = [
     ("the executor's own", ["executor"]),
     ("outputs hashed and recorded", ["outputs"]),
 ]
-AFTER_SLOT = [("ingest of the outputs", ["ingest"]), ("clean-up", ["cleanup"])]
+# not in the sum: the wait of a readied run for its CPUs (others run meanwhile), and the
+# service's own work after the run gave its CPUs back
+BESIDE = [
+    ("readied, waiting for its CPUs (others run)", ["ready"]),
+    ("ingest of the outputs", ["ingest"]),
+    ("clean-up", ["cleanup"]),
+]
 
 
 def uptime() -> str:
@@ -97,7 +103,7 @@ def stage_medians(runs: list[dict[str, tuple[float, float]]]) -> dict[str, tuple
     found: dict[str, tuple[float, float]] = {}
     if not runs:
         return found
-    for label, names in SLOT_STAGES + AFTER_SLOT:
+    for label, names in SLOT_STAGES + BESIDE:
         walls = [sum(run.get(n, (0, 0))[0] for n in names) for run in runs]
         cpus = [sum(run.get(n, (0, 0))[1] for n in names) for run in runs]
         if names == ["algorithm"]:
@@ -233,7 +239,7 @@ def ms(value: float) -> str:
 
 def report(found: dict[str, Any], provenance: str) -> str:
     quiet_, load, sub = found["quiet"], found["load"], found["subscription"]
-    labels = [label for label, _ in SLOT_STAGES + AFTER_SLOT] + ["slot overhead (sum)"]
+    labels = [label for label, _ in SLOT_STAGES + BESIDE] + ["slot overhead (sum)"]
     q, ld = quiet_["stages"], load["stages"]
     rows = [
         [label, ms(q[label][0]), ms(q[label][1]), ms(ld[label][0]), ms(ld[label][1])]

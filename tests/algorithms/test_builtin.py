@@ -4,6 +4,7 @@ run in the sandbox composites staged granules into the 12-band igh-8km file and 
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from nearline.composite import REDUCERS, OnError, Period, run
 from nearline.composite.job import output_name
 from nearline.grid._registry import GRIDS
 from nearline.swath import synthesize_day
+
+from .conftest import adder_manifest, write_package
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +69,26 @@ def test_output_names_carry_grid_period_and_first_day():
     )
 
 
+PROBE = """\
+import json, os, pathlib
+from nearline.grid import _footprints
+job = json.loads(pathlib.Path(os.environ["NEARLINE_JOB"]).read_text())
+found = []
+for name in dir(_footprints):
+    cache = getattr(getattr(_footprints, name), "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    if index is None or not os.path.lexists(index):
+        continue
+    found.append({
+        "index": os.path.basename(index),
+        "cache": cache._cache_path,
+        "link": os.path.islink(index),
+        "overloads": len(cache._cache_file._load_index()),
+    })
+(pathlib.Path(job["outputs"]) / "kernels.json").write_text(json.dumps(found))
+"""
+
+
 def test_a_run_in_the_sandbox_makes_the_composite_and_its_quicklook(registry, tmp_path):
     from PIL import Image
 
@@ -108,11 +131,32 @@ def test_a_run_in_the_sandbox_makes_the_composite_and_its_quicklook(registry, tm
         assert image.size[0] == 2502
         assert image.size[1] > 1084  # the map, then its legend
     assert "composited 2 granules (0 skipped)" in result.log.read_text()
-    # the sandboxed run loaded those kernels from its private copy, compiling none anew
-    kernels = {p.name: p.stat().st_mtime_ns for p in NEARLINE.rglob("__pycache__/*.nbi")}
-    used = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "run/tmp/numba").rglob("*.nbi")}
-    assert used
-    assert used == {name: kernels[name] for name in used}
+    # in a run's own disk, numba finds those kernels' indexes where it looks: through links
+    # to nearline's __pycache__ (_kernels.py), not copies; they are valid for the source
+    prober = write_package(
+        tmp_path / "prober",
+        adder_manifest(
+            id="prober", command=["python", "probe.py"], tests=None, parameters=None,
+            resources={"cpus": 1, "memory": "1GiB", "disk": "16MiB", "timeout": "2m"},
+        ),
+        {"probe.py": PROBE},
+    )  # fmt: skip
+    probed = run_algorithm(
+        registry.deploy(prober, owner="alice"),
+        job_id="probe-1",
+        inputs={"numbers": [{"path": str(granules[0]), "item": items[0]}]},
+        parameters={},
+        folder=tmp_path / "probe",
+    )
+    assert probed.outcome.ok, probed.log.read_text()[-3000:]
+    found = json.loads((probed.outputs_folder / "kernels.json").read_text())
+    compiled = {path.name for path in (NEARLINE / "grid" / "__pycache__").glob("_footprints.*.nbi")}
+    assert compiled
+    assert {entry["index"] for entry in found} == compiled
+    assert all(entry["link"] and entry["overloads"] >= 1 for entry in found)
+    assert all(
+        entry["cache"].startswith(str(tmp_path / "probe" / "tmp" / "numba")) for entry in found
+    )
 
 
 def test_kernel_caches_are_linked_under_numbas_names(tmp_path):

@@ -233,3 +233,19 @@ def test_admission_and_recording_come_from_arguments_then_the_environment(monkey
     assert ServiceSettings.resolve(data=tmp_path).record is None
     with pytest.raises(ConfigError, match="admission: expected on or off, got 'maybe'"):
         ServiceSettings.resolve(data=tmp_path, admission="maybe")
+
+
+def test_runs_are_readied_ahead_up_to_capacity_and_then_wait_saying_so():
+    held = Holdings()
+    decision = admit(
+        queue("alice", 6),
+        capacity=Capacity(cpus=2, memory=64 * GIB, ahead=2),
+        held=held,
+        allotment=lambda owner: Allotment(),
+        disk_used=lambda owner: 0,
+    )
+    assert [c.run.id for c in decision.start] == [f"alice-{i}" for i in range(4)]
+    assert held.of("alice") == (4, 4 * GIB)  # readied runs hold their memory from admission
+    assert decision.wait["alice-4"] == (
+        "waiting for free slots: 2 of 2 CPUs busy, 2 more readied to follow"
+    )

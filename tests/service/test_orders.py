@@ -65,8 +65,10 @@ def test_deploy_order_and_results(live, alices_processes):
     assert_stages_recorded(live, job_id, run)
 
 
+READIED = "readied: its sandbox is made; waiting for a CPU to free"
+SLOTS = "waiting for free slots: 2 of 2 CPUs busy, 2 more readied to follow"
 STAGES = [  # in the order a run passes them (docs/benchmarks.md's small-runs table)
-    "admit", "dispatch", "stage", "allocate", "job files", "cgroups", "disk", "watch",
+    "admit", "dispatch", "stage", "allocate", "job files", "cgroups", "disk", "ready", "watch",
     "algorithm", "teardown", "executor", "outputs", "ingest", "cleanup",
 ]  # fmt: skip
 
@@ -148,23 +150,24 @@ def test_job_list_logs_and_dismiss(live, alices_processes):
 
 
 def test_the_order_records_stations_and_waiting_reasons(live, alices_processes):
-    # two 60 s sleepers fill both CPUs; the third waits and says why
+    # two 60 s sleepers fill both CPUs; two more are readied behind them (their sandboxes
+    # made, waiting at the CPUs' gate); the fifth waits in the queue; each says why
     ids = []
-    for granule in ("granule-006", "granule-007", "granule-008"):
+    for index in range(5):
+        granule = f"granule-{6 + index:03d}"
         response = order(live, "alice", "sleeper", {"granules": {"ids": [granule]}, "seconds": 60})
         ids.append(response.json()["jobID"])
     with live.client("alice") as client:
         for _ in range(100):
-            third = client.get(f"/jobs/{ids[2]}").json()
-            if (
-                third["nearline:runs"][0]["waiting"]
-                and "slots" in third["nearline:runs"][0]["waiting"]
-            ):
+            jobs = [client.get(f"/jobs/{job_id}").json() for job_id in ids]
+            said = [job["nearline:runs"][0]["waiting"] for job in jobs]
+            if said[2:] == [READIED, READIED, SLOTS]:
                 break
             time.sleep(0.1)
-        assert third["status"] == "accepted"
-        assert "waiting for free slots" in third["nearline:runs"][0]["waiting"]
-        assert third["nearline:stations"]["run"] >= 2
+        assert said[:2] == [None, None]
+        assert said[2:] == [READIED, READIED, SLOTS]
+        assert [job["status"] for job in jobs] == ["running"] * 4 + ["accepted"]
+        assert [job["nearline:runs"][0]["station"] for job in jobs] == ["run"] * 4 + ["queued"]
         for job_id in ids:
             client.delete(f"/jobs/{job_id}")
 

@@ -15,6 +15,7 @@ from nearline.algorithms._base import (
     Resources,
     TestCase,
 )
+from nearline.algorithms._cpu_gate import CpuGate
 from nearline.algorithms._deploy import DeploySettings
 from nearline.algorithms._disk import pool_disks
 from nearline.algorithms._environment import WheelSource
@@ -55,6 +56,7 @@ __all__ = [
     "MANIFEST",
     "Algorithm",
     "AlgorithmRegistry",
+    "CpuGate",
     "DeploySettings",
     "EchoOrder",
     "InputSpec",

@@ -29,7 +29,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from nearline.algorithms._cgroups import service_stamp
@@ -160,16 +160,25 @@ class FileSystemSpace(Space):
 
     @classmethod
     def make(
-        cls, folder: Path, *, limit: int, log: Path | None, also: Sequence[Path] = ()
+        cls,
+        folder: Path,
+        *,
+        limit: int,
+        log: Path | None,
+        also: Sequence[Path] = (),
+        furnish: Mapping[str, Path] | None = None,
     ) -> FileSystemSpace:
         """An image for ``folder``'s content and ``limit`` bytes more, mounted, with the
-        content copied in; ``also`` are more writable places (the caller's writable mounts),
-        only walked. A prepared one of the same size is taken if this process keeps them
+        content copied in, and ``furnish``'s folders at their places (:func:`furnish_into`);
+        ``also`` are more writable places (the caller's writable mounts), only walked. A
+        prepared one of the same size is taken if this process keeps them
         (:func:`pool_disks`). Raises OSError (or CalledProcessError) if it cannot be made."""
         _remove_orphans(folder)
+        furnish = furnish or {}
         # never another attempt's disk: its image and mount are not the run's content
         content = [entry for entry in folder.iterdir() if not entry.name.startswith(SPACE_PREFIX)]
-        size = _image_size(limit + sum(_allocated(entry) for entry in content))
+        taken = [*content, *furnish.values()]
+        size = _image_size(limit + sum(_allocated(entry) for entry in taken))
         pool = _pool
         prepared = pool.take(size) if pool is not None else None
         if prepared is None:
@@ -177,6 +186,7 @@ class FileSystemSpace(Space):
         try:
             for entry in content:
                 copy_entry(entry, prepared.home / "mount" / "work" / entry.name)
+            furnish_into(prepared.home / "mount" / "work", furnish)
         except BaseException:
             remove_disk(prepared.home)
             raise
@@ -321,6 +331,16 @@ def _delete(path: Path) -> None:
         shutil.rmtree(path)
     elif os.path.lexists(path):
         path.unlink()
+
+
+def furnish_into(root: Path, furnish: Mapping[str, Path]) -> None:
+    """Copy each folder of ``furnish`` to its place (a path relative to ``root``), replacing
+    what is there."""
+    for place, source in furnish.items():
+        target = root / place
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _delete(target)
+        copy_entry(source, target)
 
 
 def copy_entry(source: Path, target: Path) -> None:

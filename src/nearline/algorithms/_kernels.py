@@ -10,16 +10,22 @@ starts warm; what it compiles more stays in its own folder.
 Links, not copies: nearline's source is mounted read-only into every run, so a run can read
 those kernels but never change what the next one loads, and numba saves an index by writing
 a new file and renaming it over the old name, which replaces the link in the run's own
-folder and leaves the kernel it pointed to alone. A copy cost a small run about 60 ms and
-10 MB of writes, twice (into its folder, then into its disk). Only kernels of modules that
-still exist are linked: a renamed module leaves its old kernels behind in ``__pycache__``.
+folder and leaves the kernel it pointed to alone. The links are made once a process
+(:func:`kernel_links`) and copied into each run's disk as it is made, never into its folder
+on the service's own file system: copies cost a small run about 60 ms and 10 MB of writes,
+twice, and links made and deleted there each run most of a loaded server's time. Only
+kernels of modules that still exist are linked: a renamed module leaves its old kernels
+behind in ``__pycache__``.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 NEARLINE = Path(__file__).resolve().parents[1]  # the nearline package folder
@@ -45,6 +51,18 @@ def seed_kernel_cache(into: Path, *, package: Path = NEARLINE) -> int:
             os.symlink(cache / name, folder / name)
             linked += 1
     return linked
+
+
+@functools.cache
+def kernel_links(package: Path = NEARLINE) -> Path:
+    """A folder of links to ``package``'s kernels, laid out for ``NUMBA_CACHE_DIR``: made
+    once a process (a kernel compiled again under its name is still what its link reads),
+    removed when the process ends."""
+    folder = Path(tempfile.mkdtemp(prefix="nearline-kernels-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    seed_kernel_cache(folder / "numba", package=package)
+    (folder / "numba").mkdir(exist_ok=True)
+    return folder / "numba"
 
 
 @functools.cache

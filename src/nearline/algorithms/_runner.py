@@ -16,13 +16,14 @@ import shutil
 import stat
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nearline.algorithms._base import JOB_VARIABLE, Algorithm, Resources
-from nearline.algorithms._kernels import seed_kernel_cache
+from nearline.algorithms._cpu_gate import CpuGate
+from nearline.algorithms._kernels import kernel_links
 from nearline.algorithms._sandbox import Limits, Mount, Outcome, run_sandboxed
 from nearline.algorithms._stages import StageClock
 
@@ -163,6 +164,8 @@ def run_algorithm(
     limits: Limits | None = None,
     cancel: threading.Event | None = None,
     log: Path | None = None,
+    gate: CpuGate | None = None,
+    waiting: Callable[[bool], object] | None = None,
 ) -> RunResult:
     """Run a deployed algorithm on staged inputs, in the sandbox: the one way one runs.
 
@@ -187,6 +190,10 @@ def run_algorithm(
         Setting it stops the run.
     log
         Where its output and error streams go (default ``folder/run.log``).
+    gate
+        Where the run, its sandbox made, waits for its CPUs (None: it starts at once).
+    waiting
+        Told ``True`` when it has waited at ``gate`` a while, then ``False`` when it goes on.
 
     Returns
     -------
@@ -212,7 +219,6 @@ def run_algorithm(
             *(Mount(path) for path in dict.fromkeys(files) if not path.is_relative_to(folder)),
         ]
         env = sandbox_env(algorithm.python, home=folder, cpus=limits.cpus, memory=limits.memory)
-        seed_kernel_cache(folder / "tmp" / "numba")
         env.update({
             JOB_VARIABLE: str(job),
             JOB_TEXT_VARIABLE: str(folder / JOB_TEXT),
@@ -230,6 +236,9 @@ def run_algorithm(
         cancel=cancel,
         keep=("outputs",),
         clock=clock,
+        gate=gate,
+        waiting=waiting,
+        furnish={"tmp/numba": kernel_links()},  # links to nearline's kernels, made once
     )
     outputs = folder / "outputs"
     with clock.stage("teardown"):

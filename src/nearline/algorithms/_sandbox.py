@@ -22,13 +22,14 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from nearline.algorithms import _cgroups, _disk, _namespaces
 from nearline.algorithms._cgroups import MemoryBudget
+from nearline.algorithms._cpu_gate import CpuGate
 from nearline.algorithms._disk import FileSystemSpace, Space
 from nearline.algorithms._limits import Limits
 from nearline.algorithms._run_watch import Watch
@@ -261,6 +262,9 @@ def run_sandboxed(
     enforce: Isolation | None = None,
     keep: Sequence[str] | None = None,
     clock: StageClock | None = None,
+    gate: CpuGate | None = None,
+    waiting: Callable[[bool], object] | None = None,
+    furnish: Mapping[str, Path] | None = None,
 ) -> Outcome:
     """Run a command in a folder under limits, isolated as well as this machine allows.
 
@@ -294,7 +298,18 @@ def run_sandboxed(
     clock
         Told the wall and CPU seconds of each stage: ``cgroups``, ``disk`` (making the run's
         disk), ``algorithm`` (its processes, from start to end: the run's own CPU),
-        ``watch`` (the rest of the wait: the service's CPU) and ``teardown``.
+        ``watch`` (the rest of the wait: the service's CPU), ``teardown``, and ``ready``
+        (waiting at ``gate`` for its CPUs, its sandbox made).
+    gate
+        Where the run waits for its CPUs once its sandbox is made (None: it starts at once);
+        they are given back the moment its first process has ended.
+    waiting
+        Told ``True`` when the run has waited at ``gate`` a while, ``False`` when it goes on
+        (:meth:`CpuGate.acquire`).
+    furnish
+        Folders copied (links as links) into the run's folder at these relative places as it
+        starts: into its disk if it has one, which is sized for them so they take nothing of
+        its allotment, and never first into ``folder`` (nearline's kernels: _kernels.py).
 
     Returns
     -------
@@ -320,11 +335,20 @@ def run_sandboxed(
     space = None
     try:
         with clock.stage("disk"):
-            space = _space(level, limits, folder=folder, binds=binds, log=log)
+            space = _space(level, limits, folder=folder, binds=binds, log=log, furnish=furnish)
         argv = _wrap(command, level=level, folder=folder, binds=binds, limits=limits, space=space)
-        with clock.stage("watch"):
-            outcome = _run(argv, folder=folder, env=environment, limits=limits, log_path=log,
-                           cancel=cancel, level=level, group=group, space=space)  # fmt: skip
+        with clock.stage("ready"):
+            turn = gate is None or gate.acquire(limits.cpus, cancel=cancel, waiting=waiting)
+        if not turn:
+            return Outcome(exit_code=None, reason="cancelled", usage=Usage())
+        try:
+            with clock.stage("watch"):
+                outcome = _run(argv, folder=folder, env=environment, limits=limits,
+                               log_path=log, cancel=cancel, level=level, group=group,
+                               space=space)  # fmt: skip
+        finally:
+            if gate is not None:
+                gate.release(limits.cpus)
         _split_algorithm(clock, outcome.usage)
         with clock.stage("teardown"):
             if space is not None and outcome.ok:
@@ -382,17 +406,22 @@ def _space(
     folder: Path,
     binds: list[tuple[Path, bool]],
     log: Path | None,
+    furnish: Mapping[str, Path] | None = None,
 ) -> Space | None:
     """What the run's disk allotment is held by: a file system of its own, or its folder and
-    writable mounts sampled; None without a disk limit."""
-    if limits.disk is None:
-        return None
+    writable mounts sampled; None without a disk limit. ``furnish`` is copied in either way."""
+    furnish = furnish or {}
     writable = [path for path, writable in binds if writable]
-    if level.disk == "filesystem":
+    if limits.disk is not None and level.disk == "filesystem":
         try:
-            return FileSystemSpace.make(folder, limit=limits.disk, log=log, also=writable)
+            return FileSystemSpace.make(
+                folder, limit=limits.disk, log=log, also=writable, furnish=furnish
+            )
         except (OSError, subprocess.SubprocessError) as error:
             raise SandboxError(f"cannot make the run's disk: {error}") from None
+    _disk.furnish_into(folder, furnish)  # no disk of its own: into its folder
+    if limits.disk is None:
+        return None
     return Space([folder, *writable], limit=limits.disk, log=log)
 
 

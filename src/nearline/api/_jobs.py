@@ -7,7 +7,6 @@ run's station, why it waits, what it cost, and how full each station is service-
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -26,8 +25,11 @@ MAX_OFFSET = 2**63 - 1  # the largest whole number the job store (SQLite) can ta
 Answer = tuple[int, Any, dict[str, str]]
 
 
-def status_info(service: Service, job: Job, *, base: str) -> dict[str, Any]:
-    """OGC's statusInfo with each run's station, wait, cost and the stations' queues."""
+def status_info(
+    service: Service, job: Job, *, base: str, stations: dict[str, int] | None = None
+) -> dict[str, Any]:
+    """OGC's statusInfo with each run's station, wait, cost and the stations' queues
+    (``stations``: counted once for a whole listing; by default, now)."""
     return {
         **job_status(job, base=base),
         "nearline:usage": job.usage.to_dict(),
@@ -45,21 +47,22 @@ def status_info(service: Service, job: Job, *, base: str) -> dict[str, Any]:
             }
             for run in job.runs
         ],
-        "nearline:stations": station_queues(service),
+        "nearline:stations": stations if stations is not None else station_queues(service),
     }
 
 
 def station_queues(service: Service) -> dict[str, int]:
     """How many runs (everyone's) wait or work at each station: the S4PM station monitor."""
     active = [s for s in Station if not s.ended]
-    counts = Counter(run.station.value for run in service.jobs.at(*active))
-    return {station.value: counts.get(station.value, 0) for station in active}
+    counts = service.jobs.count_at(*active)
+    return {station.value: counts.get(station, 0) for station in active}
 
 
 def list_jobs(service: Service, *, user: str, base: str, limit: int, offset: int) -> Answer:
     jobs = service.job_list(viewer=user, limit=limit, offset=offset)
+    stations = station_queues(service)  # once for the page, not once a job
     body = {
-        "jobs": [status_info(service, job, base=base) for job in jobs],
+        "jobs": [status_info(service, job, base=base, stations=stations) for job in jobs],
         "links": [{"rel": "self", "type": JSON, "href": f"{base}/jobs"}],
     }
     return 200, body, {}

@@ -41,10 +41,17 @@ class Allotment:
 @dataclass
 class Capacity:
     """What the machine lends to runs at once: CPUs and memory (bytes; by default the
-    smaller of 80% of the machine and the service's memory budget less a reserve, _memory.py)."""
+    smaller of 80% of the machine and the service's memory budget less a reserve, _memory.py).
+
+    ``ahead`` is how many CPUs' worth of runs more may be readied while those run: admitted,
+    their inputs staged and their sandbox made, each waiting for its CPUs at the executor's
+    gate, so it starts the moment a run ends (0: none; local runs only, whose CPUs the gate
+    holds). Readied runs hold their memory from admission on.
+    """
 
     cpus: float = field(default_factory=lambda: float(os.cpu_count() or 1))
     memory: int = field(default_factory=default_memory)
+    ahead: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -206,8 +213,10 @@ def _why_wait(
             f"{format_size(allotment.disk)} and this run may write {format_size(run.disk)}; "
             "delete old results (DELETE /jobs/{id})"
         )
-    if held.cpus + run.cpus > capacity.cpus + 1e-9:
-        return f"waiting for free slots: {held.cpus:g} of {capacity.cpus:g} CPUs busy"
+    if held.cpus + run.cpus > capacity.cpus + capacity.ahead + 1e-9:
+        running, readied = min(held.cpus, capacity.cpus), max(0.0, held.cpus - capacity.cpus)
+        why = f"waiting for free slots: {running:g} of {capacity.cpus:g} CPUs busy"
+        return f"{why}, {readied:g} more readied to follow" if readied > 1e-9 else why
     if held.memory + run.memory > capacity.memory:
         return (
             f"waiting for memory: {format_size(held.memory)} of "

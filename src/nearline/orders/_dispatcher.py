@@ -13,6 +13,7 @@ two), and a server takes over only the runs of servers that are gone (_server_ro
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import threading
@@ -47,6 +48,8 @@ from nearline.units import format_size
 
 log = logging.getLogger(__name__)
 
+READIED = "readied: its sandbox is made; waiting for a CPU to free"
+
 
 class Dispatcher(Closing):
     """Moves runs through the stations. ``wake()`` after new work arrives."""
@@ -68,7 +71,9 @@ class Dispatcher(Closing):
         mark: Callable[[str, str], object] | None = None,
         slot_overhead: Callable[[float], object] | None = None,
     ) -> None:
-        """``admission`` False starts every queued run at once (comparisons only);
+        """``executor`` None runs here, readying up to ``capacity.cpus`` more CPUs' worth of
+        runs ahead while others run (admission on; :class:`Capacity`); ``admission`` False
+        starts every queued run at once (comparisons only);
         ``memory_now`` reads the memory free now (default: this machine's, for local runs;
         none for runs that go elsewhere); ``mark(event, name)`` is told each run's "start"
         and "end" (the service's load recording); ``slot_overhead(seconds)`` how much longer
@@ -78,10 +83,13 @@ class Dispatcher(Closing):
         self.me: str | None = None  # this server's id, once started
         self.find_algorithm = find_algorithm
         self.context = context  # catalogue, places, base_url, and S3 stores and archive
-        self.executor = executor or LocalExecutor()
         self._pool = ThreadPoolExecutor(64, thread_name_prefix="nearline-run")  # stations wait
         self.capacity = capacity or Capacity()
         self.admission = admission
+        if executor is None and admission:  # here: a run readied waits at the CPUs' gate
+            executor = LocalExecutor(self.capacity.cpus, waiting=self._readied)
+            self.capacity = dataclasses.replace(self.capacity, ahead=self.capacity.cpus)
+        self.executor = executor or LocalExecutor()
         local = self.executor.name == LocalExecutor.name  # elsewhere, this machine's memory
         self.memory_now = memory_now or (read_memory_now if local else None)  # is not theirs
         self.mark = mark
@@ -101,6 +109,7 @@ class Dispatcher(Closing):
         self._ran: dict[str, float] = {}  # run: how long its algorithm ran (seconds)
         self._clocks: dict[str, StageClock] = {}  # run: its stages' timings so far
         self._queued_jobs: dict[str, Job] = {}  # the jobs of queued runs, as last read
+        self._queued_runs: dict[str, Run] = {}  # the queued runs, as last read
         self._woken: float | None = None  # when work (or a freed slot) first woke the loop
         self._taken: set[str] = set()  # runs another server took over (this one was late)
         self._tended = {"beat": 0.0, "adopt": 0.0}  # when the loop last did each (monotonic)
@@ -216,7 +225,8 @@ class Dispatcher(Closing):
         jobs: dict[str, tuple[Job, Algorithm | None]] = {}
         versions: dict[tuple[str, str, str], Algorithm | None] = {}  # looked up once a pass
         known, self._queued_jobs = self._queued_jobs, {}
-        for run in self.store.at(Station.QUEUED):
+        self._queued_runs = {run.id: run for run in self.store.queued(self._queued_runs)}
+        for run in self._queued_runs.values():
             if run.job not in jobs:
                 # a job's owner, algorithm and creation never change: read once while queued
                 job = known.get(run.job) or self.store.get(run.job, viewer=None)
@@ -256,9 +266,10 @@ class Dispatcher(Closing):
         for candidate in queued:
             if candidate.run.id in decision.refuse:
                 self._fail(candidate.run, decision.refuse[candidate.run.id])
-        self.store.set_waiting_all(  # one write for the pass, not one a waiting run
-            (c.run, decision.wait[c.run.id]) for c in queued if c.run.id in decision.wait
-        )
+        said = [(c.run, decision.wait[c.run.id]) for c in queued if c.run.id in decision.wait]
+        self.store.set_waiting_all(said)  # one write for the pass, not one a waiting run
+        for run, waiting in said:  # as the queue now reads, so the next pass reuses it
+            self._queued_runs[run.id] = dataclasses.replace(run, waiting=waiting)
         for candidate in decision.start:
             self._start(candidate, woken, cpu)
 
@@ -327,12 +338,22 @@ class Dispatcher(Closing):
             owner, cpus, memory = self._sizes.pop(run_id)
             self.held.give_back(owner, cpus, memory)
             began = self._began.pop(run_id, time.monotonic())
-            held = time.monotonic() - began
+            clock = self._clocks.get(run_id)
+            readied = clock.stages.get("ready", (0.0, 0.0))[0] if clock is not None else 0.0
+            held = time.monotonic() - began - readied  # readied, it waited for its CPUs
             self.ledger.credit(owner, cpus * held)
             ran = self._ran.pop(run_id, None)
             if ran is not None and self.slot_overhead is not None:
                 self.slot_overhead(max(0.0, held - ran))
         self.wake()
+
+    def _readied(self, run_id: str, waiting: bool) -> None:
+        """Say (or stop saying) that a run waits for its CPUs with its sandbox made."""
+        try:
+            run = self.store.run(run_id)
+            self.store.set_waiting(run, READIED if waiting else None)
+        except NearlineError as error:  # dismissed and gone meanwhile
+            log.debug("run %s: %s", run_id, error)
 
     def _walk(
         self, run: Run, job: Job, algorithm: Algorithm, cancel: threading.Event, clock: StageClock

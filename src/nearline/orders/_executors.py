@@ -9,21 +9,48 @@ import threading
 from collections.abc import Callable
 from urllib.parse import urlparse
 
-from nearline.algorithms import RunResult, run_algorithm
+from nearline.algorithms import CpuGate, RunResult, run_algorithm
 from nearline.orders._base import Executor, RunTask
 from nearline.plugins import Registry
 
 
 class LocalExecutor(Executor):
-    """Runs on this machine, each in its sandbox, on the calling station's thread."""
+    """Runs on this machine, each in its sandbox, on the calling station's thread.
+
+    Given ``cpus``, its runs' processes hold at most that many CPUs at once: a run whose
+    sandbox is made waits at a :class:`~nearline.algorithms.CpuGate` for its turn, so the
+    service can ready the next runs while others run. ``waiting(run, True)`` is told when a
+    run has waited there a while, ``waiting(run, False)`` when it goes on.
+    """
 
     name = "local"
 
+    def __init__(
+        self,
+        cpus: float | None = None,
+        *,
+        waiting: Callable[[str, bool], object] | None = None,
+    ) -> None:
+        self.gate = CpuGate(cpus) if cpus is not None else None
+        self.waiting = waiting
+
     def run(self, task: RunTask, *, cancel: threading.Event) -> RunResult:
-        return run_task(task, cancel=cancel)
+        told = self.waiting
+        return run_task(
+            task,
+            cancel=cancel,
+            gate=self.gate,
+            waiting=(lambda now: told(task.run, now)) if told is not None else None,
+        )
 
 
-def run_task(task: RunTask, *, cancel: threading.Event | None = None) -> RunResult:
+def run_task(
+    task: RunTask,
+    *,
+    cancel: threading.Event | None = None,
+    gate: CpuGate | None = None,
+    waiting: Callable[[bool], object] | None = None,
+) -> RunResult:
     """Run ``task`` here, in its sandbox: what every executor does on its machine."""
     return run_algorithm(
         task.algorithm,
@@ -34,6 +61,8 @@ def run_task(task: RunTask, *, cancel: threading.Event | None = None) -> RunResu
         limits=task.limits,
         cancel=cancel,
         log=task.log,
+        gate=gate,
+        waiting=waiting,
     )
 
 

@@ -45,7 +45,7 @@ from nearline.errors import (
 )
 from nearline.monitor import SystemSampler
 from nearline.orders._admission import Capacity
-from nearline.orders._base import Job, JobStatus, Run, Station
+from nearline.orders._base import Executor, Job, JobStatus, Run, Station
 from nearline.orders._dispatcher import Dispatcher
 from nearline.orders._echo_jobs import EchoJobs
 from nearline.orders._executors import LocalExecutor, open_executor
@@ -212,7 +212,7 @@ class Service(Closing):
                 "stores": self.stores,
                 "archive": self.archive,
             },
-            executor=open_executor(self.settings.executor),
+            executor=_elsewhere(self.settings.executor),  # None: here, readying runs ahead
             capacity=capacity,
             allotment=self.users.allotment,
             disk_used=self.jobs.disk_used,
@@ -520,3 +520,10 @@ class Service(Closing):
             return self.algorithms.get(job.process, viewer=job.owner, version=job.version)
         except AlgorithmNotFound:
             raise JobNotFound(f"job {job.id}'s algorithm {job.process} is gone") from None
+
+
+def _elsewhere(spec: str | None) -> Executor | None:
+    """The executor ``spec`` names if runs go elsewhere; None for this machine's own, which
+    the dispatcher makes (it gives it the CPUs' gate)."""
+    executor = open_executor(spec)
+    return None if executor.name == LocalExecutor.name else executor

@@ -258,6 +258,40 @@ class JobStore:
         )
         return [_run_from_row(row) for row in rows]
 
+    def queued(self, known: Mapping[str, Run]) -> list[Run]:
+        """The runs in the queue, as ``at(Station.QUEUED)`` gives them. A run in ``known``
+        (the last call's) whose waiting, attempts and server are unchanged is that same run,
+        so an admission pass reads in full only the runs new to the queue."""
+        rows = self.database.query(
+            "SELECT runs.id, runs.waiting, runs.attempts, runs.server FROM runs "
+            "JOIN jobs ON jobs.id = runs.job WHERE runs.station = ? "
+            "ORDER BY jobs.created, runs.job, runs.idx",
+            (Station.QUEUED.value,),
+        )
+        order = [row["id"] for row in rows]
+        same = {
+            row["id"]
+            for row in rows
+            if (run := known.get(row["id"])) is not None
+            and (run.waiting, run.attempts, run.server)
+            == (row["waiting"], row["attempts"], row["server"])
+        }
+        read = {run_id: known[run_id] for run_id in same}
+        for marks, chunk in _chunks([run_id for run_id in order if run_id not in same]):
+            query = f"SELECT * FROM runs WHERE id IN ({marks}) AND station = ?"
+            for row in self.database.query(query, (*chunk, Station.QUEUED.value)):
+                read[row["id"]] = _run_from_row(row)
+        return [read[run_id] for run_id in order if run_id in read]  # (moved meanwhile: gone)
+
+    def count_at(self, *stations: Station) -> dict[Station, int]:
+        """How many runs (everyone's) are at each of ``stations`` (those with none left out)."""
+        marks = ",".join("?" * len(stations))
+        rows = self.database.query(
+            f"SELECT station, COUNT(*) AS n FROM runs WHERE station IN ({marks}) GROUP BY station",
+            tuple(s.value for s in stations),
+        )
+        return {Station(row["station"]): int(row["n"]) for row in rows}
+
     def move(self, run: Run, to: Station, **changes: Any) -> Run | None:
         """Move ``run`` from the station it is at, held by the server holding it (as the
         caller knows them) to ``to``, with ``changes`` (waiting, message, usage, outputs,

@@ -1,0 +1,99 @@
+"""The CPUs runs' processes hold at once on this machine, given out in turn.
+
+A run's sandbox (its job files, cgroups and disk) costs the service's own time, not the CPUs
+lent to runs, so the service readies the next runs while others hold those CPUs: each readied
+run waits here, its sandbox made, and starts its first process the moment its CPUs are free.
+Turns go in arrival order, which is admission's order (fair share decided it), and a run
+that needs more than is free holds the ones behind it back, as admission does.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+CANCEL_POLL = 0.05  # seconds: how soon a cancelled waiter leaves the line
+TELL_AFTER = 1.0  # seconds a run waits before it is said to be waiting (short waits are not)
+
+
+class CpuGate:
+    """At most ``cpus`` CPUs' worth of runs' processes at once.
+
+    Parameters
+    ----------
+    cpus
+        The CPUs lent to runs here.
+    """
+
+    def __init__(self, cpus: float) -> None:
+        self.cpus = cpus
+        self.held = 0.0
+        self._line: deque[object] = deque()
+        self._changed = threading.Condition()
+
+    def acquire(
+        self,
+        cpus: float,
+        *,
+        cancel: threading.Event | None = None,
+        waiting: Callable[[bool], object] | None = None,
+    ) -> bool:
+        """Wait for this run's turn and ``cpus`` free CPUs, and take them.
+
+        Parameters
+        ----------
+        cpus
+            What the run declares. A run asking more than the gate holds goes alone.
+        cancel
+            Setting it leaves the line: then nothing is taken and False is returned.
+        waiting
+            Told ``True`` once the run has waited :data:`TELL_AFTER` seconds, and ``False``
+            when, having been told so, it goes on (or leaves).
+
+        Returns
+        -------
+        bool
+            True if the CPUs were taken (give them back with :meth:`release`).
+        """
+        turn = object()
+        told = False
+        since = time.monotonic()
+        with self._changed:
+            self._line.append(turn)
+        try:
+            while True:
+                with self._changed:
+                    if self._fits(turn, cpus):
+                        self.held += cpus
+                        return True
+                    if cancel is not None and cancel.is_set():
+                        return False
+                    self._changed.wait(CANCEL_POLL)
+                if waiting is not None and not told and time.monotonic() - since >= TELL_AFTER:
+                    told = True
+                    waiting(True)  # outside the lock: it writes the job store
+        finally:
+            with self._changed:
+                self._line.remove(turn)
+                self._changed.notify_all()
+            if told and waiting is not None:
+                waiting(False)
+
+    def release(self, cpus: float) -> None:
+        """Give back what :meth:`acquire` took.
+
+        Parameters
+        ----------
+        cpus
+            What was taken.
+        """
+        with self._changed:
+            self.held = max(0.0, self.held - cpus)
+            self._changed.notify_all()
+
+    def _fits(self, turn: object, cpus: float) -> bool:
+        if self._line[0] is not turn:
+            return False
+        return self.held + cpus <= self.cpus + 1e-9 or self.held <= 1e-9
