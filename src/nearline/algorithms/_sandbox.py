@@ -230,7 +230,11 @@ def runs_memory() -> int | None:
     return _cgroups.runs_memory(_roles())
 
 
+@functools.cache
 def _roles() -> dict[str, _cgroups.Hierarchy]:
+    """The cgroup hierarchies runs use, found once a process (as bubblewrap's probe is):
+    finding them reads /proc and tries each, which every run and admission pass would
+    otherwise pay for."""
     try:
         return _cgroups.usable()
     except OSError as error:

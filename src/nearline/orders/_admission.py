@@ -16,6 +16,7 @@ for comparisons only) every queued run starts at once and only each run's own li
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -125,11 +126,14 @@ def admit(
     allotment: Callable[[str], Allotment],
     disk_used: Callable[[str], int],
     ledger: Ledger | None = None,
-    memory_now: MemoryNow | None = None,
+    memory_now: MemoryNow | Callable[[], MemoryNow] | None = None,
 ) -> Decision:
     """Decide which of ``queued`` start now. ``held`` is updated with what starts.
-    ``memory_now`` is what is free at this moment (None: only ``capacity`` is checked)."""
+    ``memory_now`` is what is free at this moment, or how to read it (read once, and only
+    if a run gets as far as that check); None: only ``capacity`` is checked. ``disk_used``
+    is asked only of users with a disk quota."""
     ledger = ledger or Ledger()
+    free_now = functools.cache(memory_now) if callable(memory_now) else lambda: memory_now
     now = time.monotonic()
     heads: dict[str, list[Candidate]] = {}
     for candidate in sorted(queued, key=lambda c: (c.created, c.run.job, c.run.index)):
@@ -148,9 +152,9 @@ def admit(
             refuse[head.run.id] = never
             heads[owner].pop(0)
         else:
-            why = _why_wait(head, capacity, held, allotment(owner), disk_used(owner))
+            why = _why_wait(head, capacity, held, allotment(owner), disk_used)
             if why is None and memory_now is not None:
-                why = _why_no_memory(head, held, memory_now)
+                why = _why_no_memory(head, held, free_now())
             if why is None:
                 start.append(head)
                 held.take(owner, head.cpus, head.memory)
@@ -196,7 +200,11 @@ def _never(run: Candidate, capacity: Capacity, allotment: Allotment) -> str | No
 
 
 def _why_wait(
-    run: Candidate, capacity: Capacity, held: Holdings, allotment: Allotment, disk_used: int
+    run: Candidate,
+    capacity: Capacity,
+    held: Holdings,
+    allotment: Allotment,
+    disk_used: Callable[[str], int],
 ) -> str | None:
     """Why ``run`` waits now, or None if it may start."""
     cpus, memory = held.of(run.owner)
@@ -207,9 +215,9 @@ def _why_wait(
             f"waiting for your allotment: {format_size(memory)} of your "
             f"{format_size(allotment.memory)} memory in use"
         )
-    if allotment.disk is not None and disk_used + run.disk > allotment.disk:
+    if allotment.disk is not None and (used := disk_used(run.owner)) + run.disk > allotment.disk:
         return (
-            f"waiting for disk quota: your results take {format_size(disk_used)} of "
+            f"waiting for disk quota: your results take {format_size(used)} of "
             f"{format_size(allotment.disk)} and this run may write {format_size(run.disk)}; "
             "delete old results (DELETE /jobs/{id})"
         )

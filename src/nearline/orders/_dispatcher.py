@@ -261,7 +261,7 @@ class Dispatcher(Closing):
                 allotment=functools.cache(self.allotment),
                 disk_used=functools.cache(self.disk_used),
                 ledger=self.ledger,
-                memory_now=self.memory_now() if self.memory_now is not None else None,
+                memory_now=self.memory_now,  # read only if a run gets that far
             )
         for candidate in queued:
             if candidate.run.id in decision.refuse:
