@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 CANCEL_POLL = 0.05  # seconds: how soon a cancelled waiter leaves the line
 TELL_AFTER = 1.0  # seconds a run waits before it is said to be waiting (short waits are not)
@@ -39,7 +40,7 @@ class CpuGate:
         *,
         cancel: threading.Event | None = None,
         waiting: Callable[[bool], object] | None = None,
-    ) -> bool:
+    ) -> Turn | None:
         """Wait for this run's turn and ``cpus`` free CPUs, and take them.
 
         Parameters
@@ -54,8 +55,8 @@ class CpuGate:
 
         Returns
         -------
-        bool
-            True if the CPUs were taken (give them back with :meth:`release`).
+        Turn or None
+            The CPUs taken (give them back with its ``release``); None if cancelled first.
         """
         turn = object()
         told = False
@@ -67,9 +68,9 @@ class CpuGate:
                 with self._changed:
                     if self._fits(turn, cpus):
                         self.held += cpus
-                        return True
+                        return Turn(self, cpus)
                     if cancel is not None and cancel.is_set():
-                        return False
+                        return None
                     self._changed.wait(CANCEL_POLL)
                 if waiting is not None and not told and time.monotonic() - since >= TELL_AFTER:
                     told = True
@@ -97,3 +98,27 @@ class CpuGate:
         if self._line[0] is not turn:
             return False
         return self.held + cpus <= self.cpus + 1e-9 or self.held <= 1e-9
+
+
+@dataclass
+class Turn:
+    """CPUs taken at a :class:`CpuGate`; ``release`` gives them back, once however often it
+    is called (as soon as the run's processes end, and again, harmlessly, if that failed).
+
+    Parameters
+    ----------
+    gate
+        Where they were taken.
+    cpus
+        How many.
+    """
+
+    gate: CpuGate
+    cpus: float
+    released: bool = False
+
+    def release(self) -> None:
+        """Give the CPUs back (once)."""
+        if not self.released:
+            self.released = True
+            self.gate.release(self.cpus)

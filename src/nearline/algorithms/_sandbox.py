@@ -29,7 +29,7 @@ from typing import Any
 
 from nearline.algorithms import _cgroups, _disk, _namespaces
 from nearline.algorithms._cgroups import MemoryBudget
-from nearline.algorithms._cpu_gate import CpuGate
+from nearline.algorithms._cpu_gate import CpuGate, Turn
 from nearline.algorithms._disk import FileSystemSpace, Space
 from nearline.algorithms._limits import Limits
 from nearline.algorithms._run_watch import Watch
@@ -342,17 +342,17 @@ def run_sandboxed(
             space = _space(level, limits, folder=folder, binds=binds, log=log, furnish=furnish)
         argv = _wrap(command, level=level, folder=folder, binds=binds, limits=limits, space=space)
         with clock.stage("ready"):
-            turn = gate is None or gate.acquire(limits.cpus, cancel=cancel, waiting=waiting)
-        if not turn:
+            turn = gate.acquire(limits.cpus, cancel=cancel, waiting=waiting) if gate else None
+        if gate is not None and turn is None:
             return Outcome(exit_code=None, reason="cancelled", usage=Usage())
         try:
             with clock.stage("watch"):
                 outcome = _run(argv, folder=folder, env=environment, limits=limits,
                                log_path=log, cancel=cancel, level=level, group=group,
-                               space=space)  # fmt: skip
+                               space=space, turn=turn)  # fmt: skip
         finally:
-            if gate is not None:
-                gate.release(limits.cpus)
+            if turn is not None:
+                turn.release()
         _split_algorithm(clock, outcome.usage)
         with clock.stage("teardown"):
             if space is not None and outcome.ok:
@@ -544,6 +544,7 @@ def _run(
     level: Isolation,
     group: _cgroups.RunGroup | None,
     space: Space | None,
+    turn: Turn | None = None,
 ) -> Outcome:
     output = open(log_path, "ab") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115
     prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -580,6 +581,8 @@ def _run(
     reason = watch.until_exit()
     meter.sample()  # the root is a zombie now: its counters hold all it reaped
     _, status, rusage = os.wait4(process.pid, 0)
+    if turn is not None:  # its PID namespace is gone with its first process: CPUs free
+        turn.release()
     process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
     usage = meter.usage(

@@ -49,6 +49,7 @@ from nearline.units import format_size
 log = logging.getLogger(__name__)
 
 READIED = "readied: its sandbox is made; waiting for a CPU to free"
+PASS_SPACING = 0.05  # seconds: the least time between two admission passes
 
 
 class Dispatcher(Closing):
@@ -184,10 +185,16 @@ class Dispatcher(Closing):
 
     # -- the loop ---------------------------------------------------------------------------
     def _loop(self) -> None:
+        last = 0.0  # when the last pass began (monotonic)
         while True:
             with self._wake:
                 if not self._pending and not self._stop:
                     self._wake.wait(timeout=self.poll)
+                # passes at most PASS_SPACING apart: a busy server's wakes (every order, every
+                # run's end) then share a pass, and readied runs hide the wait
+                while not self._stop and (rest := last + PASS_SPACING - time.monotonic()) > 0:
+                    self._wake.wait(timeout=rest)
+                last = time.monotonic()
                 self._pending = False
                 woken, self._woken = self._woken, None
                 if self._stop:
@@ -269,7 +276,8 @@ class Dispatcher(Closing):
         said = [(c.run, decision.wait[c.run.id]) for c in queued if c.run.id in decision.wait]
         self.store.set_waiting_all(said)  # one write for the pass, not one a waiting run
         for run, waiting in said:  # as the queue now reads, so the next pass reuses it
-            self._queued_runs[run.id] = dataclasses.replace(run, waiting=waiting)
+            if run.waiting != waiting:
+                self._queued_runs[run.id] = dataclasses.replace(run, waiting=waiting)
         for candidate in decision.start:
             self._start(candidate, woken, cpu)
 
