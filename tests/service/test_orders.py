@@ -150,8 +150,9 @@ def test_job_list_logs_and_dismiss(live, alices_processes):
 
 
 def test_the_order_records_stations_and_waiting_reasons(live, alices_processes):
-    # two 60 s sleepers fill both CPUs; two more are readied behind them (their sandboxes
-    # made, waiting at the CPUs' gate); the fifth waits in the queue; each says why
+    # two 60 s sleepers fill both CPUs and two more are readied (their sandboxes made,
+    # waiting at the CPUs' gate: which two of the first four run is whichever were ready
+    # first); the fifth waits in the queue; each says why
     ids = []
     for index in range(5):
         granule = f"granule-{6 + index:03d}"
@@ -161,15 +162,41 @@ def test_the_order_records_stations_and_waiting_reasons(live, alices_processes):
         for _ in range(100):
             jobs = [client.get(f"/jobs/{job_id}").json() for job_id in ids]
             said = [job["nearline:runs"][0]["waiting"] for job in jobs]
-            if said[2:] == [READIED, READIED, SLOTS]:
+            if sorted(said[:4], key=str) == [None, None, READIED, READIED] and said[4] == SLOTS:
                 break
             time.sleep(0.1)
-        assert said[:2] == [None, None]
-        assert said[2:] == [READIED, READIED, SLOTS]
+        assert sorted(said[:4], key=str) == [None, None, READIED, READIED]
+        assert said[4] == SLOTS
         assert [job["status"] for job in jobs] == ["running"] * 4 + ["accepted"]
         assert [job["nearline:runs"][0]["station"] for job in jobs] == ["run"] * 4 + ["queued"]
+        running = [job_id for job_id, why in zip(ids, said, strict=False) if why is None]
+        for job_id in running:  # only the running two have started their program
+            assert "started" in wait_for_log(client, job_id)
+        # a readied run dismissed leaves the gate having started nothing, and the queue's
+        # next run is readied in its place
+        readied = said.index(READIED)
+        assert client.delete(f"/jobs/{ids[readied]}").json()["status"] == "dismissed"
+        for _ in range(100):
+            fifth = client.get(f"/jobs/{ids[4]}").json()["nearline:runs"][0]
+            if fifth["waiting"] == READIED:
+                break
+            time.sleep(0.1)
+        assert fifth["station"] == "run"
+        assert fifth["waiting"] == READIED
+        assert "started" not in client.get(f"/jobs/{ids[readied]}/logs").text
+        assert not list((live.data / "runs").glob(f"{ids[readied]}-*"))  # its sandbox is gone
         for job_id in ids:
             client.delete(f"/jobs/{job_id}")
+
+
+def wait_for_log(client, job_id: str) -> str:  # type: ignore[no-untyped-def]
+    """The job's log once its program has said something (or after 10 s)."""
+    for _ in range(100):
+        text = client.get(f"/jobs/{job_id}/logs").text
+        if text.strip():
+            return text
+        time.sleep(0.1)
+    return client.get(f"/jobs/{job_id}/logs").text
 
 
 def test_many_inputs_and_many_outputs_per_run(live):

@@ -3,12 +3,14 @@
 A run's sandbox (its job files, cgroups and disk) costs the service's own time, not the CPUs
 lent to runs, so the service readies the next runs while others hold those CPUs: each readied
 run waits here, its sandbox made, and starts its first process the moment its CPUs are free.
-Turns go in arrival order, which is admission's order (fair share decided it), and a run
-that needs more than is free holds the ones behind it back, as admission does.
+Turns go in the order runs reach the gate: admission's order (fair share decided it), give
+or take how long each one's set-up took. A run that needs more than is free holds the ones
+behind it back, as admission does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import deque
@@ -80,7 +82,8 @@ class CpuGate:
                 self._line.remove(turn)
                 self._changed.notify_all()
             if told and waiting is not None:
-                waiting(False)
+                with contextlib.suppress(Exception):  # saying so must never lose the turn
+                    waiting(False)
 
     def release(self, cpus: float) -> None:
         """Give back what :meth:`acquire` took.
