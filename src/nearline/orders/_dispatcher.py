@@ -107,7 +107,6 @@ class Dispatcher(Closing):
         self._futures: dict[str, Future[None]] = {}
         self._sizes: dict[str, tuple[str, float, int]] = {}  # run: (owner, cpus, memory)
         self._began: dict[str, float] = {}  # run: when it was admitted (monotonic)
-        self._ran: dict[str, float] = {}  # run: how long its algorithm ran (seconds)
         self._clocks: dict[str, StageClock] = {}  # run: its stages' timings so far
         self._queued_jobs: dict[str, Job] = {}  # the jobs of queued runs, as last read
         self._queued_runs: dict[str, Run] = {}  # the queued runs, as last read
@@ -333,11 +332,11 @@ class Dispatcher(Closing):
                 why = str(error) if isinstance(error, NearlineError) else repr(error)
                 self._fail(current, f"the run failed at station {current.station.value}: {why}")
         finally:
+            self._release(run.id)  # (its clock still there: the slot's overhead is told)
             self._clocks.pop(run.id, None)
             self._cancels.pop(run.id, None)
             self._futures.pop(run.id, None)
             self._taken.discard(run.id)
-            self._release(run.id)
 
     def _release(self, run_id: str) -> None:
         """Give back what a run held, once its algorithm has exited (what is left, ingest and
@@ -346,22 +345,22 @@ class Dispatcher(Closing):
             owner, cpus, memory = self._sizes.pop(run_id)
             self.held.give_back(owner, cpus, memory)
             began = self._began.pop(run_id, time.monotonic())
-            clock = self._clocks.get(run_id)
-            readied = clock.stages.get("ready", (0.0, 0.0))[0] if clock is not None else 0.0
-            held = time.monotonic() - began - readied  # readied, it waited for its CPUs
+            stages = self._clocks[run_id].stages if run_id in self._clocks else {}
+            readied = stages.get("ready", (0.0, 0.0))[0]  # it waited for its CPUs, readied
+            held = time.monotonic() - began - readied
             self.ledger.credit(owner, cpus * held)
-            ran = self._ran.pop(run_id, None)
-            if ran is not None and self.slot_overhead is not None:
-                self.slot_overhead(max(0.0, held - ran))
+            if "algorithm" in stages and self.slot_overhead is not None:  # it ran (its wall)
+                self.slot_overhead(max(0.0, held - stages["algorithm"][0]))
         self.wake()
 
     def _readied(self, run_id: str, waiting: bool) -> None:
-        """Say (or stop saying) that a run waits for its CPUs with its sandbox made."""
+        """Say (or stop saying) that a run waits for its CPUs with its sandbox made; a store
+        that cannot be told costs the run nothing (it is only said)."""
         try:
             run = self.store.run(run_id)
             self.store.set_waiting(run, READIED if waiting else None)
-        except NearlineError as error:  # dismissed and gone meanwhile
-            log.debug("run %s: %s", run_id, error)
+        except Exception:  # dismissed and gone meanwhile, or the database busy
+            log.warning("run %s: could not say it is readied", run_id, exc_info=True)
 
     def _walk(
         self, run: Run, job: Job, algorithm: Algorithm, cancel: threading.Event, clock: StageClock
@@ -398,8 +397,6 @@ class Dispatcher(Closing):
                 )  # fmt: skip
             finally:
                 self._mark("end", name)
-            if outcome.usage is not None:
-                self._ran[run.id] = outcome.usage.wall_seconds
             retried = self.executor.retries(run.id)
             if retried:
                 run = self._note_retries(run, retried)
