@@ -110,6 +110,8 @@ class Dispatcher(Closing):
         self._clocks: dict[str, StageClock] = {}  # run: its stages' timings so far
         self._queued_jobs: dict[str, Job] = {}  # the jobs of queued runs, as last read
         self._queued_runs: dict[str, Run] = {}  # the queued runs, as last read
+        self._versions: dict[tuple[str, str, str], Algorithm | None] = {}  # algorithms found
+        self._versions_read = 0.0  # when those were first looked up (monotonic)
         self._woken: float | None = None  # when work (or a freed slot) first woke the loop
         self._taken: set[str] = set()  # runs another server took over (this one was late)
         self._tended = {"beat": 0.0, "adopt": 0.0}  # when the loop last did each (monotonic)
@@ -229,7 +231,9 @@ class Dispatcher(Closing):
         run it starts counts from there to its move as its ``admit`` stage."""
         queued: list[Candidate] = []
         jobs: dict[str, tuple[Job, Algorithm | None]] = {}
-        versions: dict[tuple[str, str, str], Algorithm | None] = {}  # looked up once a pass
+        if time.monotonic() - self._versions_read > self.poll:  # looked up once a poll
+            self._versions, self._versions_read = {}, time.monotonic()
+        versions = self._versions
         known, self._queued_jobs = self._queued_jobs, {}
         self._queued_runs = {run.id: run for run in self.store.queued(self._queued_runs)}
         for run in self._queued_runs.values():

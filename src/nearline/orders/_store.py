@@ -259,13 +259,11 @@ class JobStore:
         return [_run_from_row(row) for row in rows]
 
     def queued(self, known: Mapping[str, Run]) -> list[Run]:
-        """The runs in the queue, as ``at(Station.QUEUED)`` gives them. A run in ``known``
+        """The runs in the queue, in no set order (admission orders them). A run in ``known``
         (the last call's) whose waiting, attempts and server are unchanged is that same run,
         so an admission pass reads in full only the runs new to the queue."""
         rows = self.database.query(
-            "SELECT runs.id, runs.waiting, runs.attempts, runs.server FROM runs "
-            "JOIN jobs ON jobs.id = runs.job WHERE runs.station = ? "
-            "ORDER BY jobs.created, runs.job, runs.idx",
+            "SELECT id, waiting, attempts, server FROM runs WHERE station = ?",
             (Station.QUEUED.value,),
         )
         order = [row["id"] for row in rows]
