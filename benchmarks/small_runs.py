@@ -49,9 +49,10 @@ from _common import (  # noqa: E402
     now_stamp,
     replace_section,
 )
-from _service_orders import _jobs_of, nap_service, orders_under_load  # noqa: E402
+from _service_orders import ALGORITHM, _jobs_of, nap_service, orders_under_load  # noqa: E402
 from _stac_searches import percentiles  # noqa: E402
 from _subscription_trigger import _granule, _moment, subscribe_each  # noqa: E402
+from nearline.algorithms._namespaces import bwrap_argv  # noqa: E402 (as runs are wrapped)
 from nearline.archive import SQLiteCatalogue  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
@@ -168,6 +169,44 @@ def quiet(folder: Path, count: int) -> dict[str, Any]:
     return {"stages": stage_medians(runs), "polls": polls, "whole": whole, "runs": len(runs)}
 
 
+def floor(folder: Path, count: int) -> dict[str, Any]:
+    """The physical limit, measured: the nap's own command under bubblewrap as nearline
+    wraps it (the same binds, the same interpreter), ``count`` runs two at a time back to
+    back, with no service, no cgroups and no disk: seconds per run and slot."""
+    work = folder / "floor"
+    (work / "outputs").mkdir(parents=True, exist_ok=True)
+    (work / "job.json").write_text(
+        json.dumps(
+            {"inputs": {"granules": [{"item": {"id": "g"}}]}, "outputs": str(work / "outputs")}
+        )
+    )
+    (work / "run.py").write_text(ALGORITHM)
+    python = Path(sys.executable)
+    argv = bwrap_argv(
+        [str(python), str(work / "run.py")],
+        bwrap=shutil.which("bwrap") or "bwrap",
+        folder=work,
+        binds=[(PROJECT / "src", False), (python.parent.parent, False)],
+    )
+    env = {"PATH": "/usr/bin:/bin", "NEARLINE_JOB": str(work / "job.json"), "LANG": "C.UTF-8"}
+    subprocess.run(argv, env=env, check=True)  # warm
+    slots = [count // SLOTS] * SLOTS
+    began = time.perf_counter()
+    threads = [
+        threading.Thread(
+            target=lambda n: [subprocess.run(argv, env=env, check=True) for _ in range(n)],
+            args=(n,),
+        )
+        for n in slots
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    took = time.perf_counter() - began
+    return {"runs": sum(slots), "seconds": took, "per slot run": took * SLOTS / sum(slots)}
+
+
 def subscribed(folder: Path, granules: int, rate: int = 150) -> dict[str, Any]:
     """A subscription (policy each) fired by ``granules`` new granules, ``rate`` a second
     committed ten times a second through a catalogue connection of this process (not the
@@ -256,7 +295,12 @@ def report(found: dict[str, Any], provenance: str) -> str:
     overhead = total * SLOTS / load["orders"] - NAP
     sub_overhead = sub_total * SLOTS / max(1, sub["runs"]) - NAP
     shares = " / ".join(f"{share:.1%}" for share in load["shares"].values())
+    fl = found["floor"]
+    floor_total = fl["per slot run"] * 1000 / SLOTS  # its runs, as for 1,000
     totals = [
+        [f"floor: the nap's command under bubblewrap alone, {fl['runs']} runs (as for 1,000)",
+         "1000", f"{floor_total:.1f}", "100", f"{floor_total / 100:.2f}",
+         f"{fl['per slot run'] - NAP:.3f}", "—", "—", "—"],
         ["orders", str(load["orders"]), f"{total:.1f}", "100", f"{total / 100:.2f}",
          f"{overhead:.3f}", str(load["lost"]), str(load["doubled"]), shares],
         [f"subscription, {sub['granules']:,} granules", str(sub["runs"]), f"{sub_total:.1f}",
@@ -277,7 +321,10 @@ def report(found: dict[str, Any], provenance: str) -> str:
             f"GET /jobs/{{id}} under the load: p50 {1000 * l50:.0f} ms, p95 {1000 * l95:.0f} "
             f"ms (quiet: p50 {1000 * q50:.0f} ms, p95 {1000 * q95:.0f} ms).",
             "1,000 orders of the 0.2 s algorithm from 20 clients of 5 users, 2 CPUs lent "
-            "(ideal: 1,000 x 0.2 s / 2 slots = 100 s):",
+            "(ideal: 1,000 x 0.2 s / 2 slots = 100 s), beside the floor measured in the same "
+            "run: the algorithm's own command wrapped as nearline wraps it (bubblewrap, the "
+            "interpreter, its 0.2 s), two at a time back to back, with no service at all "
+            f"(orders / floor: {total / floor_total:.2f}):",
             markdown_table(
                 [
                     "load",
@@ -303,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quiet", type=int, default=30, help="orders on the quiet server")
     parser.add_argument("--granules", type=int, default=1000)
-    parser.add_argument("--only", choices=["quiet", "load", "subscription"], default=None)
+    parser.add_argument("--only", choices=["floor", "quiet", "load", "subscription"], default=None)
+    parser.add_argument("--floor", type=int, default=200, help="runs measuring the floor")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args(argv)
@@ -312,6 +360,10 @@ def main(argv: list[str] | None = None) -> int:
     found: dict[str, Any] = {}
     loads: list[str] = []
     try:
+        if args.only in (None, "floor"):
+            loads.append(f"floor: {uptime()}")
+            found["floor"] = floor(folder, args.floor)
+            print("floor", found["floor"], flush=True)
         if args.only in (None, "quiet"):
             loads.append(f"quiet: {uptime()}")
             found["quiet"] = quiet(folder, args.quiet)

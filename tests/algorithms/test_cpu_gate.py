@@ -109,3 +109,29 @@ def test_a_long_wait_is_told_and_its_end_too(monkeypatch):
     gate.release(1)
     short.join(5)
     assert told == [True, False]
+
+
+def test_a_freed_cpu_goes_to_the_owner_holding_the_fewest_then_running_least_lately():
+    ran = {"bob": 50.0, "carol": 10.0, "dave": 20.0}  # CPU-seconds lately
+    gate = CpuGate(2, recent=ran.__getitem__)
+    bobs = [gate.acquire(1, owner="bob"), gate.acquire(1, owner="bob")]
+    assert gate.by_owner == {"bob": 2}
+    order: list[str] = []
+    threads = []
+    for owner in ("bob", "bob", "dave", "carol"):  # bob's readied runs came first
+        threads.append(waiter(gate, 1, owner, order, owner=owner))
+        settle()
+    bobs[0].release()
+    settle()
+    assert order == ["carol"]  # she and dave hold none; she ran less lately
+    bobs[1].release()
+    settle()
+    assert order == ["carol", "dave"]  # bob holds none now too, but ran most lately
+    assert gate.by_owner == {"carol": 1, "dave": 1}
+    gate.release(1, "carol")
+    gate.release(1, "dave")
+    for thread in threads:
+        thread.join(5)
+    assert order == ["carol", "dave", "bob", "bob"]
+    bobs[0].release()  # a turn gives its CPUs back once, however often it is told to
+    assert gate.held == 2

@@ -249,3 +249,18 @@ def test_runs_are_readied_ahead_up_to_capacity_and_then_wait_saying_so():
     assert decision.wait["alice-4"] == (
         "waiting for free slots: 2 of 2 CPUs busy, 2 more readied to follow"
     )
+
+
+def test_a_user_holding_nothing_has_a_run_readied_beyond_the_others():
+    held = Holdings()
+    held.take("bob", 4, 4 * GIB)  # two of bob's runs going and two readied: all there is
+    decision = admit(
+        queue("bob", 3) + queue("alice", 2, first=10),
+        capacity=Capacity(cpus=2, memory=64 * GIB, ahead=2),
+        held=held,
+        allotment=lambda owner: Allotment(),
+        disk_used=lambda owner: 0,
+    )
+    assert [c.run.id for c in decision.start] == ["alice-0"]  # one, and hers only
+    assert decision.wait["alice-1"].startswith("waiting for free slots")
+    assert decision.wait["bob-0"].startswith("waiting for free slots")

@@ -70,10 +70,12 @@ def test_another_users_single_order_waits_at_most_one_run_behind_a_crowd(live):
     alices = live.wait_for_job("alice", single)
     bobs = live.wait_for_job("bob", crowd)
     assert alices["status"] == bobs["status"] == "successful"
-    started = sorted(datetime.fromisoformat(r["started"]) for r in bobs["nearline:runs"])
-    alice_started = datetime.fromisoformat(alices["nearline:runs"][0]["started"])
-    # bob held both slots; the first to free went to alice, not to bob's third run
-    assert alice_started <= started[2]
+    ended = sorted(datetime.fromisoformat(r["finished"]) for r in bobs["nearline:runs"])
+    alice_ended = datetime.fromisoformat(alices["nearline:runs"][0]["finished"])
+    # bob held both CPUs, and two more of his runs were readied behind them; the first CPU
+    # to free went to alice's run (readied too, and put first at the CPUs' gate by fair
+    # share), so her 0 s run ended before bob's third 2 s run could
+    assert alice_ended <= ended[2]
 
 
 def me(live, user) -> dict:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nearline.algorithms._base import JOB_VARIABLE, Algorithm, Resources
-from nearline.algorithms._cpu_gate import CpuGate
+from nearline.algorithms._cpu_gate import Turn
 from nearline.algorithms._kernels import kernel_links
 from nearline.algorithms._sandbox import Limits, Mount, Outcome, run_sandboxed
 from nearline.algorithms._stages import StageClock
@@ -164,8 +164,7 @@ def run_algorithm(
     limits: Limits | None = None,
     cancel: threading.Event | None = None,
     log: Path | None = None,
-    gate: CpuGate | None = None,
-    waiting: Callable[[bool], object] | None = None,
+    turn: Callable[[], Turn | None] | None = None,
 ) -> RunResult:
     """Run a deployed algorithm on staged inputs, in the sandbox: the one way one runs.
 
@@ -190,10 +189,9 @@ def run_algorithm(
         Setting it stops the run.
     log
         Where its output and error streams go (default ``folder/run.log``).
-    gate
-        Where the run, its sandbox made, waits for its CPUs (None: it starts at once).
-    waiting
-        Told ``True`` when it has waited at ``gate`` a while, then ``False`` when it goes on.
+    turn
+        Waits, once the run's sandbox is made, for its turn at the CPUs' gate (None: it
+        starts at once); as for [`run_sandboxed`][nearline.algorithms.run_sandboxed].
 
     Returns
     -------
@@ -236,8 +234,7 @@ def run_algorithm(
         cancel=cancel,
         keep=("outputs",),
         clock=clock,
-        gate=gate,
-        waiting=waiting,
+        turn=turn,
         furnish={"tmp/numba": kernel_links()},  # links to nearline's kernels, made once
     )
     outputs = folder / "outputs"

@@ -29,7 +29,7 @@ from typing import Any
 
 from nearline.algorithms import _cgroups, _disk, _namespaces
 from nearline.algorithms._cgroups import MemoryBudget
-from nearline.algorithms._cpu_gate import CpuGate, Turn
+from nearline.algorithms._cpu_gate import Turn
 from nearline.algorithms._disk import FileSystemSpace, Space
 from nearline.algorithms._limits import Limits
 from nearline.algorithms._run_watch import Watch
@@ -266,8 +266,7 @@ def run_sandboxed(
     enforce: Isolation | None = None,
     keep: Sequence[str] | None = None,
     clock: StageClock | None = None,
-    gate: CpuGate | None = None,
-    waiting: Callable[[bool], object] | None = None,
+    turn: Callable[[], Turn | None] | None = None,
     furnish: Mapping[str, Path] | None = None,
 ) -> Outcome:
     """Run a command in a folder under limits, isolated as well as this machine allows.
@@ -303,13 +302,11 @@ def run_sandboxed(
         Told the wall and CPU seconds of each stage: ``cgroups``, ``disk`` (making the run's
         disk), ``algorithm`` (its processes, from start to end: the run's own CPU),
         ``watch`` (the rest of the wait: the service's CPU), ``teardown``, and ``ready``
-        (waiting at ``gate`` for its CPUs, its sandbox made).
-    gate
-        Where the run waits for its CPUs once its sandbox is made (None: it starts at once);
-        they are given back the moment its first process has ended.
-    waiting
-        Told ``True`` when the run has waited at ``gate`` a while, ``False`` when it goes on
-        (:meth:`CpuGate.acquire`).
+        (waiting for its ``turn``, its sandbox made).
+    turn
+        Called once its sandbox is made: waits for the run's turn at the CPUs' gate
+        (:meth:`CpuGate.acquire`) and returns it, or None if the run was cancelled meanwhile
+        (None: it starts at once). Its CPUs go back the moment its first process has ended.
     furnish
         Folders copied (links as links) into the run's folder at these relative places as it
         starts: into its disk if it has one, which is sized for them so they take nothing of
@@ -342,17 +339,17 @@ def run_sandboxed(
             space = _space(level, limits, folder=folder, binds=binds, log=log, furnish=furnish)
         argv = _wrap(command, level=level, folder=folder, binds=binds, limits=limits, space=space)
         with clock.stage("ready"):
-            turn = gate.acquire(limits.cpus, cancel=cancel, waiting=waiting) if gate else None
-        if gate is not None and turn is None:
+            taken = turn() if turn is not None else None
+        if turn is not None and taken is None:
             return Outcome(exit_code=None, reason="cancelled", usage=Usage())
         try:
             with clock.stage("watch"):
                 outcome = _run(argv, folder=folder, env=environment, limits=limits,
                                log_path=log, cancel=cancel, level=level, group=group,
-                               space=space, turn=turn)  # fmt: skip
+                               space=space, turn=taken)  # fmt: skip
         finally:
-            if turn is not None:
-                turn.release()
+            if taken is not None:
+                taken.release()
         _split_algorithm(clock, outcome.usage)
         with clock.stage("teardown"):
             if space is not None and outcome.ok:

@@ -47,7 +47,9 @@ class Capacity:
     ``ahead`` is how many CPUs' worth of runs more may be readied while those run: admitted,
     their inputs staged and their sandbox made, each waiting for its CPUs at the executor's
     gate, so it starts the moment a run ends (0: none; local runs only, whose CPUs the gate
-    holds). Readied runs hold their memory from admission on.
+    holds). A user holding nothing may have one run readied beyond that, so a newcomer is
+    never behind others' readied runs (the gate's turns go by fair share too). Readied runs
+    hold their memory from admission on.
     """
 
     cpus: float = field(default_factory=lambda: float(os.cpu_count() or 1))
@@ -221,7 +223,12 @@ def _why_wait(
             f"{format_size(allotment.disk)} and this run may write {format_size(run.disk)}; "
             "delete old results (DELETE /jobs/{id})"
         )
-    if held.cpus + run.cpus > capacity.cpus + capacity.ahead + 1e-9:
+    room = capacity.cpus + capacity.ahead
+    if capacity.ahead > 0 and cpus <= 1e-9:
+        # a user holding nothing may always have a run readied: the CPUs' gate gives turns
+        # by fair share, so it goes before the readied runs of users who hold some
+        room += run.cpus
+    if held.cpus + run.cpus > room + 1e-9:
         running, readied = min(held.cpus, capacity.cpus), max(0.0, held.cpus - capacity.cpus)
         why = f"waiting for free slots: {running:g} of {capacity.cpus:g} CPUs busy"
         return f"{why}, {readied:g} more readied to follow" if readied > 1e-9 else why

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nearline import logs
-from nearline.algorithms import Algorithm, StageClock
+from nearline.algorithms import Algorithm, CpuGate, StageClock
 from nearline.closing import Closing
 from nearline.errors import DiskQuotaExceeded, NearlineError, OutputsLost
 from nearline.orders import _stations as stations
@@ -87,8 +87,11 @@ class Dispatcher(Closing):
         self._pool = ThreadPoolExecutor(64, thread_name_prefix="nearline-run")  # stations wait
         self.capacity = capacity or Capacity()
         self.admission = admission
+        self.held = Holdings()
+        self.ledger = Ledger()
         if executor is None and admission:  # here: a run readied waits at the CPUs' gate
-            executor = LocalExecutor(self.capacity.cpus, waiting=self._readied)
+            gate = CpuGate(self.capacity.cpus, recent=self.ledger.recent)
+            executor = LocalExecutor(gate, owner_of=self._owner_of, waiting=self._readied)
             self.capacity = dataclasses.replace(self.capacity, ahead=self.capacity.cpus)
         self.executor = executor or LocalExecutor()
         local = self.executor.name == LocalExecutor.name  # elsewhere, this machine's memory
@@ -97,8 +100,6 @@ class Dispatcher(Closing):
         self.slot_overhead = slot_overhead
         self.allotment = allotment
         self.disk_used = disk_used
-        self.held = Holdings()
-        self.ledger = Ledger()
         self.poll = poll
         self._wake = threading.Condition()
         self._pending = False
@@ -356,6 +357,10 @@ class Dispatcher(Closing):
             if "algorithm" in stages and self.slot_overhead is not None:  # it ran (its wall)
                 self.slot_overhead(max(0.0, held - stages["algorithm"][0]))
         self.wake()
+
+    def _owner_of(self, run_id: str) -> str:
+        """Whose run it is (fair share at the CPUs' gate)."""
+        return self._sizes.get(run_id, ("", 0.0, 0))[0]
 
     def _readied(self, run_id: str, waiting: bool) -> None:
         """Say (or stop saying) that a run waits for its CPUs with its sandbox made; a store

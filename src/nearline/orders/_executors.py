@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from urllib.parse import urlparse
 
-from nearline.algorithms import CpuGate, RunResult, run_algorithm
+from nearline.algorithms import CpuGate, RunResult, Turn, run_algorithm
 from nearline.orders._base import Executor, RunTask
 from nearline.plugins import Registry
 
@@ -17,29 +17,37 @@ from nearline.plugins import Registry
 class LocalExecutor(Executor):
     """Runs on this machine, each in its sandbox, on the calling station's thread.
 
-    Given ``cpus``, its runs' processes hold at most that many CPUs at once: a run whose
-    sandbox is made waits at a :class:`~nearline.algorithms.CpuGate` for its turn, so the
-    service can ready the next runs while others run. ``waiting(run, True)`` is told when a
-    run has waited there a while, ``waiting(run, False)`` when it goes on.
+    Given a ``gate``, its runs' processes hold at most the gate's CPUs at once: a run whose
+    sandbox is made waits there for its turn, so the service can ready the next runs while
+    others run. ``owner_of(run)`` says whose a run is (turns go by fair share);
+    ``waiting(run, True)`` is told when a run has waited there a while, ``waiting(run,
+    False)`` when it goes on.
     """
 
     name = "local"
 
     def __init__(
         self,
-        cpus: float | None = None,
+        gate: CpuGate | None = None,
         *,
+        owner_of: Callable[[str], str] = lambda run: "",
         waiting: Callable[[str, bool], object] | None = None,
     ) -> None:
-        self.gate = CpuGate(cpus) if cpus is not None else None
+        self.gate = gate
+        self.owner_of = owner_of
         self.waiting = waiting
 
     def run(self, task: RunTask, *, cancel: threading.Event) -> RunResult:
-        told = self.waiting
-        return run_task(
-            task,
+        return run_task(task, cancel=cancel, turn=self._turn(task, cancel))
+
+    def _turn(self, task: RunTask, cancel: threading.Event) -> Callable[[], Turn | None] | None:
+        gate, told = self.gate, self.waiting
+        if gate is None:
+            return None
+        return lambda: gate.acquire(
+            task.limits.cpus,
+            owner=self.owner_of(task.run),
             cancel=cancel,
-            gate=self.gate,
             waiting=(lambda now: told(task.run, now)) if told is not None else None,
         )
 
@@ -48,8 +56,7 @@ def run_task(
     task: RunTask,
     *,
     cancel: threading.Event | None = None,
-    gate: CpuGate | None = None,
-    waiting: Callable[[bool], object] | None = None,
+    turn: Callable[[], Turn | None] | None = None,
 ) -> RunResult:
     """Run ``task`` here, in its sandbox: what every executor does on its machine."""
     return run_algorithm(
@@ -61,8 +68,7 @@ def run_task(
         limits=task.limits,
         cancel=cancel,
         log=task.log,
-        gate=gate,
-        waiting=waiting,
+        turn=turn,
     )
 
 
