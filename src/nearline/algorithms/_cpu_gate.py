@@ -146,6 +146,8 @@ class Turn:
         How many.
     owner
         Whose run took them.
+    released
+        Whether they have been given back.
     """
 
     gate: CpuGate
