@@ -41,7 +41,6 @@ SLOWEST = {  # file: its seconds in that run (files over 30 s)
     "tests/service/test_orders.py": 52,
     "tests/service/test_operations.py": 52,
     "tests/service/test_two_hosts_s3.py": 51,
-    "tests/test_imports.py": 47,
     "tests/swath/test_modis.py": 43,
     "tests/service/test_escapes.py": 43,
     "tests/layout/test_s3.py": 42,
