@@ -14,6 +14,12 @@ from nearline.mpirun import MPI_ENV
 from .chromium_browser import browser, page, screens  # noqa: F401 - one Chromium a session
 from .postgres_server import postgres_server  # noqa: F401 - a session fixture for every test
 from .s3_server import s3_bucket, s3_server  # noqa: F401 - a session fixture for every test
+from .slowest_first import order
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest files first, so that none is left to run alone at the end (slowest_first)."""
+    order(items)
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 import xarray as xr
 
 from nearline.burst.demo import GRID, VARIABLES
@@ -19,6 +20,20 @@ def nearline(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     command = [str(Path(sys.executable).parent / "nearline"), *args]
     env = {**os.environ, **MPI_ENV, "COLUMNS": "120"}
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def synthesized_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A day of one AVHRR orbit made by `nearline synth` once for the tests here (9 s of
+    work); each test links it into its own folder as ``day`` and only reads it."""
+    folder = tmp_path_factory.mktemp("synth")
+    made = nearline(
+        "synth", "avhrr", "--date", "2012-12-12", "--orbits", "1", "--lines", "400",
+        "--out", "day", cwd=folder,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert "wrote 1 granules" in made.stdout
+    return folder / "day"
 
 
 def test_demo_compares_burst_with_direct_writes_and_leaves_readable_output(tmp_path):
@@ -92,12 +107,10 @@ def test_composite_names_a_missing_input_in_one_line(tmp_path):
     assert result.stderr.splitlines() == ["nearline: error: input nowhere.nc does not exist"]
 
 
-def test_composite_to_a_folder_it_cannot_write_is_one_line_naming_path_and_fix(tmp_path):
-    made = nearline(
-        "synth", "avhrr", "--date", "2012-12-12", "--orbits", "1", "--lines", "400",
-        "--out", "day", cwd=tmp_path,
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
+def test_composite_to_a_folder_it_cannot_write_is_one_line_naming_path_and_fix(
+    tmp_path, synthesized_day
+):
+    (tmp_path / "day").symlink_to(synthesized_day)
     (tmp_path / "taken").write_text("a file, not a folder")
     cases = [
         (["--out", "/proc/x.nc"], "cannot write --out /proc/x.nc: its folder /proc takes no "
@@ -117,13 +130,8 @@ def test_composite_to_a_folder_it_cannot_write_is_one_line_naming_path_and_fix(t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["day", "taken"]  # no scratch left
 
 
-def test_synth_and_composite_from_the_command_line(tmp_path):
-    made = nearline(
-        "synth", "avhrr", "--date", "2012-12-12", "--orbits", "1", "--lines", "400",
-        "--out", "day", cwd=tmp_path,
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    assert "wrote 1 granules" in made.stdout
+def test_synth_and_composite_from_the_command_line(tmp_path, synthesized_day):
+    (tmp_path / "day").symlink_to(synthesized_day)
     done = nearline(
         "composite", "day", "--grid", "latlon-0.25", "--reducer", "count", "--out", "c.nc",
         "--workers", "1", cwd=tmp_path,

@@ -1,10 +1,14 @@
-"""The Makefile's promises to a newcomer: an older Python is refused in one line."""
+"""The Makefile's promises to a newcomer: an older Python is refused in one line; `make test`
+hands out its slowest test files first."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+from .slowest_first import SLOWEST, order
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,3 +56,17 @@ def test_a_missing_python_is_named(tmp_path: Path) -> None:
 def _line_of(text: str) -> int:
     lines = (ROOT / "Makefile").read_text().splitlines()
     return next(number for number, line in enumerate(lines, 1) if text in line)
+
+
+def test_the_slowest_files_are_handed_out_first_each_keeping_its_order() -> None:
+    for name in SLOWEST:
+        assert (ROOT / name).is_file(), f"{name} is named in tests/slowest_first.py"
+    slowest, second = sorted(SLOWEST, key=SLOWEST.__getitem__, reverse=True)[:2]
+    names = ["tests/a.py::one", f"{second}::x", "tests/b.py::two", f"{slowest}::y"]
+    names += [f"{second}::z", "tests/a.py::three"]
+    items = [SimpleNamespace(nodeid=name) for name in names]
+    order(items)  # type: ignore[arg-type]
+    assert [item.nodeid for item in items] == [
+        f"{slowest}::y", f"{second}::x", f"{second}::z",
+        "tests/a.py::one", "tests/b.py::two", "tests/a.py::three",
+    ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""A real OpenID Connect provider for the sign-in tests: one Keycloak a session
+"""A real OpenID Connect provider for the sign-in tests: one Keycloak for this folder
 (``nearline.testing.keycloak``), with two realms made through its admin REST API, and a live
 `nearline serve --oidc` that trusts the first.
 
@@ -118,9 +118,11 @@ class Provider:
         return answer.json()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
-    """Keycloak with the two realms, and nearline's settings file for it."""
+    """Keycloak with the two realms, and nearline's settings file for it: started once for
+    this folder's tests and stopped after its last (not kept, with its gigabyte of heap and
+    its busy threads, beside the rest of the worker's session)."""
     try:
         launcher()
     except ProviderMissing as error:
@@ -171,7 +173,7 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
         yield Provider(keycloak, issuer, elsewhere, key, settings)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def signin_live(
     tmp_path_factory: pytest.TempPathFactory, provider: Provider
 ) -> Iterator[LiveService]:
