@@ -111,6 +111,7 @@ class Dispatcher(Closing):
         self._clocks: dict[str, StageClock] = {}  # run: its stages' timings so far
         self._queued_jobs: dict[str, Job] = {}  # the jobs of queued runs, as last read
         self._queued_runs: dict[str, Run] = {}  # the queued runs, as last read
+        self._backlog = False  # whether the last pass left runs waiting
         self._versions: dict[tuple[str, str, str], Algorithm | None] = {}  # algorithms found
         self._versions_read = 0.0  # when those were first looked up (monotonic)
         self._woken: float | None = None  # when work (or a freed slot) first woke the loop
@@ -192,9 +193,14 @@ class Dispatcher(Closing):
             with self._wake:
                 if not self._pending and not self._stop:
                     self._wake.wait(timeout=self.poll)
-                # passes at most PASS_SPACING apart: a busy server's wakes (every order, every
-                # run's end) then share a pass, and readied runs hide the wait
-                while not self._stop and (rest := last + PASS_SPACING - time.monotonic()) > 0:
+                # with runs left waiting, passes at most PASS_SPACING apart: a busy server's
+                # wakes (every order, every run's end) then share a pass, and readied runs hide
+                # the wait; with none, a new order is taken at once
+                while (
+                    self._backlog
+                    and not self._stop
+                    and (rest := last + PASS_SPACING - time.monotonic()) > 0
+                ):
                     self._wake.wait(timeout=rest)
                 last = time.monotonic()
                 self._pending = False
@@ -261,6 +267,7 @@ class Dispatcher(Closing):
                 )
             )
         if not queued:
+            self._backlog = False
             return
         if not self.admission:
             decision = admit_all(queued, held=self.held)
@@ -282,6 +289,7 @@ class Dispatcher(Closing):
         for run, waiting in said:  # as the queue now reads, so the next pass reuses it
             if run.waiting != waiting:
                 self._queued_runs[run.id] = dataclasses.replace(run, waiting=waiting)
+        self._backlog = bool(decision.wait)
         for candidate in decision.start:
             self._start(candidate, woken, cpu)
 
