@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from nearline.mpirun import MPI_ENV
 
@@ -15,6 +16,11 @@ from .chromium_browser import browser, page, screens  # noqa: F401 - one Chromiu
 from .postgres_server import postgres_server  # noqa: F401 - a session fixture for every test
 from .s3_server import s3_bucket, s3_server  # noqa: F401 - a session fixture for every test
 from .slowest_first import order
+
+# speed lives in benchmarks, not in tests: on a shared 2-core machine a stall of seconds
+# would fail hypothesis's timing checks (a draw "too slow", an example past its deadline)
+settings.register_profile("nearline", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+settings.load_profile("nearline")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -35,13 +35,15 @@ def test_kill_9_mid_jobs_then_restart_loses_nothing_and_repeats_nothing(tmp_path
             job_id = response.json()["jobID"]
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:  # until two runs are inside the algorithm
-                runs = client.get(f"/jobs/{job_id}").json()["nearline:runs"]
-                # 'run' comes before the algorithm starts: its own line says it has
+                # 'run' comes before the algorithm starts (and two more runs wait there,
+                # readied, for a CPU): the algorithm's own line says it has started
                 said = client.get(f"/jobs/{job_id}/logs").text.splitlines()
-                if sum(run["station"] == "run" for run in runs) == 2 == said.count("started"):
+                runs = client.get(f"/jobs/{job_id}").json()["nearline:runs"]
+                if said.count("started") == 2 and "done" not in said:
                     break
                 time.sleep(0.05)
-        assert [run["station"] for run in runs].count("run") == 2
+        caught = [run["station"] for run in runs].count("run")
+        assert caught in (2, 3, 4)  # the two running, and those readied by then
         assert said.count("started") == 2
         live.kill()
         sleepers = [
@@ -55,7 +57,8 @@ def test_kill_9_mid_jobs_then_restart_loses_nothing_and_repeats_nothing(tmp_path
         assert status["status"] == "successful", status
         runs = status["nearline:runs"]
         assert [run["station"] for run in runs] == ["done"] * 5
-        assert sum(run["attempts"] for run in runs) == 2  # the two caught running, once each
+        # those caught at station run, once each (a readied one too: its sandbox was made)
+        assert caught <= sum(run["attempts"] for run in runs) <= 4  # never the queued fifth
         with live.client("alice") as client:
             logs = client.get(f"/jobs/{job_id}/logs").text
             results = client.get(f"/jobs/{job_id}/results").json()["done"]
