@@ -164,11 +164,17 @@ def test_cleanup_stale_unmounts_what_a_killed_service_left(tmp_path: Path) -> No
     assert spaces_left(folder) == []
 
 
-LOOK = (  # what a run after another finds in its three places (but its own folder and the
-    # folders leading to it, which /tmp holds when it is under /tmp), and room for 19 MiB
+# what the sandbox binds read-only at their own paths (the interpreter): under /tmp when the
+# project is (a clone in a temporary folder), where they are the service's, not a leftover
+BOUND = " ".join(sorted({sys.prefix, sys.base_prefix}))
+LOOK = (  # what a run after another finds in its three places (but its own folder, the bound
+    # interpreter, and the folders leading to them, which /tmp holds when they are under
+    # /tmp), and room for 19 MiB
     "found=$(find . /tmp /dev/shm -mindepth 1 ! -name job.json ! -path ./outputs | "
     'while read -r p; do case "$PWD/" in "$p"/*) continue ;; esac; '
-    'case "$p" in "$PWD"*) continue ;; esac; echo "$p"; done); '
+    'case "$p" in "$PWD"*) continue ;; esac; '
+    f'for b in {BOUND}; do case "$b/" in "$p"/*) continue 2 ;; esac; '
+    'case "$p/" in "$b"/*) continue 2 ;; esac; done; echo "$p"; done); '
     'printf %s "$found" > outputs/found; head -c 19922944 /dev/zero > outputs/room'
 )
 
