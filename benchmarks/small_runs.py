@@ -67,7 +67,7 @@ SLOT_STAGES = [
     ("dispatch (to a station thread)", ["dispatch"]),
     ("staging the inputs", ["stage", "allocate"]),
     ("job files and mounts", ["job files"]),
-    ("cgroups made", ["cgroups"]),
+    ("cgroups made, first process held", ["cgroups", "held"]),
     ("disk allotment made", ["disk"]),
     ("the algorithm's start (its wall - 0.2 s)", ["algorithm"]),
     ("waiting beside it, reaping", ["watch"]),

@@ -68,8 +68,8 @@ def test_deploy_order_and_results(live, alices_processes):
 READIED = "readied: its sandbox is made; waiting for a CPU to free"
 SLOTS = "waiting for free slots: 2 of 2 CPUs busy, 2 more readied to follow"
 STAGES = [  # in the order a run passes them (docs/benchmarks.md's small-runs table)
-    "admit", "dispatch", "stage", "allocate", "job files", "cgroups", "disk", "ready", "watch",
-    "algorithm", "teardown", "executor", "outputs", "ingest", "cleanup",
+    "admit", "dispatch", "stage", "allocate", "job files", "cgroups", "disk", "held", "ready",
+    "watch", "algorithm", "teardown", "executor", "outputs", "ingest", "cleanup",
 ]  # fmt: skip
 
 

@@ -11,7 +11,6 @@ level means and where it is weaker.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import logging
 import math
@@ -31,6 +30,7 @@ from nearline.algorithms import _cgroups, _disk, _namespaces
 from nearline.algorithms._cgroups import MemoryBudget
 from nearline.algorithms._cpu_gate import Turn
 from nearline.algorithms._disk import FileSystemSpace, Space
+from nearline.algorithms._launch import OOM_SCORE_ADJ, Held, hold
 from nearline.algorithms._limits import Limits
 from nearline.algorithms._run_watch import Watch
 from nearline.algorithms._stages import StageClock
@@ -38,12 +38,6 @@ from nearline.errors import SandboxError
 from nearline.monitor import TreeMeter, Usage
 
 log = logging.getLogger(__name__)
-
-_PR_SET_PDEATHSIG = 1
-# a run's processes are the kernel's first choice when memory runs out (the most it can be
-# raised to, and raising needs no privilege): if anything in the service's memory budget
-# meets an OOM, a run dies, never the service that would report it
-OOM_SCORE_ADJ = 1000
 
 
 @dataclass(frozen=True)
@@ -338,18 +332,21 @@ def run_sandboxed(
         with clock.stage("disk"):
             space = _space(level, limits, folder=folder, binds=binds, log=log, furnish=furnish)
         argv = _wrap(command, level=level, folder=folder, binds=binds, limits=limits, space=space)
-        with clock.stage("ready"):
-            taken = turn() if turn is not None else None
-        if turn is not None and taken is None:
-            return Outcome(exit_code=None, reason="cancelled", usage=Usage())
-        try:
-            with clock.stage("watch"):
-                outcome = _run(argv, folder=folder, env=environment, limits=limits,
-                               log_path=log, cancel=cancel, level=level, group=group,
-                               space=space, turn=taken)  # fmt: skip
-        finally:
-            if taken is not None:
-                taken.release()
+        with clock.stage("held"):
+            held = _hold(argv, folder=folder, env=environment, log=log, level=level,
+                         limits=limits, group=group)  # fmt: skip
+        with held:
+            with clock.stage("ready"):
+                taken = turn() if turn is not None else None
+            if turn is not None and taken is None:
+                return Outcome(exit_code=None, reason="cancelled", usage=Usage())
+            try:
+                with clock.stage("watch"):
+                    outcome = _run(held, limits=limits, log_path=log, cancel=cancel,
+                                   level=level, group=group, space=space, turn=taken)  # fmt: skip
+            finally:
+                if taken is not None:
+                    taken.release()
         _split_algorithm(clock, outcome.usage)
         with clock.stage("teardown"):
             if space is not None and outcome.ok:
@@ -488,34 +485,6 @@ def _owned(path: Path) -> bool:
     return False
 
 
-def _enter(
-    procs_files: tuple[bytes, ...], rlimits: list[tuple[int, int]], parent: int, prctl: Any
-) -> None:  # runs in the child between fork and exec: system calls only
-    for path in procs_files:  # join the run's cgroups before anything can fork
-        fd = os.open(path, os.O_WRONLY)
-        try:
-            os.write(fd, b"0")
-        finally:
-            os.close(fd)
-    try:  # inherited by every process the run starts
-        fd = os.open(b"/proc/self/oom_score_adj", os.O_WRONLY)
-        try:
-            os.write(fd, b"%d" % OOM_SCORE_ADJ)
-        finally:
-            os.close(fd)
-    except OSError:  # no /proc: the run is still held by its own limits
-        pass
-    for which, value in rlimits:
-        hard = resource.getrlimit(which)[1]
-        soft = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        # CPU: SIGXCPU at the limit, SIGKILL a second later if the program ignores it
-        top = soft + 1 if which == resource.RLIMIT_CPU else soft
-        resource.setrlimit(which, (soft, top if hard == resource.RLIM_INFINITY else hard))
-    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the run dies with the service
-    if os.getppid() != parent:  # the service died before that took hold
-        os._exit(1)
-
-
 # the kernel charges a run's memory in pages, and in batches of up to 64 of them: a run that
 # met its own limit peaks within that of it
 _CHARGE_SLACK = 1024**2
@@ -530,11 +499,34 @@ def _under_own_limit(group: _cgroups.RunGroup | None, usage: Usage, limits: Limi
     return usage.peak_memory < limits.memory - _CHARGE_SLACK
 
 
-def _run(
+def _hold(
     argv: list[str],
     *,
     folder: Path,
     env: dict[str, str],
+    log: Path | None,
+    level: Isolation,
+    limits: Limits,
+    group: _cgroups.RunGroup | None,
+) -> Held:
+    """The run's first process, held in its cgroups and limits until its turn."""
+    output = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115
+    procs = group.procs_files if group is not None else ()
+    try:
+        return hold(
+            argv, cwd=folder, env=env, output=output, procs_files=procs,
+            rlimits=_rlimits(limits, level),
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError) as error:
+        raise SandboxError(f"cannot start {argv[0]!r}: {error}") from None
+    finally:
+        if log is not None:
+            output.close()
+
+
+def _run(
+    held: Held,
+    *,
     limits: Limits,
     log_path: Path | None,
     cancel: threading.Event | None,
@@ -543,27 +535,9 @@ def _run(
     space: Space | None,
     turn: Turn | None = None,
 ) -> Outcome:
-    output = open(log_path, "ab") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    procs = group.procs_files if group is not None else ()
-    enter = functools.partial(_enter, procs, _rlimits(limits, level), os.getpid(), prctl)
     started = time.monotonic()
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=folder,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=enter,
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        raise SandboxError(f"cannot start {argv[0]!r}: {error}") from None
-    finally:
-        if log_path is not None:
-            output.close()
+    held.start()
+    process = held.process
     meter = TreeMeter(process.pid, members=group.members if group is not None else None)
     watch = Watch(
         process,
@@ -576,10 +550,10 @@ def _run(
         space=space,
     )
     reason = watch.until_exit()
-    meter.sample()  # the root is a zombie now: its counters hold all it reaped
-    _, status, rusage = os.wait4(process.pid, 0)
     if turn is not None:  # its PID namespace is gone with its first process: CPUs free
         turn.release()
+    meter.sample()  # the root is a zombie now: its counters hold all it reaped
+    _, status, rusage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
     usage = meter.usage(
