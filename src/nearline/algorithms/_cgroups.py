@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import logging
 import os
 import re
@@ -114,13 +115,23 @@ def _subtree(own: Path) -> set[str]:
 def service_stamp(pid: int | str = "self") -> str | None:
     """``<pid>-<start time>`` of a process (its start in clock ticks since boot tells a
     reused pid apart); None if there is no such process."""
+    if pid == "self":
+        return _own_stamp(os.getpid())  # a forked child asks again under its own pid
+    return _stamp(pid)
+
+
+@functools.cache
+def _own_stamp(pid: int) -> str | None:
+    return _stamp(pid)
+
+
+def _stamp(pid: int | str) -> str | None:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError):
         return None
     start = stat[stat.rindex(")") + 2 :].split()[19]
-    real = os.getpid() if pid == "self" else pid
-    return f"{real}-{start}"
+    return f"{pid}-{start}"
 
 
 class RunGroup:

@@ -206,7 +206,7 @@ def memory_budget() -> MemoryBudget | None:
         that group holds now; None where there is none (or no cgroups).
     """
     try:
-        return _cgroups.memory_budget()
+        return _cgroups.memory_budget(_mounted())
     except OSError as error:
         log.debug("no cgroups: %s", error)
         return None
@@ -225,12 +225,19 @@ def runs_memory() -> int | None:
 
 
 @functools.cache
+def _mounted() -> tuple[_cgroups.Hierarchy, ...]:
+    """The cgroup hierarchies mounted here, read once a process: parsing /proc's mount table
+    cost each admission pass more than the rest of its memory reading."""
+    return tuple(_cgroups.hierarchies())
+
+
+@functools.cache
 def _roles() -> dict[str, _cgroups.Hierarchy]:
     """The cgroup hierarchies runs use, found once a process (as bubblewrap's probe is):
     finding them reads /proc and tries each, which every run and admission pass would
     otherwise pay for."""
     try:
-        return _cgroups.usable()
+        return _cgroups.usable(_mounted())
     except OSError as error:
         log.debug("no cgroups: %s", error)
         return {}
