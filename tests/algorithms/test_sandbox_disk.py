@@ -207,3 +207,58 @@ def test_a_kept_disk_holds_nothing_of_the_run_before(tmp_path: Path, pooled: Pat
         assert (after / "outputs" / "room").stat().st_size == 19 * MiB
         kept = list(pooled.iterdir())
         assert len(kept) == 1, kept  # the one disk, reused each time
+
+
+FURNISH_ATTACKS = {
+    "nothing": "true",
+    "a forged index beside the links": "echo forged > tmp/numba/m_1/mod.g-1.py311.nbi",
+    "a link replaced by a file": "echo own > tmp/numba/x && mv tmp/numba/x tmp/numba/m_1/a.nbi",
+    "a folder's mode changed": "chmod 777 tmp/numba/m_1",
+    "the folder on the way replaced by a link": "rm -rf tmp && ln -s /tmp tmp",
+    "a link added": "ln -s /etc/passwd tmp/numba/m_1/b.nbc",
+}
+TREE = (  # the furnished folder as the run sees it: each entry, its kind, mode, link target
+    "find tmp/numba -printf '%p|%y|%m|%l|%i\\n' > outputs/tree"
+)
+
+
+def test_a_kept_disk_furnishes_the_next_run_exactly(tmp_path: Path, pooled: Path) -> None:
+    """Folders furnished into a run's folder (nearline's kernel links) stay on a kept disk
+    only while they are exactly as copied: whatever a run did to them, the next run finds
+    the same links and modes, on the one disk kept; untouched, they are the same inodes."""
+    source = tmp_path / "links"
+    (source / "m_1").mkdir(parents=True)
+    for name in ("a.nbi", "a.nbc"):
+        (source / "m_1" / name).symlink_to(f"/nowhere/{name}")
+
+    def furnished(name: str, script: str) -> list[list[str]]:
+        folder = tmp_path / name
+        (folder / "outputs").mkdir(parents=True)
+        outcome = run_sandboxed(
+            ["/bin/sh", "-c", f"{TREE}; {script}"],
+            folder=folder,
+            env=ENV,
+            limits=Limits(disk=20 * MiB, wall_seconds=60),
+            log=tmp_path / "run.log",
+            keep=("outputs",),
+            furnish={"tmp/numba": source},
+        )
+        assert outcome.ok, (tmp_path / "run.log").read_text()
+        assert len(list(pooled.iterdir())) == 1  # the one disk, reused each time
+        return sorted(
+            line.split("|") for line in (folder / "outputs" / "tree").read_text().splitlines()
+        )
+
+    first = furnished("first", "true")
+    assert [row[:4] for row in first] == [
+        ["tmp/numba", "d", "755", ""],
+        ["tmp/numba/m_1", "d", "755", ""],
+        ["tmp/numba/m_1/a.nbc", "l", "777", "/nowhere/a.nbc"],
+        ["tmp/numba/m_1/a.nbi", "l", "777", "/nowhere/a.nbi"],
+    ]
+    for index, (name, attack) in enumerate(FURNISH_ATTACKS.items()):
+        before = furnished(f"attack-{index}", attack)
+        after = furnished(f"after-{index}", "true")
+        assert [row[:-1] for row in after] == [row[:-1] for row in first], name
+        if name == "nothing":  # kept, not made again
+            assert [row[-1] for row in after] == [row[-1] for row in before]

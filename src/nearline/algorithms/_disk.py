@@ -30,10 +30,18 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from nearline.algorithms._cgroups import service_stamp
 from nearline.algorithms._disk_pool import DiskPool, Prepared, free_of, make_places
+from nearline.algorithms._furnish import (
+    clear_except,
+    copy_beside,
+    copy_entry,
+    delete,
+    furnish_into,
+)
 from nearline.algorithms._namespaces import SCRATCH
 from nearline.algorithms._stages import run_helper
 
@@ -180,13 +188,22 @@ class FileSystemSpace(Space):
         taken = [*content, *furnish.values()]
         size = _image_size(limit + sum(_allocated(entry) for entry in taken))
         pool = _pool
-        prepared = pool.take(size) if pool is not None else None
+        wanted = tuple(sorted((place, Path(source)) for place, source in furnish.items()))
+        prepared = pool.take(size, wanted) if pool is not None else None
         if prepared is None:
             prepared = _prepare(pool.folder if pool is not None else folder, size)
+        work = prepared.home / "mount" / "work"
         try:
-            for entry in content:
-                copy_entry(entry, prepared.home / "mount" / "work" / entry.name)
-            furnish_into(prepared.home / "mount" / "work", furnish)
+            if prepared.furnished != wanted:  # kept ones are exact: the pool checked them
+                clear_except(work, ())
+                kept = furnish_into(work, furnish)
+                prepared = replace(
+                    prepared,
+                    furnished=tuple((p, s) for p, s in wanted if p in kept),
+                    free_furnished=free_of(prepared.home / "mount"),
+                )
+            for entry in content:  # furnished places win, as they always have
+                copy_beside(entry, work / entry.name, furnish, at=entry.name)
         except BaseException:
             remove_disk(prepared.home)
             raise
@@ -207,7 +224,7 @@ class FileSystemSpace(Space):
             source, target = self.work / name, self.folder / name
             if not os.path.lexists(source):
                 continue
-            _delete(target)
+            delete(target)
             copy_entry(source, target)
 
     def close(self) -> None:
@@ -324,41 +341,6 @@ def _remove_orphans(folder: Path) -> None:
     for home in folder.glob(f"{SPACE_PREFIX}*"):
         if _orphaned(home):
             remove_disk(home)
-
-
-def _delete(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif os.path.lexists(path):
-        path.unlink()
-
-
-def furnish_into(root: Path, furnish: Mapping[str, Path]) -> None:
-    """Copy each folder of ``furnish`` to its place (a path relative to ``root``), replacing
-    what is there."""
-    for place, source in furnish.items():
-        target = root / place
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _delete(target)
-        copy_entry(source, target)
-
-
-def copy_entry(source: Path, target: Path) -> None:
-    """Copy ``source`` to ``target`` as it is: folders, files, links as links (never
-    followed), named pipes and sockets as such; devices are not copied."""
-    info = source.lstat()
-    mode = info.st_mode
-    if stat.S_ISDIR(mode):
-        target.mkdir(mode=stat.S_IMODE(mode))
-        for entry in sorted(os.listdir(source)):
-            copy_entry(source / entry, target / entry)
-        os.chmod(target, stat.S_IMODE(mode))
-    elif stat.S_ISREG(mode):
-        shutil.copy2(source, target, follow_symlinks=False)
-    elif stat.S_ISLNK(mode):
-        os.symlink(os.readlink(source), target)
-    elif stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        os.mknod(target, mode)
 
 
 @functools.cache

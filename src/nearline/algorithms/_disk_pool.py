@@ -5,9 +5,12 @@ running.
 A disk goes back to the pool only when it is as it was made: its three places (the run's
 folder, /tmp and /dev/shm) are deleted and made again, and the file system's free blocks and
 free inodes must then equal what the fresh one had, so nothing of the run (a file, a hidden
-link, a held inode) is left for the next. Anything else, and the disk is unmounted and
-deleted as before. A deleted file's blocks are not wiped, but no run can read them: a run sees
-only files, never the image or its loop device, and a new file reads as zeros until written.
+link, a held inode) is left for the next. The folders furnished into the run's folder
+(_furnish.py) are the one exception: they stay if they are still exactly as copied, and the
+free blocks and inodes must then equal what the disk had just after they were copied.
+Anything else, and the disk is unmounted and deleted as before. A deleted file's blocks are
+not wiped, but no run can read them: a run sees only files, never the image or its loop
+device, and a new file reads as zeros until written.
 
 Only a process that asks (``_disk.pool_disks``: ``nearline serve`` for its local runs) keeps
 disks, under one folder beside its runs; they are named after the process, as every run disk
@@ -18,11 +21,12 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from nearline.algorithms._furnish import clear_except, delete, layout
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +37,15 @@ PLACES = {"work": 0o755, "tmp": 0o1777, "shm": 0o1777}  # made in a run disk's r
 @dataclass(frozen=True)
 class Prepared:
     """A mounted run disk of ``size`` bytes at ``home``/mount, as made: ``free`` is its
-    (free blocks, free inodes) with its places empty."""
+    (free blocks, free inodes) with its places empty; ``furnished`` the folders it holds in
+    its run's folder (place, source) and ``free_furnished`` its free blocks and inodes with
+    only those there."""
 
     home: Path
     size: int
     free: tuple[int, int]
+    furnished: tuple[tuple[str, Path], ...] = ()
+    free_furnished: tuple[int, int] | None = None
 
 
 def free_of(mount: Path) -> tuple[int, int]:
@@ -47,25 +55,35 @@ def free_of(mount: Path) -> tuple[int, int]:
 
 def make_places(mount: Path) -> None:
     for name, mode in PLACES.items():
-        (mount / name).mkdir()
+        (mount / name).mkdir(exist_ok=True)
         os.chmod(mount / name, mode)  # as asked, whatever the umask
 
 
-def wipe(prepared: Prepared) -> bool:
-    """Empty ``prepared`` as it was made; whether it now is exactly that."""
+def wipe(prepared: Prepared) -> Prepared | None:
+    """Empty ``prepared`` as it was made, its furnished folders kept if they are exact; the
+    disk as it now is, or None if it cannot be made exactly that."""
     mount = prepared.home / "mount"
+    work = mount / "work"
+    places = [place for place, _ in prepared.furnished]
     try:
         for name in os.listdir(mount):
-            path = mount / name
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
+            if name == "work" and places and work.is_dir() and not work.is_symlink():
+                clear_except(work, places)
             else:
-                path.unlink()
+                delete(mount / name)
+        intact = bool(places) and all(
+            layout(work / place) == layout(source) for place, source in prepared.furnished
+        )
+        if places and not intact:
+            delete(work)
+            prepared = replace(prepared, furnished=(), free_furnished=None)
         make_places(mount)
-        return sorted(os.listdir(mount)) == sorted(PLACES) and free_of(mount) == prepared.free
+        expected = prepared.free_furnished if intact else prepared.free
+        if sorted(os.listdir(mount)) == sorted(PLACES) and free_of(mount) == expected:
+            return prepared
     except OSError as error:
         log.debug("a run disk at %s could not be emptied: %s", mount, error)
-        return False
+    return None
 
 
 class DiskPool:
@@ -76,16 +94,22 @@ class DiskPool:
         self._idle: dict[int, list[Prepared]] = {}
         self._lock = threading.Lock()
 
-    def take(self, size: int) -> Prepared | None:
-        """A prepared disk of ``size`` bytes, or None (the caller makes one)."""
+    def take(self, size: int, furnished: tuple[tuple[str, Path], ...] = ()) -> Prepared | None:
+        """A prepared disk of ``size`` bytes, one already ``furnished`` so if there is one,
+        or None (the caller makes one)."""
         with self._lock:
             waiting = self._idle.get(size)
-            return waiting.pop() if waiting else None
+            if not waiting:
+                return None
+            alike = [i for i, kept in enumerate(waiting) if kept.furnished == furnished]
+            return waiting.pop(alike[-1] if alike else -1)
 
     def give_back(self, prepared: Prepared, remove: Callable[[Path], None]) -> None:
         """Keep ``prepared`` for the next run if it empties to as it was made; else remove
         it with ``remove(home)``."""
-        if wipe(prepared):
+        emptied = wipe(prepared)
+        if emptied is not None:
+            prepared = emptied
             with self._lock:
                 waiting = self._idle.setdefault(prepared.size, [])
                 if len(waiting) < IDLE:

@@ -30,6 +30,7 @@ from nearline.algorithms import _cgroups, _disk, _namespaces
 from nearline.algorithms._cgroups import MemoryBudget
 from nearline.algorithms._cpu_gate import Turn
 from nearline.algorithms._disk import FileSystemSpace, Space
+from nearline.algorithms._furnish import furnish_into
 from nearline.algorithms._launch import OOM_SCORE_ADJ, Held, hold
 from nearline.algorithms._limits import Limits
 from nearline.algorithms._run_watch import Watch
@@ -424,7 +425,7 @@ def _space(
             )
         except (OSError, subprocess.SubprocessError) as error:
             raise SandboxError(f"cannot make the run's disk: {error}") from None
-    _disk.furnish_into(folder, furnish)  # no disk of its own: into its folder
+    furnish_into(folder, furnish)  # no disk of its own: into its folder
     if limits.disk is None:
         return None
     return Space([folder, *writable], limit=limits.disk, log=log)
