@@ -9,10 +9,14 @@ import resource
 import subprocess
 from pathlib import Path
 
+import psutil
 import pytest
 
 from nearline.algorithms import _cgroups
+from nearline.algorithms._cpu_gate import CpuGate, Turn
 from nearline.algorithms._launch import HOLD, OOM_SCORE_ADJ, hold, setpriv
+from nearline.algorithms._sandbox import Limits, run_sandboxed
+from nearline.errors import SandboxError
 
 REPORT = (
     "cat /proc/self/cgroup; echo oom $(cat /proc/self/oom_score_adj); "
@@ -89,3 +93,20 @@ def test_a_run_that_cannot_be_held_never_starts(tmp_path: Path) -> None:
             rlimits=[],
         )
     assert not marker.exists()
+
+
+def test_a_held_run_killed_from_outside_says_so(tmp_path: Path) -> None:
+    gate = CpuGate(1)
+
+    def kill_the_held_one_then_take_the_turn() -> Turn | None:
+        (held,) = [p for p in psutil.Process().children() if HOLD in p.cmdline()]
+        held.kill()
+        held.wait(10)
+        return gate.acquire(1)
+
+    with pytest.raises(SandboxError, match="ended before it started"):
+        run_sandboxed(
+            ["/bin/true"], folder=tmp_path / "run", env={"PATH": "/usr/bin:/bin"},
+            limits=Limits(wall_seconds=30), turn=kill_the_held_one_then_take_the_turn,
+        )  # fmt: skip
+    assert gate.held == 0  # the CPUs went back

@@ -67,6 +67,10 @@ class Held:
             raise RuntimeError("the run was started or abandoned already")
         try:
             os.write(self._go, b"go\n")
+        except OSError:  # it died held: reaped here, as abandon would
+            self.process.kill()
+            self.process.wait()
+            raise
         finally:
             os.close(self._go)
             self._go = None

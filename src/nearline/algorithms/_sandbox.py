@@ -544,7 +544,10 @@ def _run(
     turn: Turn | None = None,
 ) -> Outcome:
     started = time.monotonic()
-    held.start()
+    try:
+        held.start()
+    except OSError as error:  # the held shell is gone (killed from outside)
+        raise SandboxError(f"the run's first process ended before it started: {error}") from None
     process = held.process
     meter = TreeMeter(process.pid, members=group.members if group is not None else None)
     watch = Watch(
