@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -24,7 +24,8 @@ class Usage:
     bytes_written: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # every field is a number: a flat copy (asdict's deep one cost a job listing dearly)
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:

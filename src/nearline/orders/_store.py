@@ -14,6 +14,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from nearline.db import Database
 from nearline.errors import DiskQuotaExceeded, JobNotFound
 from nearline.monitor import Usage
@@ -79,22 +81,31 @@ def _time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
+def _loads(text: str) -> Any:
+    """A stored JSON column: orjson reads a job listing's thousands of them about five times
+    faster than the standard library; Python's own reader takes what orjson refuses (NaN)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def _run_from_row(row: Mapping[str, Any]) -> Run:
     return Run(
         id=row["id"],
         job=row["job"],
         index=row["idx"],
         station=Station(row["station"]),
-        inputs=tuple(InputRef(**ref) for ref in json.loads(row["inputs"])),
+        inputs=tuple(InputRef(**ref) for ref in _loads(row["inputs"])),
         waiting=row["waiting"],
         message=row["message"],
-        usage=Usage.from_dict(json.loads(row["usage"])) if row["usage"] else None,
-        outputs=tuple(OutputFile(**out) for out in json.loads(row["outputs"])),
+        usage=Usage.from_dict(_loads(row["usage"])) if row["usage"] else None,
+        outputs=tuple(OutputFile(**out) for out in _loads(row["outputs"])),
         attempts=row["attempts"],
         started=_time(row["started"]),
         finished=_time(row["finished"]),
         server=row["server"],
-        timings={k: (w, c) for k, (w, c) in json.loads(row["timings"]).items()}
+        timings={k: (w, c) for k, (w, c) in _loads(row["timings"]).items()}
         if row["timings"]
         else {},
     )
@@ -118,8 +129,8 @@ def _job_from_row(row: Mapping[str, Any], runs: tuple[Run, ...]) -> Job:
         updated=datetime.fromisoformat(row["updated"]),
         started=_time(row["started"]),
         finished=_time(row["finished"]),
-        inputs=json.loads(row["inputs"]),
-        parameters=json.loads(row["parameters"]),
+        inputs=_loads(row["inputs"]),
+        parameters=_loads(row["parameters"]),
         message=row["message"],
         runs=runs,
     )
