@@ -9,11 +9,9 @@ from nearline.algorithms import CpuGate, _cpu_gate
 
 
 def waiter(gate: CpuGate, cpus: float, name: str, order: list[str], **options):  # type: ignore[no-untyped-def]
-    """A thread waiting for its turn; ``name`` joins ``order`` as its turn is given (its run
-    started), which may be before the thread itself wakes."""
-
     def take() -> None:
-        gate.acquire(cpus, start=lambda: order.append(name), **options)
+        if gate.acquire(cpus, **options):
+            order.append(name)
 
     thread = threading.Thread(target=take)
     thread.start()
@@ -137,61 +135,3 @@ def test_a_freed_cpu_goes_to_the_owner_holding_the_fewest_then_running_least_lat
     assert order == ["carol", "dave", "bob", "bob"]
     bobs[0].release()  # a turn gives its CPUs back once, however often it is told to
     assert gate.held == 2
-
-
-def test_the_thread_that_frees_the_cpus_starts_the_next_run_at_once():
-    gate = CpuGate(1)
-    first = gate.acquire(1)
-    started: list[str] = []
-    taken: list[object] = []
-    thread = threading.Thread(
-        target=lambda: taken.append(
-            gate.acquire(1, start=lambda: started.append(threading.current_thread().name))
-        ),
-        name="the readied run",
-    )
-    thread.start()
-    settle()
-    assert started == []
-    first.release()
-    assert started == [threading.current_thread().name]  # before release returned
-    thread.join(5)
-    assert taken[0].cpus == 1
-    assert gate.held == 1
-
-
-def test_a_start_that_fails_is_raised_in_its_runs_thread_and_gives_the_cpus_back():
-    gate = CpuGate(1)
-    first = gate.acquire(1)
-    raised: list[BaseException] = []
-
-    def broken() -> None:
-        raise OSError("its held process is gone")
-
-    def take() -> None:
-        try:
-            gate.acquire(1, start=broken)
-        except OSError as error:
-            raised.append(error)
-
-    thread = threading.Thread(target=take)
-    thread.start()
-    settle()
-    first.release()
-    thread.join(5)
-    assert [str(error) for error in raised] == ["its held process is gone"]
-    assert gate.held == 0
-
-
-def test_a_cancelled_waiter_is_never_started():
-    gate = CpuGate(1)
-    first = gate.acquire(1)
-    cancel = threading.Event()
-    order: list[str] = []
-    thread = waiter(gate, 1, "cancelled", order, cancel=cancel)
-    settle()
-    cancel.set()
-    first.release()  # may come before the waiter sees its cancel: it still is not started
-    thread.join(5)
-    assert order == []
-    assert gate.held == 0

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -99,11 +98,11 @@ def test_a_run_that_cannot_be_held_never_starts(tmp_path: Path) -> None:
 def test_a_held_run_killed_from_outside_says_so(tmp_path: Path) -> None:
     gate = CpuGate(1)
 
-    def kill_the_held_one_then_take_the_turn(start: Callable[[], None]) -> Turn | None:
+    def kill_the_held_one_then_take_the_turn() -> Turn | None:
         (held,) = [p for p in psutil.Process().children() if HOLD in p.cmdline()]
         held.kill()
         held.wait(10)
-        return gate.acquire(1, start=start)
+        return gate.acquire(1)
 
     with pytest.raises(SandboxError, match="ended before it started"):
         run_sandboxed(

@@ -15,7 +15,7 @@ from nearline.algorithms._base import (
     Resources,
     TestCase,
 )
-from nearline.algorithms._cpu_gate import CpuGate, Turn, TurnTaker
+from nearline.algorithms._cpu_gate import CpuGate, Turn
 from nearline.algorithms._deploy import DeploySettings
 from nearline.algorithms._disk import pool_disks
 from nearline.algorithms._environment import WheelSource
@@ -73,7 +73,6 @@ __all__ = [
     "StageClock",
     "TestCase",
     "Turn",
-    "TurnTaker",
     "WheelSource",
     "builtin_algorithms",
     "cleanup_stale",

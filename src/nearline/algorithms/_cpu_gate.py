@@ -7,10 +7,6 @@ When CPUs free, the next turn goes as admission's fair share would give it: to t
 run whose owner holds the fewest CPUs here now, then whose owner ran least lately (the
 ``recent`` the gate is given), then the one that came first. The next run chosen that needs
 more than is free holds the others back, as admission does.
-
-A run may hand the gate its ``start`` (a held first process's release, _launch.py): then the
-thread that frees the CPUs starts the next run itself, at once, rather than waking that run's
-thread to do it; on a busy service that wake waited its turn for the interpreter.
 """
 
 from __future__ import annotations
@@ -26,15 +22,11 @@ CANCEL_POLL = 0.05  # seconds: how soon a cancelled waiter leaves the line
 TELL_AFTER = 1.0  # seconds a run waits before it is said to be waiting (short waits are not)
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True)
 class _Waiter:
     owner: str
     cpus: float
     arrived: int  # the order runs came in
-    start: Callable[[], None] | None = None  # what starts the run, called as it is granted
-    cancel: threading.Event | None = None
-    turn: Turn | None = None  # set when granted
-    failed: Exception | None = None  # what its start raised
 
 
 class CpuGate:
@@ -65,7 +57,6 @@ class CpuGate:
         owner: str = "",
         cancel: threading.Event | None = None,
         waiting: Callable[[bool], object] | None = None,
-        start: Callable[[], None] | None = None,
     ) -> Turn | None:
         """Wait for this run's turn and ``cpus`` free CPUs, and take them.
 
@@ -80,26 +71,24 @@ class CpuGate:
         waiting
             Told ``True`` once the run has waited :data:`TELL_AFTER` seconds, and ``False``
             when, having been told so, it goes on (or leaves).
-        start
-            Called the moment the CPUs are taken for it, by whichever thread frees them;
-            what it raises is raised here, and the CPUs go back.
 
         Returns
         -------
         Turn or None
             The CPUs taken (give them back with its ``release``); None if cancelled first.
         """
-        me = _Waiter(owner, cpus, next(self._arrivals), start, cancel)
+        me = _Waiter(owner, cpus, next(self._arrivals))
         told = False
         since = time.monotonic()
         with self._changed:
             self._waiting.append(me)
-            self._grant()
         try:
             while True:
                 with self._changed:
-                    if me.turn is not None or me.failed is not None:
-                        break
+                    if self._next() is me and self._fits(cpus):
+                        self.held += cpus
+                        self.by_owner[owner] = self.by_owner.get(owner, 0.0) + cpus
+                        return Turn(self, cpus, owner)
                     if cancel is not None and cancel.is_set():
                         return None
                     self._changed.wait(CANCEL_POLL)
@@ -108,15 +97,11 @@ class CpuGate:
                     waiting(True)  # outside the lock: it writes the job store
         finally:
             with self._changed:
-                if me in self._waiting:
-                    self._waiting.remove(me)
-                    self._grant()  # those behind it may fit now
+                self._waiting.remove(me)
+                self._changed.notify_all()
             if told and waiting is not None:
                 with contextlib.suppress(Exception):  # saying so must never lose the turn
                     waiting(False)
-        if me.failed is not None:
-            raise me.failed
-        return me.turn
 
     def release(self, cpus: float, owner: str = "") -> None:
         """Give back what :meth:`acquire` took.
@@ -129,40 +114,12 @@ class CpuGate:
             Whose they were.
         """
         with self._changed:
-            self._give_back(cpus, owner)
-            self._grant()
-
-    def _give_back(self, cpus: float, owner: str) -> None:
-        self.held = max(0.0, self.held - cpus)
-        left = self.by_owner.get(owner, 0.0) - cpus
-        if left > 1e-9:
-            self.by_owner[owner] = left
-        else:
-            self.by_owner.pop(owner, None)
-        self._changed.notify_all()
-
-    def _grant(self) -> None:
-        """Give the free CPUs to the waiting runs whose turn it is, starting each that
-        handed in its start (called with the lock held)."""
-        while self._waiting:
-            chosen = self._next()
-            if chosen.cancel is not None and chosen.cancel.is_set():
-                self._waiting.remove(chosen)  # it leaves the line having taken nothing
-                continue
-            if not self._fits(chosen.cpus):
-                return
-            self._waiting.remove(chosen)
-            self.held += chosen.cpus
-            self.by_owner[chosen.owner] = self.by_owner.get(chosen.owner, 0.0) + chosen.cpus
-            turn = Turn(self, chosen.cpus, chosen.owner)
-            try:
-                if chosen.start is not None:
-                    chosen.start()
-            except Exception as error:  # raised in the run's own thread; its CPUs go back
-                chosen.failed = error
-                self._give_back(chosen.cpus, chosen.owner)
-                continue
-            chosen.turn = turn
+            self.held = max(0.0, self.held - cpus)
+            left = self.by_owner.get(owner, 0.0) - cpus
+            if left > 1e-9:
+                self.by_owner[owner] = left
+            else:
+                self.by_owner.pop(owner, None)
             self._changed.notify_all()
 
     def _next(self) -> _Waiter:
@@ -191,24 +148,15 @@ class Turn:
         Whose run took them.
     released
         Whether they have been given back.
-    granted
-        When they were taken (monotonic seconds): when a run handed in its start, when it
-        started.
     """
 
     gate: CpuGate
     cpus: float
     owner: str = ""
     released: bool = field(default=False)
-    granted: float = field(default_factory=time.monotonic)
 
     def release(self) -> None:
         """Give the CPUs back (once)."""
         if not self.released:
             self.released = True
             self.gate.release(self.cpus, self.owner)
-
-
-# what a run is handed to wait for its turn: called with what starts the run, it returns the
-# turn taken (the run started), or None if the run was cancelled first
-TurnTaker = Callable[[Callable[[], None]], Turn | None]

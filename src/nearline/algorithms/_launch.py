@@ -59,7 +59,6 @@ class Held:
 
     def __init__(self, process: subprocess.Popen[bytes], go: int) -> None:
         self.process = process
-        self.started = False
         self._go: int | None = go
 
     def start(self) -> None:
@@ -68,7 +67,6 @@ class Held:
             raise RuntimeError("the run was started or abandoned already")
         try:
             os.write(self._go, b"go\n")
-            self.started = True
         except OSError:  # it died held: reaped here, as abandon would
             self.process.kill()
             self.process.wait()

@@ -16,13 +16,13 @@ import shutil
 import stat
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nearline.algorithms._base import JOB_VARIABLE, Algorithm, Resources
-from nearline.algorithms._cpu_gate import TurnTaker
+from nearline.algorithms._cpu_gate import Turn
 from nearline.algorithms._kernels import kernel_links
 from nearline.algorithms._sandbox import Limits, Mount, Outcome, run_sandboxed
 from nearline.algorithms._stages import StageClock
@@ -164,7 +164,7 @@ def run_algorithm(
     limits: Limits | None = None,
     cancel: threading.Event | None = None,
     log: Path | None = None,
-    turn: TurnTaker | None = None,
+    turn: Callable[[], Turn | None] | None = None,
 ) -> RunResult:
     """Run a deployed algorithm on staged inputs, in the sandbox: the one way one runs.
 

@@ -21,14 +21,14 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from nearline.algorithms import _cgroups, _disk, _namespaces
 from nearline.algorithms._cgroups import MemoryBudget
-from nearline.algorithms._cpu_gate import Turn, TurnTaker
+from nearline.algorithms._cpu_gate import Turn
 from nearline.algorithms._disk import FileSystemSpace, Space
 from nearline.algorithms._furnish import furnish_into
 from nearline.algorithms._launch import OOM_SCORE_ADJ, Held, hold
@@ -268,7 +268,7 @@ def run_sandboxed(
     enforce: Isolation | None = None,
     keep: Sequence[str] | None = None,
     clock: StageClock | None = None,
-    turn: TurnTaker | None = None,
+    turn: Callable[[], Turn | None] | None = None,
     furnish: Mapping[str, Path] | None = None,
 ) -> Outcome:
     """Run a command in a folder under limits, isolated as well as this machine allows.
@@ -306,10 +306,9 @@ def run_sandboxed(
         ``watch`` (the rest of the wait: the service's CPU), ``teardown``, and ``ready``
         (waiting for its ``turn``, its sandbox made).
     turn
-        Called once its sandbox is made, with what starts the run: waits for the run's turn
-        at the CPUs' gate (:meth:`CpuGate.acquire`, which starts it as the CPUs are taken)
-        and returns it, or None if the run was cancelled meanwhile (None: it starts at
-        once). Its CPUs go back the moment its first process has ended.
+        Called once its sandbox is made: waits for the run's turn at the CPUs' gate
+        (:meth:`CpuGate.acquire`) and returns it, or None if the run was cancelled meanwhile
+        (None: it starts at once). Its CPUs go back the moment its first process has ended.
     furnish
         Folders copied (links as links) into the run's folder at these relative places as it
         starts: into its disk if it has one, which is sized for them so they take nothing of
@@ -346,13 +345,9 @@ def run_sandboxed(
                          limits=limits, group=group)  # fmt: skip
         with held:
             with clock.stage("ready"):
-                taken = turn(functools.partial(_start, held)) if turn is not None else None
+                taken = turn() if turn is not None else None
             if turn is not None and taken is None:
                 return Outcome(exit_code=None, reason="cancelled", usage=Usage())
-            if taken is not None and held.started:  # by the gate: it has run since then
-                ran = max(0.0, time.monotonic() - taken.granted)
-                clock.add("ready", -ran)
-                clock.add("watch", ran)
             try:
                 with clock.stage("watch"):
                     outcome = _run(held, limits=limits, log_path=log, cancel=cancel,
@@ -537,14 +532,6 @@ def _hold(
             output.close()
 
 
-def _start(held: Held) -> None:
-    """Let the held run go (SandboxError if its held process is gone)."""
-    try:
-        held.start()
-    except OSError as error:  # the held shell is gone (killed from outside)
-        raise SandboxError(f"the run's first process ended before it started: {error}") from None
-
-
 def _run(
     held: Held,
     *,
@@ -556,11 +543,11 @@ def _run(
     space: Space | None,
     turn: Turn | None = None,
 ) -> Outcome:
-    if held.started:  # by the gate, as its CPUs were taken
-        started = turn.granted if turn is not None else time.monotonic()
-    else:
-        started = time.monotonic()
-        _start(held)
+    started = time.monotonic()
+    try:
+        held.start()
+    except OSError as error:  # the held shell is gone (killed from outside)
+        raise SandboxError(f"the run's first process ended before it started: {error}") from None
     process = held.process
     meter = TreeMeter(process.pid, members=group.members if group is not None else None)
     watch = Watch(

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from urllib.parse import urlparse
 
-from nearline.algorithms import CpuGate, RunResult, TurnTaker, run_algorithm
+from nearline.algorithms import CpuGate, RunResult, Turn, run_algorithm
 from nearline.orders._base import Executor, RunTask
 from nearline.plugins import Registry
 
@@ -40,16 +40,15 @@ class LocalExecutor(Executor):
     def run(self, task: RunTask, *, cancel: threading.Event) -> RunResult:
         return run_task(task, cancel=cancel, turn=self._turn(task, cancel))
 
-    def _turn(self, task: RunTask, cancel: threading.Event) -> TurnTaker | None:
+    def _turn(self, task: RunTask, cancel: threading.Event) -> Callable[[], Turn | None] | None:
         gate, told = self.gate, self.waiting
         if gate is None:
             return None
-        return lambda start: gate.acquire(
+        return lambda: gate.acquire(
             task.limits.cpus,
             owner=self.owner_of(task.run),
             cancel=cancel,
             waiting=(lambda now: told(task.run, now)) if told is not None else None,
-            start=start,
         )
 
 
@@ -57,7 +56,7 @@ def run_task(
     task: RunTask,
     *,
     cancel: threading.Event | None = None,
-    turn: TurnTaker | None = None,
+    turn: Callable[[], Turn | None] | None = None,
 ) -> RunResult:
     """Run ``task`` here, in its sandbox: what every executor does on its machine."""
     return run_algorithm(
