@@ -339,6 +339,10 @@ def report(found: dict[str, Any], provenance: str) -> str:
                 ],
                 totals,
             ),
+            f"The orders' wall is from the first POST until the waiter (each user's first job "
+            f"still accepted or running, asked every 0.5 s) found none left; by the service's "
+            f"own record the last run ended {load['last run ended seconds']:.1f} s after the "
+            f"first POST.",
             f"The subscription: {sub['granules']:,} granules committed at 150 a second; "
             f"runs {sub['statuses']}; from a granule's commit to its job existing, p50 "
             f"{sub['trigger p50']:.3f} s, p95 {sub['trigger p95']:.3f} s.",

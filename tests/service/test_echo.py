@@ -184,6 +184,35 @@ def test_a_paused_job_is_running_its_results_not_ready_and_it_can_be_dismissed(e
         assert client.get(f"/jobs/{kept.json()['jobID']}/results").status_code == 404
 
 
+def test_the_job_list_filters_by_status_and_process_as_ogc_names_them(echoing):
+    def listed(client, **params) -> set[str]:
+        response = client.get("/jobs", params={"limit": 1000, **params})
+        assert response.status_code == 200, response.text
+        return {job["jobID"] for job in response.json()["jobs"]} & mine
+
+    ends = execute(echoing, {"inputs": {"string": "soon", "pause": 1}}, prefer="respond-async")
+    stays = execute(echoing, {"inputs": {"string": "late", "pause": 30}}, prefer="respond-async")
+    done = execute(echoing, {"inputs": {"string": "now"}}, prefer="respond-async")
+    soon, late, now = (r.json()["jobID"] for r in (ends, stays, done))
+    mine = {soon, late, now}
+    with echoing.client("alice") as client:
+        assert listed(client, status="running") == {soon, late}
+        assert listed(client, status="successful") == {now}
+        time.sleep(1.1)  # the first pause is over: it is filtered as it is now, successful
+        assert listed(client, status="running") == {late}
+        assert listed(client, status=["successful", "dismissed"]) == {soon, now}
+        assert listed(client, status=["running", "successful"]) == mine
+        assert listed(client, processID="echo") == mine
+        assert listed(client, processID="pathfinder") == set()
+        assert listed(client, processID="echo", status="accepted") == set()
+        wrong = client.get("/jobs", params={"status": "finished"})
+        assert (wrong.status_code, wrong.json()["detail"].split(":")[0]) == (400, "query.status.0")
+        client.delete(f"/jobs/{late}")
+        assert listed(client, status="dismissed") == {late}
+    with echoing.client("bob") as bob:
+        assert listed(bob, status=["running", "successful", "dismissed"]) == set()
+
+
 def test_another_users_echo_job_is_a_404(echoing):
     job = execute(echoing, {"inputs": {"string": "mine"}}, prefer="respond-async").json()
     with echoing.client("bob") as bob:

@@ -7,6 +7,7 @@ run's station, why it waits, what it cost, and how full each station is service-
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -58,8 +59,19 @@ def station_queues(service: Service) -> dict[str, int]:
     return {station.value: counts.get(station, 0) for station in active}
 
 
-def list_jobs(service: Service, *, user: str, base: str, limit: int, offset: int) -> Answer:
-    jobs = service.job_list(viewer=user, limit=limit, offset=offset)
+def list_jobs(
+    service: Service,
+    *,
+    user: str,
+    base: str,
+    limit: int,
+    offset: int,
+    statuses: Collection[JobStatus] = (),
+    processes: Collection[str] = (),
+) -> Answer:
+    jobs = service.job_list(
+        viewer=user, limit=limit, offset=offset, statuses=statuses, processes=processes
+    )
     stations = station_queues(service)  # once for the page, not once a job
     body = {
         "jobs": [status_info(service, job, base=base, stations=stations) for job in jobs],
@@ -139,9 +151,18 @@ def build_router() -> APIRouter:
         user: User,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+        status: Annotated[
+            list[JobStatus] | None,
+            Query(description="Only jobs of these statuses (repeat it for more than one)."),
+        ] = None,
+        process_id: Annotated[
+            list[str] | None,
+            Query(alias="processID", description="Only jobs of these processes."),
+        ] = None,
     ) -> Response:
         service, base = service_of(request), base_url(request)
-        return answer(list_jobs(service, user=user, base=base, limit=limit, offset=offset))
+        return answer(list_jobs(service, user=user, base=base, limit=limit, offset=offset,
+                                statuses=status or (), processes=process_id or ()))  # fmt: skip
 
     @router.get(
         "/jobs/{job_id}",

@@ -18,6 +18,8 @@ from nearline.algorithms import ECHO_ID, echo_description, read_echo_order
 from nearline.orders._base import Job, JobStatus
 from nearline.orders._store import JobStore
 
+RUNNING = JobStatus.RUNNING
+
 
 class EchoJobs:
     """The echo process's jobs in ``store``."""
@@ -56,3 +58,14 @@ class EchoJobs:
             return job
         self.store.succeed(job.id, message="echoed")
         return self.store.get(job.id, viewer=None)
+
+    def settle_all(self, owner: str, *, page: int = 1000) -> None:
+        """Settle every one of ``owner``'s paused echoes whose pause is over."""
+        offset = 0
+        while True:
+            running = self.store.list(
+                viewer=owner, limit=page, offset=offset, statuses=[RUNNING], processes=[ECHO_ID]
+            )
+            offset += sum(self.settle(job).status == RUNNING for job in running)
+            if len(running) < page:
+                return

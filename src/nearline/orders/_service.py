@@ -13,7 +13,7 @@ import os
 import shutil
 import socket
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -401,8 +401,21 @@ class Service(Closing):
     def job(self, job_id: str, *, viewer: str) -> Job:
         return self.echo.settle(self.jobs.get(job_id, viewer=viewer))
 
-    def job_list(self, *, viewer: str, limit: int = 100, offset: int = 0) -> list[Job]:
-        jobs = self.jobs.list(viewer=viewer, limit=limit, offset=offset)
+    def job_list(
+        self,
+        *,
+        viewer: str,
+        limit: int = 100,
+        offset: int = 0,
+        statuses: Collection[JobStatus] = (),
+        processes: Collection[str] = (),
+    ) -> list[Job]:
+        """``viewer``'s jobs, newest first, of ``statuses`` and ``processes`` if given."""
+        if statuses:  # an echo whose pause is over is settled first, so it is filtered as is
+            self.echo.settle_all(viewer)
+        jobs = self.jobs.list(
+            viewer=viewer, limit=limit, offset=offset, statuses=statuses, processes=processes
+        )
         return [self.echo.settle(job) for job in jobs]
 
     def results(self, job_id: str, *, viewer: str) -> list[Item]:

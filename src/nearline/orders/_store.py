@@ -9,7 +9,7 @@ job's status is recomputed from its runs in the same transaction.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -235,11 +235,26 @@ class JobStore:
             found.update({row["id"]: JobStatus(row["status"]) for row in rows})
         return found
 
-    def list(self, *, viewer: str, limit: int = 100, offset: int = 0) -> list[Job]:
-        """``viewer``'s jobs, newest first."""
+    def list(
+        self,
+        *,
+        viewer: str,
+        limit: int = 100,
+        offset: int = 0,
+        statuses: Collection[JobStatus] = (),
+        processes: Collection[str] = (),
+    ) -> list[Job]:
+        """``viewer``'s jobs, newest first; only those of ``statuses`` and of ``processes``
+        where either is given (OGC API - Processes' job list filters)."""
+        where, values = ["owner = ?"], [viewer]
+        for column, wanted in (("status", [str(s) for s in statuses]), ("process", processes)):
+            if wanted:
+                where.append(f"{column} IN ({','.join('?' * len(wanted))})")
+                values += list(wanted)
         rows = self.database.query(
-            "SELECT * FROM jobs WHERE owner = ? ORDER BY created DESC, id LIMIT ? OFFSET ?",
-            (viewer, limit, offset),
+            f"SELECT * FROM jobs WHERE {' AND '.join(where)} "
+            "ORDER BY created DESC, id LIMIT ? OFFSET ?",
+            (*values, limit, offset),
         )
         runs: dict[str, list[Run]] = {row["id"]: [] for row in rows}
         for marks, chunk in _chunks(list(runs)):  # the page's runs at once, not one job a query

@@ -165,6 +165,15 @@ class StoreTests:
         assert [j.id for j in jobs.list(viewer="alice")] == ["j2", "j1"]
         assert [r.id for r in jobs.at(Station.QUEUED)] == ["j1-0", "j1-1", "j1-2", "j2-0"]
         assert jobs.queued_count("alice") == 4
+        jobs.create(replace(make_job("j3"), process="q", status=JobStatus.RUNNING))
+        assert [j.id for j in jobs.list(viewer="alice", statuses=[JobStatus.ACCEPTED])] == [
+            "j2",
+            "j1",
+        ]
+        assert [j.id for j in jobs.list(viewer="alice", processes=["q"])] == ["j3"]
+        both = [JobStatus.RUNNING, JobStatus.FAILED]
+        assert [j.id for j in jobs.list(viewer="alice", statuses=both, processes=["p"])] == []
+        assert [j.id for j in jobs.list(viewer="bob", statuses=[JobStatus.RUNNING])] == []
 
     def test_a_move_happens_only_from_where_the_caller_saw_the_run(
         self, database: Database
