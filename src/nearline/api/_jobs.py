@@ -7,7 +7,6 @@ run's station, why it waits, what it cost, and how full each station is service-
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -18,7 +17,7 @@ from nearline.api._adapter import ERRORS, User, answer, service_of
 from nearline.api._results import one_result, value_results
 from nearline.api._stac import base_url
 from nearline.errors import NotFound, ResultsNotReady
-from nearline.orders import Job, JobStatus, Service, Station, stamp
+from nearline.orders import Job, JobFilter, JobStatus, Service, Station, stamp
 from nearline.orders import status_info as job_status
 
 JSON = "application/json"
@@ -60,18 +59,9 @@ def station_queues(service: Service) -> dict[str, int]:
 
 
 def list_jobs(
-    service: Service,
-    *,
-    user: str,
-    base: str,
-    limit: int,
-    offset: int,
-    statuses: Collection[JobStatus] = (),
-    processes: Collection[str] = (),
+    service: Service, *, user: str, base: str, limit: int, offset: int, only: JobFilter
 ) -> Answer:
-    jobs = service.job_list(
-        viewer=user, limit=limit, offset=offset, statuses=statuses, processes=processes
-    )
+    jobs = service.job_list(viewer=user, limit=limit, offset=offset, only=only)
     stations = station_queues(service)  # once for the page, not once a job
     body = {
         "jobs": [status_info(service, job, base=base, stations=stations) for job in jobs],
@@ -161,8 +151,10 @@ def build_router() -> APIRouter:
         ] = None,
     ) -> Response:
         service, base = service_of(request), base_url(request)
-        return answer(list_jobs(service, user=user, base=base, limit=limit, offset=offset,
-                                statuses=status or (), processes=process_id or ()))  # fmt: skip
+        only = JobFilter(statuses=tuple(status or ()), processes=tuple(process_id or ()))
+        return answer(
+            list_jobs(service, user=user, base=base, limit=limit, offset=offset, only=only)
+        )
 
     @router.get(
         "/jobs/{job_id}",

@@ -132,6 +132,23 @@ class Job:
 
 
 @dataclass(frozen=True)
+class JobFilter:
+    """Which jobs a listing shows (OGC API - Processes' job-list parameters): those of any of
+    ``statuses`` and of any of ``processes``; an empty one does not filter.
+
+    Parameters
+    ----------
+    statuses
+        Job statuses to keep (none: all).
+    processes
+        Process ids to keep (none: all).
+    """
+
+    statuses: tuple[JobStatus, ...] = ()
+    processes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class RunTask:
     """One sandboxed run of an algorithm, as an executor receives it.
 

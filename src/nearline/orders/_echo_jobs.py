@@ -15,10 +15,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from nearline.algorithms import ECHO_ID, echo_description, read_echo_order
-from nearline.orders._base import Job, JobStatus
+from nearline.orders._base import Job, JobFilter, JobStatus
 from nearline.orders._store import JobStore
 
 RUNNING = JobStatus.RUNNING
+PAUSED = JobFilter(statuses=(RUNNING,), processes=(ECHO_ID,))  # the echoes that may be due
 
 
 class EchoJobs:
@@ -63,9 +64,7 @@ class EchoJobs:
         """Settle every one of ``owner``'s paused echoes whose pause is over."""
         offset = 0
         while True:
-            running = self.store.list(
-                viewer=owner, limit=page, offset=offset, statuses=[RUNNING], processes=[ECHO_ID]
-            )
+            running = self.store.list(viewer=owner, limit=page, offset=offset, only=PAUSED)
             offset += sum(self.settle(job).status == RUNNING for job in running)
             if len(running) < page:
                 return

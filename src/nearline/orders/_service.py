@@ -13,7 +13,7 @@ import os
 import shutil
 import socket
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,7 +45,7 @@ from nearline.errors import (
 )
 from nearline.monitor import SystemSampler
 from nearline.orders._admission import Capacity
-from nearline.orders._base import Executor, Job, JobStatus, Run, Station
+from nearline.orders._base import Executor, Job, JobFilter, JobStatus, Run, Station
 from nearline.orders._dispatcher import Dispatcher
 from nearline.orders._echo_jobs import EchoJobs
 from nearline.orders._executors import LocalExecutor, open_executor
@@ -402,20 +402,12 @@ class Service(Closing):
         return self.echo.settle(self.jobs.get(job_id, viewer=viewer))
 
     def job_list(
-        self,
-        *,
-        viewer: str,
-        limit: int = 100,
-        offset: int = 0,
-        statuses: Collection[JobStatus] = (),
-        processes: Collection[str] = (),
+        self, *, viewer: str, limit: int = 100, offset: int = 0, only: JobFilter | None = None
     ) -> list[Job]:
-        """``viewer``'s jobs, newest first, of ``statuses`` and ``processes`` if given."""
-        if statuses:  # an echo whose pause is over is settled first, so it is filtered as is
+        """``viewer``'s jobs, newest first, those ``only`` keeps (None: all)."""
+        if only is not None and only.statuses:  # a due echo is settled first: filtered as is
             self.echo.settle_all(viewer)
-        jobs = self.jobs.list(
-            viewer=viewer, limit=limit, offset=offset, statuses=statuses, processes=processes
-        )
+        jobs = self.jobs.list(viewer=viewer, limit=limit, offset=offset, only=only)
         return [self.echo.settle(job) for job in jobs]
 
     def results(self, job_id: str, *, viewer: str) -> list[Item]:

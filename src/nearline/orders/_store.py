@@ -9,7 +9,7 @@ job's status is recomputed from its runs in the same transaction.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -19,7 +19,7 @@ import orjson
 from nearline.db import Database
 from nearline.errors import DiskQuotaExceeded, JobNotFound
 from nearline.monitor import Usage
-from nearline.orders._base import InputRef, Job, JobStatus, OutputFile, Run, Station
+from nearline.orders._base import InputRef, Job, JobFilter, JobStatus, OutputFile, Run, Station
 from nearline.units import format_size
 
 SCHEMA = """
@@ -236,18 +236,13 @@ class JobStore:
         return found
 
     def list(
-        self,
-        *,
-        viewer: str,
-        limit: int = 100,
-        offset: int = 0,
-        statuses: Collection[JobStatus] = (),
-        processes: Collection[str] = (),
+        self, *, viewer: str, limit: int = 100, offset: int = 0, only: JobFilter | None = None
     ) -> list[Job]:
-        """``viewer``'s jobs, newest first; only those of ``statuses`` and of ``processes``
-        where either is given (OGC API - Processes' job list filters)."""
+        """``viewer``'s jobs, newest first; only those ``only`` keeps (None: all)."""
+        only = only or JobFilter()
         where, values = ["owner = ?"], [viewer]
-        for column, wanted in (("status", [str(s) for s in statuses]), ("process", processes)):
+        statuses = [str(status) for status in only.statuses]
+        for column, wanted in (("status", statuses), ("process", only.processes)):
             if wanted:
                 where.append(f"{column} IN ({','.join('?' * len(wanted))})")
                 values += list(wanted)

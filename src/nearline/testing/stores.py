@@ -27,6 +27,7 @@ from nearline.orders import (
     Allotment,
     InputRef,
     Job,
+    JobFilter,
     JobStatus,
     JobStore,
     OutputFile,
@@ -166,14 +167,14 @@ class StoreTests:
         assert [r.id for r in jobs.at(Station.QUEUED)] == ["j1-0", "j1-1", "j1-2", "j2-0"]
         assert jobs.queued_count("alice") == 4
         jobs.create(replace(make_job("j3"), process="q", status=JobStatus.RUNNING))
-        assert [j.id for j in jobs.list(viewer="alice", statuses=[JobStatus.ACCEPTED])] == [
-            "j2",
-            "j1",
-        ]
-        assert [j.id for j in jobs.list(viewer="alice", processes=["q"])] == ["j3"]
-        both = [JobStatus.RUNNING, JobStatus.FAILED]
-        assert [j.id for j in jobs.list(viewer="alice", statuses=both, processes=["p"])] == []
-        assert [j.id for j in jobs.list(viewer="bob", statuses=[JobStatus.RUNNING])] == []
+
+        def listed(viewer: str = "alice", **only: tuple) -> list[str]:
+            return [j.id for j in jobs.list(viewer=viewer, only=JobFilter(**only))]
+
+        assert listed(statuses=(JobStatus.ACCEPTED,)) == ["j2", "j1"]
+        assert listed(processes=("q",)) == ["j3"]
+        assert listed(statuses=(JobStatus.RUNNING, JobStatus.FAILED), processes=("p",)) == []
+        assert listed("bob", statuses=(JobStatus.RUNNING,)) == []
 
     def test_a_move_happens_only_from_where_the_caller_saw_the_run(
         self, database: Database
