@@ -13,7 +13,6 @@ import logging
 import re
 import socket
 import subprocess
-import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -32,10 +31,6 @@ from nearline.errors import ConfigError, NearlineError
 SERVING = re.compile(r"nearline serving .* at \S+ \(port (\d+)\)")
 METRICS = re.compile(r"nearline metrics for Prometheus at \S+ \(port (\d+)\)")
 log = logging.getLogger(__name__)
-# how soon a thread woken by the kernel gets Python's lock from a busy one (Python's default
-# is 5 ms): a run's watcher woken by its run's end, and the readied run it lets start, are a
-# small run's critical path, one hand-over each
-SWITCH_INTERVAL = 0.001
 
 
 def served_port(output: str, what: re.Pattern[str] = SERVING) -> int | None:
@@ -186,7 +181,6 @@ def run_serve(args: argparse.Namespace) -> int:
     from nearline.api import create_app, open_doors
 
     logs.configure(args.log_format)
-    sys.setswitchinterval(SWITCH_INTERVAL)
     logging.getLogger("botocore").setLevel(logging.WARNING)  # "found credentials in ..."
     listener = listening_socket(args.host, args.port)
     port = listener.getsockname()[1]
