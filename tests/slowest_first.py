@@ -5,7 +5,7 @@ With ``--dist loadfile`` a worker takes a whole file at a time, the next one in 
 it is nearly done with its own. xdist orders that queue by each file's number of tests unless
 told not to (``--no-loadscope-reorder``, in pyproject.toml's addopts), and a count of tests
 says nothing of their seconds: a four-test file of 200 s handed out last runs alone while the
-other worker idles. So the files known to take longest go first, longest first, and the many
+other workers idle. So the files known to take longest go first, longest first, and the many
 short ones fill in behind them on whichever worker is free (the "longest processing time
 first" rule); a file not named here keeps its place after them. Each figure is the file's
 seconds (set-up, tests, tear-down) in one niced whole-suite run on two cores shared with
