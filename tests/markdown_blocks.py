@@ -100,6 +100,11 @@ class Block:
         return commands
 
 
+# the pages of a minute or more of real work each (a day of orbits composited, a service
+# ordered), run by a test file of their own so that another worker can take them
+LONG_PAGES = ("docs/service.md", "docs/composite.md")
+
+
 def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 
 import pytest
 
@@ -62,3 +64,17 @@ def test_a_user_added_with_data_after_the_verb_is_listed_from_that_folder(tmp_pa
         assert listed.returncode == 0, listed.stderr
         rows = [line.split("\t") for line in listed.stdout.splitlines()[1:]]
         assert [(row[0], row[1], row[-1]) for row in rows] == [("erin", "active", "1.0 GiB")]
+
+
+def test_building_the_parser_leaves_the_service_and_the_catalogue_unimported():
+    """Every `nearline` command builds the whole parser, and the suite runs the command
+    hundreds of times: the service's rooms (1.5 s of imports here) wait for the commands
+    that use them."""
+    probe = (
+        "import sys; from nearline.cli import build_parser; build_parser(); "
+        "print(sorted(m for m in ('nearline.orders', 'nearline.archive', 'nearline.api', "
+        "'nearline.algorithms') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

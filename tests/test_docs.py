@@ -2,7 +2,10 @@
 a page marks an excerpt or makes a small input).
 
 A page's blocks run in order in one folder of their own, so a later block can read what an
-earlier one wrote, as a reader following the page would.
+earlier one wrote, as a reader following the page would. The pages of
+``markdown_blocks.LONG_PAGES`` run in tests/test_docs_long_pages.py, every other page here:
+``--dist loadfile`` gives a file to one worker, and all the pages in one file made the
+suite's longest file by far, left running alone at the end while the other workers idled.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from nearline.mpirun import MPI_ENV
 
 from .markdown_blocks import (
     CHECKED,
+    LONG_PAGES,
     ROOT,
     RUN,
     SHOWN,
@@ -123,23 +127,33 @@ def stop_left_behind(folder: Path) -> None:
                 process.kill()
 
 
-@pytest.mark.parametrize("page", pages(), ids=lambda page: str(page.relative_to(ROOT)))
-def test_every_block_of_the_page_runs(
-    page: Path, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
+def run_page(page: Path, folder: Path, request: pytest.FixtureRequest) -> None:
+    """Run (or check) each of ``page``'s blocks in order, in ``folder``."""
     buckets: set[str] = set()
     try:
         for block in blocks(page):
             if block.excerpt is not None:
                 check_excerpt(block)
             elif block.language in RUN:
-                run_block(block, tmp_path, s3_environment(block, request, buckets))
+                run_block(block, folder, s3_environment(block, request, buckets))
             elif block.source_name():
-                (tmp_path / block.source_name()).write_text(block.runnable_code())
+                (folder / block.source_name()).write_text(block.runnable_code())
             else:
                 check_data(block)
     finally:
-        stop_left_behind(tmp_path)
+        stop_left_behind(folder)
+
+
+def short_pages() -> list[Path]:
+    """Every page but the long ones, which tests/test_docs_long_pages.py runs."""
+    return [page for page in pages() if str(page.relative_to(ROOT)) not in LONG_PAGES]
+
+
+@pytest.mark.parametrize("page", short_pages(), ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_block_of_the_page_runs(
+    page: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    run_page(page, tmp_path, request)
 
 
 def test_every_block_names_a_language_the_runner_knows() -> None:

@@ -25,14 +25,17 @@ import time
 import webbrowser
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlparse
-
-import httpx
 
 from nearline.durable import publish, temporary_path
 from nearline.errors import ConfigError
-from nearline.orders import pkce_pair
+
+if TYPE_CHECKING:
+    import httpx
+
+# httpx and nearline.orders are imported by the commands that use them: every `nearline`
+# command builds this parser, and importing the service's room costs more than a second
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -64,6 +67,8 @@ def _json(answer: httpx.Response, what: str) -> dict[str, Any]:
 
 def provider_of(url: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The service's sign-in settings and its provider's discovery document."""
+    import httpx
+
     try:
         config = _json(httpx.get(f"{url}/signin/config", timeout=30), f"{url}/signin/config")
         issuer = config["issuer"]
@@ -80,6 +85,10 @@ def provider_of(url: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def device_flow(config: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
     """RFC 8628, with PKCE as well (Keycloak asks for it from a client that requires it)."""
+    import httpx
+
+    from nearline.orders import pkce_pair
+
     verifier, challenge = pkce_pair()
     started = _json(
         httpx.post(
@@ -139,6 +148,10 @@ class _Redirect(BaseHTTPRequestHandler):
 
 
 def code_flow(config: dict[str, Any], document: dict[str, Any], *, browser: bool) -> dict:
+    import httpx
+
+    from nearline.orders import pkce_pair
+
     handler = type("Redirect", (_Redirect,), {"received": None})
     server = HTTPServer(("127.0.0.1", 0), handler)
     server.timeout = 1
@@ -209,6 +222,8 @@ def access_token() -> str:
         return kept["access_token"]
     if not kept.get("refresh_token"):
         raise ConfigError("the sign-in has expired: run `nearline login` again")
+    import httpx
+
     answer = httpx.post(
         kept["token_endpoint"],
         data={
@@ -228,6 +243,8 @@ def access_token() -> str:
 
 
 def run_login(args: argparse.Namespace) -> int:
+    import httpx
+
     url = service_url(args)
     config, document = provider_of(url)
     if args.flow == "device" and not document.get("device_authorization_endpoint"):
@@ -257,6 +274,8 @@ def run_token(args: argparse.Namespace) -> int:
 
 def run_tokens(args: argparse.Namespace) -> int:
     """Personal tokens, through the service's API as the signed-in user."""
+    import httpx
+
     token = os.environ.get("NEARLINE_TOKEN") or access_token()
     url = service_url(args)
     if args.url is None and not os.environ.get("NEARLINE_URL") and login_file().exists():

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from nearline.archive import query_values
 from nearline.cli._options import data_folder, state_options, user_of
 from nearline.errors import InvalidRequest
 
@@ -98,6 +97,8 @@ def body_of(args: argparse.Namespace) -> dict[str, Any]:
     if args.collections:
         search["collections"] = args.collections.split(",")
     if args.bbox:
+        from nearline.archive import query_values  # the catalogue's room: only when asked
+
         search["bbox"] = query_values({"bbox": args.bbox})["bbox"]
     if args.intersects:
         search["intersects"] = _json(args.intersects, "--intersects")
