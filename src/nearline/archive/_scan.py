@@ -121,7 +121,8 @@ def _count(
     """How many items match ``query`` in all, or None if the index finds more than ``most``
     candidate boxes for it (they are counted, not read, before any is read)."""
     if query.ids is not None:  # named items: looked up one by one, as for a page
-        return len(_by_ids(connection, replace(query, want=EVERY), streams))
+        named = len(_by_ids(connection, replace(query, want=EVERY), streams))
+        return named if named <= most else None  # past ``most``, as any other search
     spans, seen = [], 0
     for stream in streams:
         low, high = _span(stream, query)

@@ -375,6 +375,16 @@ class CatalogueTests:
                 assert (item.collection, item.id) in keys(filled.catalogue.search(search).items)
 
     # -- paging -----------------------------------------------------------------------------
+    def test_named_items_are_counted_only_up_to_count_to(self, filled: Filled) -> None:
+        """Four named items, one a page: counted exactly up to ``count_to``, absent past it
+        (as for any search), the same on every page."""
+        search = Search(collections=("terra",), start=T0, end=T0 + DAY)
+        named = tuple(item.id for item in filled.reference.matches(search)[:4])
+        for count_to, matched in ((3, None), (4, 4), (EVERYTHING, 4)):
+            pages = follow(filled.catalogue, Search(ids=named, limit=1, count_to=count_to))
+            assert sorted(item.id for page in pages for item in page.items) == sorted(named)
+            assert {page.matched for page in pages} == {matched}, count_to
+
     def test_pages_are_full_but_the_last(self, filled: Filled) -> None:
         search = Search(collections=("terra",), start=T0, end=T0 + DAY, limit=7)
         pages = follow(filled.catalogue, search)
