@@ -20,7 +20,9 @@ def local_cluster() -> Iterator[LocalCluster]:
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        # any free port: None still binds 8787, and a second suite worker's cluster then
+        # warns that it is taken (an error here)
+        dashboard_address="127.0.0.1:0",
     ) as started:
         yield started
     cleanup_stale()

@@ -4,6 +4,7 @@ runs' starts and ends, and draw the load study's figures from it."""
 from __future__ import annotations
 
 import argparse
+import signal
 import threading
 import time
 from typing import Any
@@ -84,14 +85,17 @@ def run_record(args: argparse.Namespace) -> int:
             done.set()
 
     started = time.monotonic()
+    # Ctrl-C is how an open-ended recording ends: it ends the wait below rather than raising
+    # KeyboardInterrupt wherever the main thread is (inside the progress bar's lock, the
+    # sampler's thread would wait on it for ever, and so would closing it)
+    interrupted = signal.signal(signal.SIGINT, lambda *_: done.set())
     sampler = SystemSampler(args.run, interval=args.interval, devices=args.device, on_sample=show)
     try:
         with bars:
             while not done.wait(0.2):
                 pass
-    except KeyboardInterrupt:
-        pass  # Ctrl-C is how an open-ended recording ends
     finally:
+        signal.signal(signal.SIGINT, interrupted)
         sampler.close(tail=wanted is None)  # --seconds: exactly the samples it asked for
     console.print(f"{taken} samples in {time.monotonic() - started:.1f} s kept in {args.run}")
     return 0
