@@ -18,8 +18,8 @@ from nearline.algorithms import ECHO_ID, echo_description, read_echo_order
 from nearline.orders._base import Job, JobFilter, JobStatus
 from nearline.orders._store import JobStore
 
-RUNNING = JobStatus.RUNNING
-PAUSED = JobFilter(statuses=(RUNNING,), processes=(ECHO_ID,))  # the echoes that may be due
+# the echoes that may be due
+PAUSED = JobFilter(statuses=(JobStatus.RUNNING,), processes=(ECHO_ID,))
 
 
 class EchoJobs:
@@ -65,6 +65,6 @@ class EchoJobs:
         offset = 0
         while True:
             running = self.store.list(viewer=owner, limit=page, offset=offset, only=PAUSED)
-            offset += sum(self.settle(job).status == RUNNING for job in running)
+            offset += sum(self.settle(job).status == JobStatus.RUNNING for job in running)
             if len(running) < page:
                 return
