@@ -75,6 +75,11 @@ class GranuleError(SwathError, ValueError):
     """A granule file is truncated, corrupt or of a format no reader knows (names the file)."""
 
 
+class NotThisFormat(GranuleError):
+    """A reader's quick sniff took a file that its header then showed to be of another format
+    (an HDF5 file that is not nearline's own, say): another reader may still know it."""
+
+
 class GridError(NearlineError, ValueError):
     """A target grid name or its parameters are unknown or inconsistent."""
 

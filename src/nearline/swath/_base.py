@@ -228,6 +228,20 @@ class Reader(ABC):
         """
 
     @classmethod
+    def why_not(cls, path: Path) -> str:
+        """Why ``can_open`` refused ``path``: what this reader looked for and did not find, as
+        a short phrase ("no CoreMetadata.0 naming a Level-2 swath product"). Called only to
+        explain a file no reader took, so it may read more than ``can_open`` does; it never
+        raises.
+
+        Parameters
+        ----------
+        path
+            A file ``can_open`` refused.
+        """
+        return f"not a {cls.name} file"
+
+    @classmethod
     def can_open_head(cls, head: bytes) -> bool:
         """Whether a file whose first bytes are ``head`` (at least 8) looks like this format,
         for a reader that ``supports_streams``; never raises.

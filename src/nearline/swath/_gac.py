@@ -159,6 +159,10 @@ class GACReader(Reader):
                 continue
         return False
 
+    @classmethod
+    def why_not(cls, path: Path) -> str:
+        return "no NOAA Level 1b POD or KLM header that pygac's checks accept"
+
     def open(self, path: Path) -> Granule:
         for reader_class in _pygac_readers():
             try:

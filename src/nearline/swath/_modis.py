@@ -293,5 +293,22 @@ class ModisL2Reader(Reader):
         finally:
             sd.end()
 
+    @classmethod
+    def why_not(cls, path: Path) -> str:
+        try:
+            with open(path, "rb") as handle:
+                if handle.read(4) != HDF4_MAGIC:
+                    return "not HDF4"
+            sd = _open_sd(Path(path))
+        except (OSError, GranuleError):
+            return "HDF4 that the HDF4 library cannot open"
+        try:
+            core = sd.attributes().get("CoreMetadata.0")
+        finally:
+            sd.end()
+        if not isinstance(core, str):
+            return "HDF4 without ECS CoreMetadata.0"
+        return f"CoreMetadata.0 names {ecs_value(core, 'SHORTNAME')!r}, not a Level-2 swath product"
+
     def open(self, path: Path) -> Granule:
         return ModisGranule(Path(path))

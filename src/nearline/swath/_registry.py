@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from nearline.errors import GranuleError
+from nearline.errors import GranuleError, NotThisFormat
 from nearline.plugins import Registry
 from nearline.swath._base import Granule, Reader
 
@@ -43,9 +43,19 @@ def open_granule(path: str | Path) -> Granule:
         reader = get_reader(name)
         if reader.can_open(path):
             return reader().open(path)
-    raise GranuleError(
-        f"granule {path}: no reader recognises this file (tried {', '.join(available_readers())})"
-    )
+    raise GranuleError(f"granule {path}: no reader recognises this file; {_refusals(path)}")
+
+
+def _refusals(path: Path) -> str:
+    """What each reader found missing, in one line: ``tried avhrr-gac (...), modis-l2 (...)``."""
+    reasons = []
+    for name in available_readers():
+        try:
+            why = get_reader(name).why_not(path)
+        except Exception as error:  # a plug-in's explanation must not hide the refusal
+            why = f"could not say why ({type(error).__name__})"
+        reasons.append(f"{name} ({' '.join(why.split())})")
+    return "tried " + ", ".join(reasons)
 
 
 def open_granule_stream(stream: BinaryIO, *, name: str) -> Granule | None:
@@ -56,7 +66,10 @@ def open_granule_stream(stream: BinaryIO, *, name: str) -> Granule | None:
     for reader_name in sorted(available_readers(), key=lambda n: n != "nearline-avhrr"):
         reader = get_reader(reader_name)
         if reader.supports_streams and reader.can_open_head(head):
-            return reader().open_stream(stream, name=name)
+            try:
+                return reader().open_stream(stream, name=name)
+            except NotThisFormat:  # its first bytes fooled the sniff: read a copy instead
+                stream.seek(0)
     return None
 
 

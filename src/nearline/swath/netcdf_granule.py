@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from nearline.errors import GranuleError
+from nearline.errors import GranuleError, NotThisFormat
 from nearline.swath._base import Granule, Reader, tie_rows
 from nearline.swath._block import (
     CH3_TRANSITION,
@@ -78,7 +78,7 @@ class NetCDFGranule(Granule):
             ) from None
         try:
             if not h5py.h5a.exists(self._fid, b"product") or self._attribute("product") != PRODUCT:
-                raise GranuleError(f"granule {path}: not a {PRODUCT} file")
+                raise NotThisFormat(f"granule {path}: not a {PRODUCT} file")
             self.platform = self._attribute("platform")
             self.n_lines = int(h5py.h5d.open(self._fid, b"latitude").shape[0])
             self.start_time = datetime.fromisoformat(self._attribute("time_coverage_start"))
@@ -305,11 +305,11 @@ class NetCDFGranuleReader(Reader):
 
     @classmethod
     def can_open(cls, path: Path) -> bool:
-        try:
-            with open(path, "rb") as handle:
-                return handle.read(8) == HDF5_MAGIC
-        except OSError:
-            return False
+        return _product(path)[0] == PRODUCT
+
+    @classmethod
+    def why_not(cls, path: Path) -> str:
+        return _product(path)[1]
 
     def open(self, path: Path) -> Granule:
         return NetCDFGranule(Path(path))
@@ -320,6 +320,28 @@ class NetCDFGranuleReader(Reader):
 
     def open_stream(self, stream: BinaryIO, *, name: str) -> Granule:
         return NetCDFGranule(Path(name), stream=stream)
+
+
+def _product(path: Path) -> tuple[str | None, str]:
+    """The ``product`` global attribute of an HDF5 file (None if it has none) and, when it is
+    not this format's, what was found instead."""
+    import h5py
+
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(8) != HDF5_MAGIC:
+                return None, "not netCDF-4/HDF5"
+        with h5py.File(path, "r") as file:
+            value = file.attrs.get("product")
+    except (OSError, ValueError):
+        return None, "an HDF5 signature, but HDF5 cannot open it: truncated or corrupt"
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value.item()
+    if isinstance(value, bytes):
+        value = value.decode(errors="replace")
+    if not isinstance(value, str):
+        return None, "netCDF-4/HDF5 without a global attribute 'product'"
+    return value, f"its 'product' attribute is {value!r}, not {PRODUCT!r}"
 
 
 def write_granule(
