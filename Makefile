@@ -15,7 +15,7 @@ export PRTE_MCA_rmaps_default_mapping_policy := :oversubscribe
 export OMPI_MCA_rmaps_base_oversubscribe := 1
 export OMPI_MCA_osc := ^ucx
 
-.PHONY: demo test docs bench lint lock clean
+.PHONY: demo test test-realdata docs bench lint lock clean
 
 # Installs exactly what uv.lock pins (`make lock` refreshes it on purpose). uv comes from PyPI
 # into the project's own .venv, at the version the lock pins too.
@@ -71,6 +71,13 @@ test: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mkdocs build --strict
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+# The tests on real product files from outside the project (../shared/realdata, or
+# $$NEARLINE_REALDATA; docs/realdata.md): .ci/run runs them after `make test`. Without the files
+# it says in one line where they come from and fails.
+test-realdata: $(STAMP)
+	$(BIN)/python -m nearline.testing.realdata
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests/realdata
 
 # The site: README.md, docs/*.md and the API reference from the public API's docstrings
 # (mkdocs.yml). `make test` builds it with --strict: a warning there is an error.

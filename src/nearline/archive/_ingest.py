@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 ARCHIVE_BATCH = 64  # bundle members restored to scratch at once
-MEDIA_TYPES = {"nearline-avhrr": "application/x-netcdf", "modis-l2": "application/x-hdf"}
 Progress = Callable[[int, int], None]  # (files described, files in all)
 
 
@@ -61,21 +60,26 @@ def granule_fields(
     summary: GranuleSummary, *, name: str, location: str, size: int, sha256: str
 ) -> dict[str, Any]:
     """A granule's item fields from what its reader said of it and where its bytes are."""
+    properties: dict[str, Any] = {
+        "platform": summary.platform,
+        "instruments": [summary.instrument],
+        "nearline:reader": summary.reader,
+        "nearline:product": summary.product,
+    }
+    if summary.n_lines is not None:
+        properties["nearline:lines"] = summary.n_lines
+    if summary.warnings:
+        properties["nearline:warnings"] = list(summary.warnings)
     return {
         "id": name,
         "start": summary.start,
         "end": summary.end,
         "geometry": summary.geometry,
         "bbox": summary.bbox,
-        "properties": {
-            "platform": summary.platform,
-            "instruments": [summary.instrument],
-            "nearline:reader": summary.reader,
-            "nearline:lines": summary.n_lines,
-        },
+        "properties": properties,
         "asset": Asset(
             location=location,
-            media_type=MEDIA_TYPES.get(summary.reader, "application/octet-stream"),
+            media_type=summary.media_type,
             size=size,
             sha256=sha256,
             title=name,

@@ -52,6 +52,12 @@ class Granule(ABC):
       point in ``nearline.readers``); ``instrument`` the sensor's name for the catalogue.
     - ``edge_reach``: how far the swath's outermost pixels lie beyond the outermost tie
       columns, in tie-point steps (the footprint reaches that far).
+    - ``product`` names the product as the file itself does ("MOD04_L2", "GLM-L2-LCFA");
+      ``media_type`` is the file's IANA media type for its catalogue asset.
+    - ``warnings``: what the catalogue should record of a file that was read but is not
+      whole (a Level 1b file holding fewer scan lines than its header promises).
+    - A product that is not a swath of tie points (a map-projected tile, lightning points)
+      overrides ``read_outline``, and its footprint is made of that outline instead.
 
     Level-2 products (MODIS) hold geophysical fields, not AVHRR counts: their ``read``,
     ``read_telemetry`` and ``read_tie_latitudes`` raise GranuleError saying so.
@@ -59,6 +65,9 @@ class Granule(ABC):
 
     reader: ClassVar[str]
     instrument: ClassVar[str] = "avhrr"
+    media_type: ClassVar[str] = "application/octet-stream"
+    product: str = "AVHRR-GAC-L1B"
+    warnings: tuple[str, ...] = ()
     edge_reach: float = float(TIE_COLUMNS[0] / (TIE_COLUMNS[1] - TIE_COLUMNS[0]))  # GAC: 0.5
     path: Path
     platform: str
@@ -177,6 +186,19 @@ class Granule(ABC):
         start, stop
             The lines.
         """
+
+    def read_outline(self) -> list[np.ndarray] | None:
+        """The footprint's outline, for a product that is not a swath of tie points; None
+        (the default): the footprint is made of ``read_tie_lonlat``.
+
+        Returns
+        -------
+        list of numpy.ndarray or None
+            Polygons, each an (n, 2) array of (longitude, latitude) degrees, closed or not,
+            in one longitude frame: a ring that crosses ±180 continues past it (179 to
+            181) rather than jumping, and the footprint cuts it there.
+        """
+        return None
 
     def close(self) -> None:  # noqa: B027 - nothing to release by default
         """Release the file."""

@@ -61,9 +61,12 @@ class GranuleSummary:
     instrument: str
     start: datetime  # UTC, first line
     end: datetime  # UTC, last line
-    n_lines: int
+    n_lines: int | None  # None for a product without scan lines (a tile, points)
     geometry: dict[str, Any] | None  # GeoJSON Polygon or MultiPolygon; None if no valid line
     bbox: BBox | None  # (west, south, east, north); west > east across the antimeridian
+    product: str = ""  # as the file names it
+    media_type: str = "application/octet-stream"
+    warnings: tuple[str, ...] = ()  # a file read but not whole, say
 
 
 def describe_granule(path: str | Path, *, step: int = STEP) -> GranuleSummary:
@@ -98,20 +101,27 @@ def summarize_granule(granule: Granule, path: Path, *, step: int = STEP) -> Gran
         instrument=granule.instrument,
         start=_utc(granule.start_time),
         end=_utc(granule.end_time),
-        n_lines=granule.n_lines,
+        n_lines=getattr(granule, "n_lines", None),
         geometry=geometry,
         bbox=bbox,
+        product=granule.product,
+        media_type=granule.media_type,
+        warnings=tuple(granule.warnings),
     )
 
 
 def granule_footprint(
     granule: Granule, *, step: int = STEP, tolerance: float = TOLERANCE
 ) -> tuple[dict[str, Any] | None, BBox | None]:
-    """The footprint of an open granule from the tie points of every ``step``-th line.
+    """The footprint of an open granule from the tie points of every ``step``-th line (or
+    from its own outline, for a product that is not a swath: ``Granule.read_outline``).
 
     If a sampled line has invalid tie points, every line is read instead, so that only the
     invalid lines themselves are left out.
     """
+    outline = granule.read_outline()
+    if outline is not None:
+        return outline_footprint(outline)
     lon, lat = granule.read_tie_lonlat(step)
     if step > 1 and not _valid(lon, lat).all():
         lon, lat = granule.read_tie_lonlat(1)
@@ -178,6 +188,40 @@ def swath_footprint(
     if not polygons:
         return None, None
     return _geojson(polygons), _bbox(polygons)
+
+
+def outline_footprint(
+    rings: list[np.ndarray],
+) -> tuple[dict[str, Any] | None, BBox | None]:
+    """GeoJSON geometry and STAC bbox of polygons given by their outlines, as a swath's
+    footprint is finished: cut at ±180 and shifted into -180..180, exterior rings
+    counter-clockwise, rounded to 1e-6 degrees.
+
+    Parameters
+    ----------
+    rings
+        Each an (n, 2) array of (longitude, latitude) degrees in one longitude frame (a ring
+        that crosses ±180 goes on past it); closed or not. Rings of fewer than three
+        distinct points are left out.
+    """
+    polygons = []
+    for ring in rings:
+        ring = np.asarray(ring, np.float64)
+        if ring.ndim != 2 or ring.shape[1] != 2 or not np.isfinite(ring).all():
+            raise ValueError(f"an outline of shape {ring.shape}; expected finite (n, 2)")
+        if len(np.unique(ring, axis=0)) >= 3:
+            polygon = shapely.polygons(ring)
+            if not shapely.is_valid(polygon):
+                polygon = shapely.make_valid(polygon, method="structure")
+            polygons.append(polygon)
+    if not polygons:
+        return None, None
+    world = _to_world(shapely.union_all(polygons, grid_size=GRID))
+    world = shapely.orient_polygons(shapely.set_precision(world, GRID), exterior_cw=False)
+    parts = _polygons(world)
+    if not parts:
+        return None, None
+    return _geojson(parts), _bbox(parts)
 
 
 def union_footprints(

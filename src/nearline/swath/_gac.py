@@ -52,6 +52,7 @@ class GACGranule(Granule):
     """A GAC L1b file decoded by pygac, held in memory (one orbit is 40-45 MB)."""
 
     reader = READER
+    media_type = "application/octet-stream"  # NOAA Level 1b: a binary record format
 
     def __init__(self, path: Path, reader: Any) -> None:
         self.path = path

@@ -78,6 +78,7 @@ class ModisGranule(Granule):
     """
 
     reader = READER
+    media_type = "application/x-hdf"
     instrument = "modis"
 
     def __init__(self, path: Path) -> None:
@@ -92,6 +93,7 @@ class ModisGranule(Granule):
                     f"{', '.join(sorted(SHORT_NAMES))}"
                 )
             self.short_name = short_name
+            self.product = short_name
             self.product = product_of(short_name)
             self.platform = _platform(core, short_name)
             self.start_time = _ecs_time(core, "BEGINNING", path)

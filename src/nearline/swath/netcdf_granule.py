@@ -56,6 +56,8 @@ class NetCDFGranule(Granule):
     """
 
     reader = READER
+    media_type = "application/x-netcdf"
+    product = PRODUCT
 
     def __init__(self, path: Path, *, stream: BinaryIO | None = None) -> None:
         import h5py
