@@ -96,22 +96,33 @@ def test_ingesting_again_replaces_and_a_bad_file_adds_nothing(live, ingested, tm
     mixed = tmp_path / "mixed"
     mixed.mkdir()
     shutil.copy(ingested[1], mixed / "renamed.nc")
-    (mixed / "notes.txt").write_text("not a granule")
+    (mixed / "junk.bin").write_bytes(bytes(range(256)) * 40)  # binary, no format's
+    (mixed / "README.md").write_text("# what this folder holds\n")  # a text companion
     failed = nearline(
         "ingest", str(mixed), "--collection", "avhrr-gac", data=live.data, check=False
     )
     assert failed.returncode == 2
     (line,) = failed.stderr.strip().splitlines()  # one line, no traceback
-    assert "notes.txt" in line
+    assert "junk.bin: no reader recognises this file; tried avhrr-gac (" in line
     assert "nothing was ingested" in line
     assert "renamed.nc" not in [i["id"] for i in search(live, "bob", collections="avhrr-gac")]
     skipped = nearline(
         "ingest", str(mixed), "--collection", "avhrr-gac", "--on-error", "skip", data=live.data
     )
     assert skipped.stdout.startswith("ingested 1 granules")
-    assert "skipped" in skipped.stderr
-    assert "notes.txt" in skipped.stderr
+    lines = skipped.stderr.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        f"skipped {mixed / 'junk.bin'}",
+        "passed over README.md",  # not a granule: said, and no failure
+    ]
+    assert lines[1] == "passed over README.md: text, not a granule"
     assert "renamed.nc" in [i["id"] for i in search(live, "bob", collections="avhrr-gac")]
+    named = nearline(  # a text file named on its own is refused by name
+        "ingest", str(mixed / "README.md"), "--collection", "avhrr-gac", data=live.data,
+        check=False,
+    )  # fmt: skip
+    assert named.returncode == 2
+    assert "README.md: no reader recognises this file" in named.stderr
 
 
 def test_the_builtin_composite_ordered_through_the_api(live, ingested, tmp_path):

@@ -13,7 +13,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,8 @@ class IngestReport:
     items: list[Item]
     skipped: list[tuple[Path | str, str]] = field(default_factory=list)
     bytes: int = 0
+    # files found in a folder that are not granules at all (README, checksums, element sets)
+    passed_over: list[tuple[Path, str]] = field(default_factory=list)
 
 
 def describe_file(
@@ -108,6 +110,25 @@ def file_paths(inputs: Iterable[str | Path]) -> list[Path]:
         raise IngestError(f"{error}; give granule files, or folders of them") from None
 
 
+def sort_out(inputs: Iterable[str | Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The files of ``inputs`` to describe, and those a folder holds beside its granules that
+    are no granules at all, with what each is: text (a README, a checksum list, ECS ``.met``
+    metadata, the element sets AVHRR Level 1b geolocation uses). A file named on its own is
+    always described, so that a wrong one is refused by name."""
+    from nearline.swath import companion_kind
+
+    inputs = [Path(name) for name in inputs]
+    named = {path for path in inputs if not path.is_dir()}
+    paths, companions = [], []
+    for path in file_paths(inputs):
+        kind = None if path in named else companion_kind(path)
+        if kind is None:
+            paths.append(path)
+        else:
+            companions.append((path, kind))
+    return paths, companions
+
+
 def describe_all(
     paths: Sequence[Path],
     *,
@@ -157,7 +178,8 @@ def ingest(
     catalogue
         The catalogue the items go into.
     inputs
-        Granule files, and folders: every file below them.
+        Granule files, and folders: every file below them but the text files among them
+        (READMEs, element sets: :func:`sort_out`), which the report lists as passed over.
     collection
         The collection the items join; created if missing.
     owner
@@ -183,10 +205,13 @@ def ingest(
         If a file is bad and ``on_error`` is ``"fail"``, or ``on_error`` is neither.
     """
     check_on_error(on_error)
-    described = describe_all(
-        file_paths(inputs), workers=workers, progress=progress, start_method=start_method
-    )
-    return catalogue_described(catalogue, described, collection, owner, on_error)
+    paths, companions = sort_out(inputs)
+    if not paths:
+        kinds = ", ".join(f"{path.name} ({kind})" for path, kind in companions[:3])
+        raise IngestError(f"no granules among the files given, only {kinds}; nothing was ingested")
+    described = describe_all(paths, workers=workers, progress=progress, start_method=start_method)
+    report = catalogue_described(catalogue, described, collection, owner, on_error)
+    return replace(report, passed_over=companions)
 
 
 def ingest_archive(

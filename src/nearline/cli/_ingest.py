@@ -98,8 +98,18 @@ def run_ingest(args: argparse.Namespace) -> int:
                 )
         total = catalogue.count(args.collection)
     for path, why in report.skipped:
+        why = why.removeprefix(f"granule {path}: ")  # the line names the file once
         # one line per file, whatever the width, and a path's brackets are not markup
         console.print(f"skipped {path}: {why}", soft_wrap=True, markup=False, highlight=False)
+    if report.passed_over:
+        kinds: dict[str, list[str]] = {}
+        for path, kind in report.passed_over:
+            kinds.setdefault(kind, []).append(path.name)
+        for kind, names in kinds.items():
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            console.print(
+                f"passed over {shown}: {kind}", soft_wrap=True, markup=False, highlight=False
+            )
     print(
         f"ingested {len(report.items)} granules ({format_size(report.bytes)}) into "
         f"{args.collection} ({total} items in all)"

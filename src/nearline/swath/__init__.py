@@ -23,6 +23,7 @@ from nearline.swath._block import (
     SwathBlock,
     Telemetry,
 )
+from nearline.swath._companions import companion_kind
 from nearline.swath._modis_products import PRODUCTS as MODIS_PRODUCTS
 from nearline.swath._orbit import gac_scan_angles, glint_angle, sun_distance_squared
 from nearline.swath._registry import available_readers, get_reader, granule_paths, open_granule
@@ -92,6 +93,7 @@ __all__ = [
     "available_readers",
     "block_nbytes",
     "cache_folder",
+    "companion_kind",
     "describe_granule",
     "describe_stream",
     "gac_scan_angles",

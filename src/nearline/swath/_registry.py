@@ -3,7 +3,9 @@ through the ``nearline.readers`` entry points (read once a process, loaded only 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
@@ -11,6 +13,7 @@ from nearline.errors import GranuleError, NotThisFormat
 from nearline.plugins import Registry
 from nearline.swath._base import Granule, Reader
 
+log = logging.getLogger(__name__)
 READERS: Registry[type[Reader]] = Registry(
     "granule reader",
     group="nearline.readers",
@@ -42,8 +45,24 @@ def open_granule(path: str | Path) -> Granule:
     for name in sorted(available_readers(), key=lambda n: n != "nearline-avhrr"):
         reader = get_reader(name)
         if reader.can_open(path):
-            return reader().open(path)
+            return _opened(name, partial(reader().open, path), path)
     raise GranuleError(f"granule {path}: no reader recognises this file; {_refusals(path)}")
+
+
+def _opened(name: str, opening: Callable[[], Granule], path: Path | str) -> Granule:
+    """``opening()``, with any error but a GranuleError (a reader's own bug, or a library's
+    surprise at a file it half-knows) turned into one naming the file and the reader; the
+    traceback goes to the log."""
+    try:
+        return opening()
+    except GranuleError:
+        raise
+    except Exception as error:
+        log.debug("the %s reader failed on %s", name, path, exc_info=True)
+        raise GranuleError(
+            f"granule {path}: the {name} reader failed on it ({type(error).__name__}: {error}); "
+            "the file may be damaged, or this is a bug in the reader: please report it"
+        ) from None
 
 
 def _refusals(path: Path) -> str:
@@ -67,7 +86,7 @@ def open_granule_stream(stream: BinaryIO, *, name: str) -> Granule | None:
         reader = get_reader(reader_name)
         if reader.supports_streams and reader.can_open_head(head):
             try:
-                return reader().open_stream(stream, name=name)
+                return _opened(reader_name, partial(reader().open_stream, stream, name=name), name)
             except NotThisFormat:  # its first bytes fooled the sniff: read a copy instead
                 stream.seek(0)
     return None
