@@ -10,13 +10,16 @@ function round(value) {
   return Math.round(value * 100) / 100;
 }
 
-/** Longitudes of a ring made continuous (no jump over 180°), for a ring that was not split. */
+/** Longitudes of a ring made continuous (no jump over 180°), for a ring that was not split.
+ * A step from one side of ±180 to the other is the cut itself in a split footprint (a polar
+ * cap runs along the pole from 180 to -180): drawn as it is, not unwrapped. */
 function unwrap(ring) {
   const out = [];
   let shift = 0;
   let previous = null;
   for (const [lon, lat] of ring) {
-    if (previous !== null) {
+    const alongCut = previous !== null && Math.abs(previous) === 180 && Math.abs(lon) === 180;
+    if (previous !== null && !alongCut) {
       if (lon - previous > 180) shift -= 360;
       else if (previous - lon > 180) shift += 360;
     }
