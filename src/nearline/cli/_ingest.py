@@ -103,7 +103,9 @@ def run_ingest(args: argparse.Namespace) -> int:
         console.print(f"skipped {path}: {why}", soft_wrap=True, markup=False, highlight=False)
     for item in report.items:
         for warning in item.properties.get("nearline:warnings", []):
-            console.print(f"note {item.id}: {warning}", soft_wrap=True, markup=False, highlight=False)
+            console.print(
+                f"note {item.id}: {warning}", soft_wrap=True, markup=False, highlight=False
+            )
     if report.passed_over:
         kinds: dict[str, list[str]] = {}
         for path, kind in report.passed_over:
