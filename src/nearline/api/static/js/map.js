@@ -11,20 +11,24 @@ function round(value) {
 }
 
 /** Longitudes of a ring made continuous (no jump over 180°), for a ring that was not split.
- * A step from one side of ±180 to the other is the cut itself in a split footprint (a polar
- * cap runs along the pole from 180 to -180): drawn as it is, not unwrapped. */
+ * In a split footprint a step along the cut (from one side of ±180 to the other) or along a
+ * pole (a polar cap's edge, which is a line on this map) is the map's own edge: drawn as it
+ * is, not unwrapped. */
 function unwrap(ring) {
   const out = [];
   let shift = 0;
   let previous = null;
+  let previousLat = null;
   for (const [lon, lat] of ring) {
-    const alongCut = previous !== null && Math.abs(previous) === 180 && Math.abs(lon) === 180;
-    if (previous !== null && !alongCut) {
+    const alongCut = Math.abs(previous) === 180 && Math.abs(lon) === 180;
+    const alongPole = Math.abs(previousLat) === 90 && previousLat === lat;
+    if (previous !== null && !alongCut && !alongPole) {
       if (lon - previous > 180) shift -= 360;
       else if (previous - lon > 180) shift += 360;
     }
     out.push([lon + shift, lat]);
     previous = lon;
+    previousLat = lat;
   }
   return out;
 }
