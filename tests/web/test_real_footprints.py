@@ -13,13 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import shapely
+import stac_pydantic
 from playwright.sync_api import Page, expect
+from pystac.validation import JsonSchemaSTACValidator, validate_dict
 from shapely.geometry import shape
 
+from nearline.archive import FILE_EXTENSION
 from nearline.swath import synthesize_day
 
 from ..live_service import LiveService, nearline
 from ..service.conftest import serving
+from ..service.test_standards import offline_schemas
 from .conftest import sign_in, snap
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
@@ -87,3 +91,19 @@ def test_real_footprints_are_drawn_where_the_api_puts_them(page, live, screens):
         assert all(filled(page, name, inside)), f"{name}: a point of its footprint not drawn"
         assert not any(filled(page, name, outside)), f"{name}: drawn where it does not lie"
     snap(page, screens, "real-footprints")
+
+
+def test_real_items_are_valid_stac_offline(live):
+    """Each real granule's item, as the API serves it, validates against STAC's item schema
+    and stac-pydantic's model, and carries what its reader read: product and platform."""
+    validator = JsonSchemaSTACValidator()
+    validator.schema_cache.update(offline_schemas())
+    with live.client("alice") as client:
+        answer = client.get("/search", params={"collections": COLLECTION, "limit": 100}).json()
+    assert len(answer["features"]) == len(list(REAL.glob("*"))) - 2 + 1  # but README, ORIGINS
+    for item in answer["features"]:
+        stac_pydantic.Item.model_validate(item)
+        assert FILE_EXTENSION in validate_dict(item, validator=validator)
+        assert item["properties"]["nearline:product"]
+        assert item["properties"]["platform"]
+        assert item["properties"]["start_datetime"] < item["properties"]["end_datetime"]
