@@ -232,9 +232,11 @@ def test_sniffing_finds_the_modis_reader_and_no_other(granules, tmp_path):
     assert not ModisL2Reader.can_open(plain)
     with pytest.raises(GranuleError, match="no reader recognises"):
         open_granule(plain)
-    other = tmp_path / "other.bin"
+    other = tmp_path / "other.bin"  # the HDF4 signature, then nothing HDF4 can open
     other.write_bytes(b"\x0e\x03\x13\x01" + b"x" * 500)
-    assert not ModisL2Reader.can_open(other)
+    assert ModisL2Reader.can_open(other)  # claimed, to be refused as what it is
+    with pytest.raises(GranuleError, match=re.escape(f"granule {other}: HDF4 cannot open it")):
+        open_granule(other)
 
 
 def test_a_truncated_granule_is_refused_naming_it(granules, tmp_path):

@@ -114,7 +114,8 @@ def test_the_real_mod09ga_tile_is_read_from_its_own_metadata():
         assert granule.n_lines is None
         assert (granule.start_time.isoformat(), granule.end_time.isoformat()) == (
             "2008-10-22T11:55:00+00:00", "2008-10-22T23:25:00+00:00")  # fmt: skip
-        assert "sur_refl_b01_1" in granule.fields and "Range_1" in granule.fields
+        assert "sur_refl_b01_1" in granule.fields
+        assert "Range_1" in granule.fields
     summary = describe_granule(MOD09GA)
     assert (summary.reader, summary.n_lines, summary.media_type) == (
         "modis-grid", None, "application/x-hdf")  # fmt: skip
@@ -162,7 +163,8 @@ def test_a_tiles_footprint_is_its_exact_shape(tmp_path, h, v, what):
         assert 7.0 < east - west <= 10.0 + 1e-6  # a sliver: 10 degrees wide at the equator
     if (h, v) == (18, 4):
         assert (south, north) == pytest.approx((40.0, 50.0), abs=1e-6)
-        assert west == 0.0 and east == pytest.approx(
+        assert west == 0.0
+        assert east == pytest.approx(
             math.degrees(TILE / (RADIUS * math.cos(math.radians(50)))), abs=1e-6
         )
 
@@ -177,7 +179,8 @@ def test_the_outline_is_sampled_within_its_accuracy():
     middle = (lat[up] + lat[up + 1]) / 2
     truth = np.clip(np.degrees(-TILE / (RADIUS * np.cos(np.radians(middle)))), -180, 180)
     stray = np.abs((lon[up] + lon[up + 1]) / 2 - truth)
-    assert up.size > 10 and stray.max() <= ACCURACY
+    assert up.size > 10
+    assert stray.max() <= ACCURACY
     assert len(ring) < 1000  # sampled where the curve bends (909 vertices)
 
 
@@ -235,7 +238,8 @@ def test_products_out_of_scope_are_refused_in_one_line(tmp_path):
         with pytest.raises(GranuleError) as refused:
             open_granule(path)
         message = str(refused.value)
-        assert "\n" not in message and str(path) in message
+        assert "\n" not in message
+        assert str(path) in message
         assert (
             f"modis-l2 (CoreMetadata.0 names '{short_name}', {what} nearline does not read "
             "(docs/realdata.md lists what it does))"

@@ -164,7 +164,9 @@ class ModisGranule(ModisFile):
             )
 
     def read_tie_lonlat(self, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """Geolocation rows ``0, step, 2 step, ...`` and the last."""
+        """Geolocation rows ``0, step, 2 step, ...`` and the last (what the footprint is made
+        of; the file is verified whole first, so that nothing damaged is catalogued)."""
+        self.verify()
         rows = tie_rows(self.geo_rows, step)
         lon, lat = self.read_lonlat()
         return lon[rows], lat[rows]

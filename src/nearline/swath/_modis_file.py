@@ -104,13 +104,39 @@ class ModisFile(Granule):
         sds = self._sds(name)
         try:
             return np.asarray(sds.get()), sds.attributes()
-        except HDF4Error as error:
-            raise GranuleError(
-                f"granule {self.path}: SDS {name!r} cannot be read ({error}); the file is "
-                "truncated or corrupt"
-            ) from None
+        except (HDF4Error, ValueError) as error:  # pyhdf: ValueError("SDreaddata failure")
+            raise self._corrupt(name, error) from None
         finally:
             sds.endaccess()
+
+    def _corrupt(self, name: str, error: Exception) -> GranuleError:
+        return GranuleError(
+            f"granule {self.path}: SDS {name!r} cannot be read ({error}); the file is "
+            "truncated or corrupt"
+        )
+
+    def verify(self) -> None:
+        """Check that every SDS's bytes are there and whole, before the file is catalogued:
+        a compressed SDS is decompressed (a damaged stream fails), an uncompressed one has
+        its last value read (a truncated one fails). GranuleError naming the file and the
+        SDS otherwise. Damage to uncompressed values themselves cannot be seen."""
+        from pyhdf.error import HDF4Error
+
+        for name in self._sd.datasets():
+            sds = self._sds(name)
+            try:
+                try:
+                    sds.getcompress()
+                except HDF4Error:  # not compressed: the last value's bytes must be there
+                    _, rank, dims, _, _ = sds.info()
+                    last = tuple(int(d) - 1 for d in np.ravel(dims)[:rank])
+                    sds[tuple(slice(i, i + 1) for i in last)]
+                else:
+                    sds.get()
+            except (HDF4Error, ValueError) as error:
+                raise self._corrupt(name, error) from None
+            finally:
+                sds.endaccess()
 
     def read_field(self, name: str) -> np.ndarray:
         """Field ``name`` decoded: float32, NaN where the file holds its ``_FillValue`` or a
@@ -151,6 +177,9 @@ class ModisFile(Granule):
             self._sd = None
 
 
+UNOPENABLE = "HDF4 that the HDF4 library cannot open: truncated or corrupt"
+
+
 def sniff(path: Path) -> tuple[str | None, str | None, dict[str, Any] | None]:
     """(refusal, short name, parsed StructMetadata) of a file: the refusal is None for an
     HDF4 file with ECS metadata naming a product nearline may read. Never raises."""
@@ -159,7 +188,7 @@ def sniff(path: Path) -> tuple[str | None, str | None, dict[str, Any] | None]:
     try:
         sd = open_sd(Path(path))
     except GranuleError:
-        return "HDF4 that the HDF4 library cannot open: truncated or corrupt", None, None
+        return UNOPENABLE, None, None
     try:
         attributes = sd.attributes()
     except Exception:  # an unreadable attribute table is a corrupt file
@@ -210,7 +239,10 @@ class ModisReader(Reader):
 
     @classmethod
     def can_open(cls, path: Path) -> bool:
-        return cls._refusal(path) is None
+        """True for a file of this family, and for HDF4 the HDF4 library cannot open, which
+        ``open`` then refuses as truncated or corrupt, naming it (no other reader reads
+        HDF4, and that says more than that no reader recognises it)."""
+        return cls._refusal(path) in (None, UNOPENABLE)
 
     @classmethod
     def why_not(cls, path: Path) -> str:

@@ -89,7 +89,9 @@ class ModisGridGranule(ModisFile):
         )
 
     def read_outline(self) -> list[np.ndarray]:
-        """Each distinct grid's outline (MOD09GA's 1 km and 500 m grids share theirs)."""
+        """Each distinct grid's outline (MOD09GA's 1 km and 500 m grids share theirs); the
+        file is verified whole first, so that nothing damaged is catalogued."""
+        self.verify()
         seen, rings = set(), []
         for grid in self.grids:
             key = (str(grid.get("UpperLeftPointMtrs")), str(grid.get("LowerRightMtrs")),
