@@ -60,7 +60,7 @@ def _sds(path: Path) -> dict[str, tuple[np.ndarray, dict, list[str]]]:
 def test_files_are_named_as_laads_names_them(granules):
     for name, path in granules.items():
         assert path.name == f"{name}.A2012347.0910.061.2026329021500.hdf"
-        assert re.fullmatch(r"MOD(11|06|05)_L2\.A\d{7}\.\d{4}\.061\.\d{13}\.hdf", path.name)
+        assert re.fullmatch(r"MOD(11|06|05|04)_L2\.A\d{7}\.\d{4}\.061\.\d{13}\.hdf", path.name)
 
 
 @pytest.mark.parametrize("name", list(PRODUCTS))
@@ -72,7 +72,7 @@ def test_pyhdf_reads_the_products_layout_and_attributes_exactly(granules, name):
         values, attrs, dims = found[field.name]
         along, across = product.dims[field.grid].split(",")
         assert dims[:2] == [along, across]
-        lines = SCANS * 10 if field.grid == "1km" else SCANS * 2
+        lines = SCANS * 10 if field.grid == "1km" else SCANS * 10 // product.geo_step
         assert values.shape[:2] == (lines, 1354 if field.grid == "1km" else product.geo_columns)
         assert values.dtype == np.dtype(field.dtype)
         assert attrs["_FillValue"] == field.fill
@@ -84,8 +84,8 @@ def test_pyhdf_reads_the_products_layout_and_attributes_exactly(granules, name):
         if field.qa_bytes:
             assert values.shape[2] == field.qa_bytes
     lat, attrs, dims = found["Latitude"]
-    assert lat.shape == (SCANS * 2, product.geo_columns)
-    assert dims == product.dims["5km"].split(",")
+    assert lat.shape == (SCANS * 10 // product.geo_step, product.geo_columns)
+    assert dims == product.dims[product.geo].split(",")
     assert list(attrs["valid_range"]) == [-90.0, 90.0]
 
 
