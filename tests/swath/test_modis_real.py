@@ -13,25 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import shapely
-from pyhdf.SD import SD, SDC
 from shapely.geometry import shape
 
 from nearline.archive._catalogues import open_catalogue
 from nearline.errors import GranuleError
 from nearline.swath import describe_granule, open_granule
 
+from ..algorithms.modis_reference import read as pyhdf
+
 REAL = Path(__file__).parents[1] / "data" / "real"
 MOD04 = REAL / "MOD04_L2.A2001066.0000.004.2003078090622.he2"
 MOD09GA = REAL / "MOD09GA.A2008296.h14v17.006.2015181011753.hdf"
-
-
-def pyhdf(path: Path, name: str) -> tuple[np.ndarray, dict]:
-    sd = SD(str(path), SDC.READ)
-    try:
-        sds = sd.select(name)
-        return np.asarray(sds.get()), sds.attributes()
-    finally:
-        sd.end()
 
 
 def test_the_real_mod04_is_a_level2_swath_of_its_own_description():
