@@ -332,3 +332,24 @@ def test_core_metadata_is_read_as_laads_writes_it():
     assert ecs_value(core, "RANGEBEGINNINGTIME") == "01:05:00.000000"
     assert ecs_value(core, "ASSOCIATEDPLATFORMSHORTNAME") == "Aqua"
     assert ecs_value(core, "RANGEBEGINNINGDATE") is None
+
+
+def test_collection6_quality_bytes_with_an_identity_scale_stay_flags(granules, tmp_path):
+    """Real C6 MOD06_L2 gives Quality_Assurance_5km scale_factor 1, add_offset 0 and
+    _FillValue 0: still bytes of flags, as stored and unsigned (0 is a valid byte)."""
+    path = tmp_path / granules["MOD06_L2"].name
+    path.write_bytes(granules["MOD06_L2"].read_bytes())
+    sd = SD(str(path), SDC.WRITE)
+    sds = sd.select("Quality_Assurance_5km")
+    stored = sds.get()
+    stored[0, 0, 0] = -128  # a byte with its top bit set
+    sds[:] = stored
+    sds.attr("scale_factor").set(SDC.FLOAT64, 1.0)
+    sds.attr("add_offset").set(SDC.FLOAT64, 0.0)
+    sds.endaccess()
+    sd.end()
+    with open_granule(path) as granule:
+        qa = granule.read_field("Quality_Assurance_5km")
+    assert qa.dtype == np.uint8
+    assert qa[0, 0, 0] == 128
+    np.testing.assert_array_equal(qa, stored.view(np.uint8))

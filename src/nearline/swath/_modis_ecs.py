@@ -194,18 +194,23 @@ def decode(stored: np.ndarray, attrs: dict[str, Any]) -> np.ndarray:
     return values
 
 
-def is_flags(stored_dtype: np.dtype, attrs: dict[str, Any]) -> bool:
+def is_flags(stored_dtype: np.dtype, attrs: dict[str, Any], shape: tuple[int, ...] = ()) -> bool:
     """Whether an SDS holds bit flags, handed out as stored: an integer SDS without a
-    scale_factor, or one whose ``valid_range`` is inverted (the atmosphere products' QA bytes,
-    int8 with ``[0, -1]``: every byte value)."""
+    scale_factor; one whose ``valid_range`` is inverted (the atmosphere products' QA bytes,
+    int8 with ``[0, -1]``: every byte value); or bytes (8-bit) with a trailing dimension of a
+    few bytes and an identity scale (Collection 6 MOD06_L2's ``Quality_Assurance_5km``,
+    ``Cloud_Mask_5km``: ``scale_factor`` 1, ``add_offset`` 0, ``_FillValue`` 0, which is also
+    a byte of valid flags)."""
     if not np.issubdtype(stored_dtype, np.integer):
         return False
     if "scale_factor" not in attrs:
         return True
     if "valid_range" in attrs:
         low, high = np.ravel(attrs["valid_range"])[:2]
-        return bool(low > high)
-    return False
+        if low > high:
+            return True
+    identity = scale_and_offset(attrs) == (1.0, 0.0)
+    return identity and np.dtype(stored_dtype).itemsize == 1 and len(shape) == 3 and shape[2] <= 16
 
 
 def as_unsigned(stored: np.ndarray) -> np.ndarray:

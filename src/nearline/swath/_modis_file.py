@@ -147,7 +147,7 @@ class ModisFile(Granule):
                 f"granule {self.path}: no field {name!r}; it holds {', '.join(self.fields)}"
             )
         stored, attrs = self._get(name)
-        if is_flags(stored.dtype, attrs):
+        if is_flags(stored.dtype, attrs, stored.shape):
             return as_unsigned(stored)
         return self._decode(stored, attrs)
 
