@@ -1,7 +1,8 @@
 """A plain numpy reference for the three MODIS reductions (examples/algorithms/modis-*), and
 the packages' test data made with it:
 
-    python -m tests.algorithms.modis_reference        (re)write their inputs and expected outputs
+    python -m tests.algorithms.modis_reference [PRODUCT...]    (re)write their inputs and
+                                                               expected outputs (all, or these)
 
 The reference shares no code with the packages: it reads with pyhdf, places pixels with
 nearline's own GEOS-5 grid (``Grid.cell_index``), interpolates the 1 km geolocation over whole
@@ -32,11 +33,13 @@ from .example_data import EXAMPLES
 SCANS = 2  # ten-line scans per test granule: small enough for git
 # the first test granule: the n-th five-minute granule of the day, over Central Africa (09:10
 # UTC, 08:40 for MOD06_L2, where its first scans hold confident cloud-top retrievals)
-FIRST = {"MOD11_L2": 110, "MOD06_L2": 104, "MOD05_L2": 110}
+FIRST = {"MOD11_L2": 110, "MOD06_L2": 104, "MOD05_L2": 110, "MOD04_L2": 110}
 DAY = "2012-12-12"
 PACKAGES = {"MOD11_L2": "modis-lst-geos5", "MOD06_L2": "modis-cloud-geos5",
-            "MOD05_L2": "modis-water-vapour-geos5"}  # fmt: skip
-PREFIXES = {"MOD11_L2": "lst", "MOD06_L2": "cloud", "MOD05_L2": "water-vapour"}
+            "MOD05_L2": "modis-water-vapour-geos5", "MOD04_L2": "modis-aerosol-geos5"}  # fmt: skip
+PREFIXES = {"MOD11_L2": "lst", "MOD06_L2": "cloud", "MOD05_L2": "water-vapour",
+            "MOD04_L2": "aerosol"}  # fmt: skip
+AEROSOL = ("AOD_550_Dark_Target_Deep_Blue_Combined", "Optical_Depth_Land_And_Ocean")
 TEST_GRID = "geos5-1x1.25"
 PRODUCED = datetime(2013, 1, 1, tzinfo=UTC)  # the names' production stamp, fixed
 Statistics = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]  # name: mean, count, std
@@ -138,8 +141,27 @@ def observe_water(path: Path, grid: str, filtered: bool) -> dict[str, tuple]:
     return found
 
 
+def observe_aerosol(path: Path, grid: str, filtered: bool) -> dict[str, tuple]:
+    """The 550 nm optical depth (Collection 6's combined field, else Collection 4/5's),
+    every valid value on the file's own geolocation; ``filtered=False`` keeps values outside
+    valid_range too (the fill value still goes)."""
+    from pyhdf.SD import SD, SDC
+
+    sd = SD(str(path), SDC.READ)
+    name = next(n for n in AEROSOL if n in sd.datasets())
+    sd.end()
+    stored, attrs = read(path, name)
+    if not filtered:
+        attrs = {key: value for key, value in attrs.items() if key != "valid_range"}
+    values = decode(stored, attrs)
+    lon, lat = lonlat_5km(path)
+    keep = np.isfinite(values)
+    return {"aod_550": (cells(lon[keep], lat[keep], grid), values[keep])}
+
+
 OBSERVE: dict[str, Callable[[Path, str, bool], dict[str, tuple]]] = {
-    "MOD11_L2": observe_lst, "MOD06_L2": observe_cloud, "MOD05_L2": observe_water}  # fmt: skip
+    "MOD11_L2": observe_lst, "MOD06_L2": observe_cloud, "MOD05_L2": observe_water,
+    "MOD04_L2": observe_aerosol}  # fmt: skip
 
 
 def reference(
@@ -179,8 +201,8 @@ class Outlier:
 
     field: str
     stored: int
-    flags: str
-    flag: int
+    flags: str | None  # None: no flag says no, the value itself is out of its valid_range
+    flag: int = 0
 
 
 # QC 01: "produced, other quality, check the other QC"; QA 1 | 1 << 1: useful, marginal
@@ -194,6 +216,8 @@ OUTLIERS = {
         Outlier("Water_Vapor_Near_Infrared", 19990, "Quality_Assurance_Near_Infrared", 0b011),
         Outlier("Water_Vapor_Infrared", 19990, "Quality_Assurance_Infrared", 0b000),
     ],
+    # 6.0, beyond valid_range (-100..5000): the only screening the aerosol reduction does
+    "MOD04_L2": [Outlier("AOD_550_Dark_Target_Deep_Blue_Combined", 6000, None)],
 }
 
 
@@ -207,17 +231,19 @@ def plant_outliers(path: Path, product: str) -> None:
         for outlier in OUTLIERS[product]:
             field = sd.select(outlier.field)
             values = np.asarray(field.get())
-            flags = sd.select(outlier.flags)
-            qa = np.asarray(flags.get())
             half = values.shape[1] // 2
             values[:, half:] = outlier.stored
+            field[:] = values
+            field.endaccess()
+            if outlier.flags is None:
+                continue
+            flags = sd.select(outlier.flags)
+            qa = np.asarray(flags.get())
             if qa.ndim == 3:
                 qa[:, half:, 0] = outlier.flag
             else:
                 qa[:, half:] = outlier.flag
-            field[:] = values
             flags[:] = qa
-            field.endaccess()
             flags.endaccess()
     finally:
         sd.end()
@@ -273,9 +299,11 @@ def write_statistics(path: Path, statistics: Statistics, grid_name: str, day: da
             counts[:] = count.astype(np.int32).reshape(shape)
 
 
-def write_all() -> None:
-    """Each package's test granules and the output its test case must give."""
+def write_all(products: list[str] | None = None) -> None:
+    """Each package's (or ``products``' packages') test granules and expected output."""
     for product, package in PACKAGES.items():
+        if products and product not in products:
+            continue
         tests = EXAMPLES / package / "tests"
         if tests.exists():
             shutil.rmtree(tests)
@@ -291,6 +319,6 @@ def write_all() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:]:
+    if any(name not in PACKAGES for name in sys.argv[1:]):
         raise SystemExit(__doc__)
-    write_all()
+    write_all(sys.argv[1:])

@@ -38,9 +38,13 @@ from .modis_reference import (
 )
 
 C_LIBRARIES = ("libhdf4-alt-dev", "libnetcdf-dev")  # Debian's, for the C package's build
-COLLECTIONS = {"MOD11_L2": "mod11-l2", "MOD06_L2": "mod06-l2", "MOD05_L2": "mod05-l2"}
+COLLECTIONS = {"MOD11_L2": "mod11-l2", "MOD06_L2": "mod06-l2", "MOD05_L2": "mod05-l2",
+               "MOD04_L2": "mod04-l2"}  # fmt: skip
 # the grid each order asks for
-ORDERS = {"MOD11_L2": "geos5-0.5x0.625", "MOD06_L2": "geos5-1x1.25", "MOD05_L2": "geos5-0.5x0.625"}
+ORDERS = {"MOD11_L2": "geos5-0.5x0.625", "MOD06_L2": "geos5-1x1.25", "MOD05_L2": "geos5-0.5x0.625",
+          "MOD04_L2": "geos5-1x1.25"}  # fmt: skip
+SYNTHETIC_DAYS = "2012-12-01T00:00:00Z/2012-12-31T00:00:00Z"  # not the real granule's
+REAL_MOD04 = ROOT / "tests" / "data" / "real" / "MOD04_L2.A2001066.0000.004.2003078090622.he2"
 # no kept value can be this far out: the planted outliers are beyond these
 PLAUSIBLE = {
     "lst": (200.0, 350.0),
@@ -49,12 +53,15 @@ PLAUSIBLE = {
     "cloud_top_temperature": (200.0, 320.0),
     "water_vapour_nir": (0.0, 10.0),
     "water_vapour_ir": (0.0, 10.0),
+    "aod_550": (-0.1, 5.0),
 }
 
 
 def test_the_python_packages_carry_one_shared_module():
-    lst, water = (EXAMPLES / p / "modis_l2grid.py" for p in PACKAGES.values() if "cloud" not in p)
-    assert lst.read_text() == water.read_text()
+    """An uploaded package stands alone, so each Python one carries the module; one text."""
+    copies = {(EXAMPLES / p / "modis_l2grid.py").read_text() for p in PACKAGES.values()
+              if "cloud" not in p}  # fmt: skip
+    assert len(copies) == 1
 
 
 @pytest.mark.parametrize("product", sorted(PACKAGES))
@@ -135,6 +142,8 @@ def live(tmp_path_factory, granules) -> Iterator[LiveService]:
             for product, paths in granules.items():
                 report = ingest(catalogue, paths, collection=COLLECTIONS[product], workers=1)
                 assert len(report.items) == len(paths)
+            report = ingest(catalogue, [REAL_MOD04], collection="mod04-l2", workers=1)
+            assert len(report.items) == 1  # a real granule of 2001 beside the synthetic ones
         yield service
     finally:
         service.stop()
@@ -148,7 +157,12 @@ def test_an_order_of_each_reduction_gives_the_references_statistics(
     with live.client("alice") as client:
         response = client.post(
             f"/processes/{PACKAGES[product]}/execution",
-            json={"inputs": {"granules": {"collections": [COLLECTIONS[product]]}, "grid": grid}},
+            json={
+                "inputs": {
+                    "granules": {"collections": [COLLECTIONS[product]], "datetime": SYNTHETIC_DAYS},
+                    "grid": grid,
+                }
+            },
             headers={"Prefer": "respond-async"},
         )
         assert response.status_code == 201, response.text
@@ -202,3 +216,61 @@ def check_cf(dataset: xr.Dataset, grid_name: str, day: date, paths: list[Path]) 
             assert variable.attrs["units"]
             assert variable.attrs["standard_name"]
             assert variable.attrs["cell_methods"].startswith("area: time:")
+
+
+def plain_means(path: Path, dlat: float, dlon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell (rows from the north pole, as docs/reductions.md numbers them), the count and
+    plain mean of a MOD04_L2 file's valid 550 nm optical depths: pyhdf and numpy only."""
+    from pyhdf.SD import SD, SDC
+
+    sd = SD(str(path), SDC.READ)
+    try:
+        name = next(n for n in ("AOD_550_Dark_Target_Deep_Blue_Combined",
+                                "Optical_Depth_Land_And_Ocean") if n in sd.datasets())  # fmt: skip
+        sds = sd.select(name)
+        stored, attrs = sds.get(), sds.attributes()
+        lon, lat = sd.select("Longitude").get(), sd.select("Latitude").get()
+    finally:
+        sd.end()
+    low, high = attrs["valid_range"]
+    good = (stored != attrs["_FillValue"]) & (stored >= low) & (stored <= high)
+    values = attrs["scale_factor"] * (stored[good].astype(np.float64) - attrs["add_offset"])
+    rows, columns = round(180 / dlat) + 1, round(360 / dlon)
+    row = np.floor((90 + dlat / 2 - lat[good]) / dlat).astype(int)
+    column = np.floor((lon[good] + 180 + dlon / 2) / dlon).astype(int) % columns
+    count = np.zeros((rows, columns), int)
+    total = np.zeros((rows, columns))
+    np.add.at(count, (row, column), 1)
+    np.add.at(total, (row, column), values.astype(np.float32).astype(np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return count, total / count
+
+
+def test_an_order_on_the_real_mod04_gives_each_cells_plain_mean(live, tmp_path):
+    """The real Collection 4 granule (Optical_Depth_Land_And_Ocean, 37 valid values) ordered
+    through the service on the default grid, against a plain mean computed here."""
+    with live.client("alice") as client:
+        order = {"granules": {"collections": ["mod04-l2"], "datetime": "2001-03-07"}}
+        response = client.post(
+            "/processes/modis-aerosol-geos5/execution",
+            json={"inputs": order},
+            headers={"Prefer": "respond-async"},
+        )
+        assert response.status_code == 201, response.text
+        status = live.wait_for_job("alice", response.json()["jobID"], timeout=120)
+        assert status["status"] == "successful", client.get(f"/jobs/{status['jobID']}/logs").text
+        (link,) = client.get(f"/jobs/{status['jobID']}/results").json()["daily"]
+        assert link["title"] == "aerosol-geos5-0.5x0.625-2001-03-07.nc"
+        (tmp_path / link["title"]).write_bytes(client.get(link["href"]).content)
+    count, mean = plain_means(REAL_MOD04, 0.5, 0.625)
+    assert count.sum() == 37
+    with xr.open_dataset(tmp_path / link["title"]) as day:
+        assert day.attrs["input_granules"] == REAL_MOD04.name
+        got_count = day["aod_550_count"].values[0, ::-1]  # the file's lat ascends
+        got_mean = day["aod_550_mean"].values[0, ::-1]
+        assert "no quality flag" in day["aod_550_mean"].attrs["comment"]
+    np.testing.assert_array_equal(got_count, count)
+    filled = count > 0
+    np.testing.assert_allclose(got_mean[filled], mean[filled], rtol=1e-6)
+    assert np.isnan(got_mean[~filled]).all()
+    assert 10 < filled.sum() < 37  # several values share a cell

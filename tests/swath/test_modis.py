@@ -60,7 +60,7 @@ def _sds(path: Path) -> dict[str, tuple[np.ndarray, dict, list[str]]]:
 def test_files_are_named_as_laads_names_them(granules):
     for name, path in granules.items():
         assert path.name == f"{name}.A2012347.0910.061.2026329021500.hdf"
-        assert re.fullmatch(r"MOD(11|06|05)_L2\.A\d{7}\.\d{4}\.061\.\d{13}\.hdf", path.name)
+        assert re.fullmatch(r"MOD(11|06|05|04)_L2\.A\d{7}\.\d{4}\.061\.\d{13}\.hdf", path.name)
 
 
 @pytest.mark.parametrize("name", list(PRODUCTS))
@@ -72,7 +72,7 @@ def test_pyhdf_reads_the_products_layout_and_attributes_exactly(granules, name):
         values, attrs, dims = found[field.name]
         along, across = product.dims[field.grid].split(",")
         assert dims[:2] == [along, across]
-        lines = SCANS * 10 if field.grid == "1km" else SCANS * 2
+        lines = SCANS * 10 if field.grid == "1km" else SCANS * 10 // product.geo_step
         assert values.shape[:2] == (lines, 1354 if field.grid == "1km" else product.geo_columns)
         assert values.dtype == np.dtype(field.dtype)
         assert attrs["_FillValue"] == field.fill
@@ -84,8 +84,8 @@ def test_pyhdf_reads_the_products_layout_and_attributes_exactly(granules, name):
         if field.qa_bytes:
             assert values.shape[2] == field.qa_bytes
     lat, attrs, dims = found["Latitude"]
-    assert lat.shape == (SCANS * 2, product.geo_columns)
-    assert dims == product.dims["5km"].split(",")
+    assert lat.shape == (SCANS * 10 // product.geo_step, product.geo_columns)
+    assert dims == product.dims[product.geo].split(",")
     assert list(attrs["valid_range"]) == [-90.0, 90.0]
 
 
@@ -232,9 +232,11 @@ def test_sniffing_finds_the_modis_reader_and_no_other(granules, tmp_path):
     assert not ModisL2Reader.can_open(plain)
     with pytest.raises(GranuleError, match="no reader recognises"):
         open_granule(plain)
-    other = tmp_path / "other.bin"
+    other = tmp_path / "other.bin"  # the HDF4 signature, then nothing HDF4 can open
     other.write_bytes(b"\x0e\x03\x13\x01" + b"x" * 500)
-    assert not ModisL2Reader.can_open(other)
+    assert ModisL2Reader.can_open(other)  # claimed, to be refused as what it is
+    with pytest.raises(GranuleError, match=re.escape(f"granule {other}: HDF4 cannot open it")):
+        open_granule(other)
 
 
 def test_a_truncated_granule_is_refused_naming_it(granules, tmp_path):
@@ -330,3 +332,24 @@ def test_core_metadata_is_read_as_laads_writes_it():
     assert ecs_value(core, "RANGEBEGINNINGTIME") == "01:05:00.000000"
     assert ecs_value(core, "ASSOCIATEDPLATFORMSHORTNAME") == "Aqua"
     assert ecs_value(core, "RANGEBEGINNINGDATE") is None
+
+
+def test_collection6_quality_bytes_with_an_identity_scale_stay_flags(granules, tmp_path):
+    """Real C6 MOD06_L2 gives Quality_Assurance_5km scale_factor 1, add_offset 0 and
+    _FillValue 0: still bytes of flags, as stored and unsigned (0 is a valid byte)."""
+    path = tmp_path / granules["MOD06_L2"].name
+    path.write_bytes(granules["MOD06_L2"].read_bytes())
+    sd = SD(str(path), SDC.WRITE)
+    sds = sd.select("Quality_Assurance_5km")
+    stored = sds.get()
+    stored[0, 0, 0] = -128  # a byte with its top bit set
+    sds[:] = stored
+    sds.attr("scale_factor").set(SDC.FLOAT64, 1.0)
+    sds.attr("add_offset").set(SDC.FLOAT64, 0.0)
+    sds.endaccess()
+    sd.end()
+    with open_granule(path) as granule:
+        qa = granule.read_field("Quality_Assurance_5km")
+    assert qa.dtype == np.uint8
+    assert qa[0, 0, 0] == 128
+    np.testing.assert_array_equal(qa, stored.view(np.uint8))

@@ -1,224 +1,202 @@
-"""MODIS Level-2 swath granules (MOD11_L2, MOD06_L2, MOD05_L2 and Aqua's MYD twins), HDF4.
+"""MODIS Level-2 swath granules (MOD04_L2, MOD05_L2, MOD06_L2, MOD11_L2, ..., and Aqua's MYD
+twins), HDF4, whatever the product.
 
-Everything is read from what the real products carry: the product's short name, platform and
-time range from the ECS ``CoreMetadata.0`` attribute (ODL text), geolocation from the
-``Latitude``/``Longitude`` SDS (5 km, every fifth 1 km line and frame starting at the third,
-or where the ``Cell_Across_Swath_Sampling`` attribute says), and each field decoded with its
-own ``scale_factor``, ``add_offset``, ``valid_range`` and ``_FillValue`` as MODIS defines
-them: ``value = scale_factor * (stored - add_offset)``.
-
-A Level-2 granule holds geophysical fields, not AVHRR counts: the AVHRR compositing calls
-(``read``, ``read_telemetry``, ``read_tie_latitudes``) raise :class:`GranuleError` saying so.
+A file is one when its ECS ``CoreMetadata.0`` names a product that is not Level 0/1 or
+geolocation and its HDF-EOS ``StructMetadata.0`` declares a swath whose geolocation fields
+are ``Latitude`` and ``Longitude``. Everything is read from the file: short name, platform
+and time range from ``CoreMetadata.0``; the swath's data fields from ``StructMetadata.0``;
+where the geolocation sits on the 1 km lines and frames from the ``Cell_Along_Swath_Sampling``
+and ``Cell_Across_Swath_Sampling`` attributes of ``Latitude`` (``[first, last, step]``,
+1-based: MOD04_L2 ``[5, 2025, 10]``, 10 km; the others ``[3, 2028, 5]``, 5 km), else from
+the swath's HDF-EOS dimension map (offset, increment), else every fifth line and frame from
+the third (MOD11_L2 says nothing and is so); each field decoded by its own attributes
+(:func:`~nearline.swath._modis_ecs.decode`).
 """
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath._base import Granule, Reader, tie_rows
-from nearline.swath._block import SwathBlock, Telemetry
-from nearline.swath._modis_products import (
-    FRAMES,
-    GEO_FIRST,
-    GEO_STEP,
-    PLATFORMS,
-    PRODUCTS,
-    product_of,
-)
+from nearline.swath._base import Granule, tie_rows
+from nearline.swath._modis_ecs import decode, members, structures
+from nearline.swath._modis_ecs import ecs_value as ecs_value
+from nearline.swath._modis_file import ModisFile, ModisReader
+
+# without a sampling attribute or a dimension map: every fifth 1 km line and frame from the
+# third (0-based 2); FRAMES across a scan unless Maximum_Number_of_1km_Frames says
+from nearline.swath._modis_products import FRAMES, GEO_FIRST, GEO_STEP
 
 READER = "modis-l2"
-HDF4_MAGIC = b"\x0e\x03\x13\x01"
-SHORT_NAMES = {prefix + name[3:] for name in PRODUCTS for prefix in PLATFORMS}
+GEOFIELDS = ("Latitude", "Longitude")
 
 
-def ecs_value(text: str, name: str) -> str | None:
-    """The VALUE of ODL object ``name`` in ECS metadata text (quotes removed), or None."""
-    match = re.search(
-        rf"OBJECT\s*=\s*{re.escape(name)}\s*$(.*?)END_OBJECT\s*=\s*{re.escape(name)}\s*$",
-        text,
-        re.MULTILINE | re.DOTALL,
-    )
-    if match is None:
-        return None
-    value = re.search(r"^\s*VALUE\s*=\s*(.*?)\s*$", match.group(1), re.MULTILINE)
-    return None if value is None else value.group(1).strip('"() ')
+def geolocated_swath(struct: dict[str, Any]) -> dict[str, Any] | None:
+    """The first swath of a StructMetadata whose geolocation fields include Latitude and
+    Longitude, or None."""
+    for swath in structures(struct, "Swath"):
+        names = {obj["GeoFieldName"] for obj in members(swath, "GeoField", "GeoFieldName")}
+        if set(GEOFIELDS) <= names:
+            return swath
+    return None
 
 
-def _open_sd(path: Path) -> Any:
-    from pyhdf.error import HDF4Error
-    from pyhdf.SD import SD, SDC
+class ModisGranule(ModisFile):
+    """An open MODIS Level-2 swath granule.
 
-    try:
-        return SD(str(path), SDC.READ)
-    except HDF4Error as error:
-        raise GranuleError(
-            f"granule {path}: HDF4 cannot open it ({error}); it is truncated or corrupt"
-        ) from None
-
-
-def _short_name(sd: Any) -> str | None:
-    core = sd.attributes().get("CoreMetadata.0")
-    if not isinstance(core, str):
-        return None
-    name = ecs_value(core, "SHORTNAME")
-    return name if name in SHORT_NAMES else None
-
-
-class ModisGranule(Granule):
-    """An open MODIS Level-2 granule.
-
-    ``n_lines`` counts 1 km lines (2030 for a full 5-minute granule); the geolocation has
-    one row every five of them (``geo_rows``), which is what the footprint samples.
+    ``n_lines`` counts 1 km lines (2030 for a full 5-minute granule): geolocation rows times
+    their step. The geolocation has one row every step lines (``geo_pixels``), which is what
+    the footprint samples.
     """
 
     reader = READER
-    media_type = "application/x-hdf"
-    instrument = "modis"
+    kind: ClassVar[str] = "Level-2"
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._sd = _open_sd(path)
-        try:
-            core = self._sd.attributes().get("CoreMetadata.0")
-            short_name = _short_name(self._sd)
-            if short_name is None:
-                raise GranuleError(
-                    f"granule {path}: no CoreMetadata.0 naming one of "
-                    f"{', '.join(sorted(SHORT_NAMES))}"
-                )
-            self.short_name = short_name
-            self.product = short_name
-            self.product = product_of(short_name)
-            self.platform = _platform(core, short_name)
-            self.start_time = _ecs_time(core, "BEGINNING", path)
-            self.end_time = _ecs_time(core, "ENDING", path)
-            self.fields = tuple(f.name for f in self.product.fields if self._has(f.name))
-            if not self.fields:
-                raise GranuleError(f"granule {path}: holds none of {short_name}'s fields")
-            self.geo_rows, self.geo_columns = self._shape("Latitude")
-            self.n_lines = self._shape(self.fields[0])[0] * (
-                GEO_STEP if self.product.field(self.fields[0]).grid == "5km" else 1
-            )
-            self.edge_reach = self._edge_reach()
-        except GranuleError:
-            self.close()
-            raise
-
-    def _has(self, name: str) -> bool:
-        return name in self._sd.datasets()
-
-    def _sds(self, name: str) -> Any:
-        from pyhdf.error import HDF4Error
-
-        try:
-            return self._sd.select(name)
-        except HDF4Error:
-            raise GranuleError(f"granule {self.path}: has no SDS {name!r}") from None
-
-    def _shape(self, name: str) -> tuple[int, int]:
-        _, rank, dims, _, _ = self._sds(name).info()
-        if rank < 2:
-            raise GranuleError(f"granule {self.path}: SDS {name!r} has rank {rank}")
-        return int(dims[0]), int(dims[1])
-
-    def _get(self, name: str) -> tuple[np.ndarray, dict[str, Any]]:
-        from pyhdf.error import HDF4Error
-
-        sds = self._sds(name)
-        try:
-            return np.asarray(sds.get()), sds.attributes()
-        except HDF4Error as error:
+    def _setup(self) -> None:
+        swath = geolocated_swath(self.struct)
+        if swath is None:
             raise GranuleError(
-                f"granule {self.path}: SDS {name!r} cannot be read ({error}); the file is "
-                "truncated or corrupt"
-            ) from None
+                f"granule {self.path}: StructMetadata.0 declares no swath with Latitude and "
+                "Longitude geolocation fields"
+            )
+        self.swath = swath
+        datasets = set(self._sd.datasets())
+        declared = [obj["DataFieldName"] for obj in members(swath, "DataField", "DataFieldName")]
+        fields = [name for name in declared if name in datasets and name not in GEOFIELDS]
+        if not fields:  # a swath that declares none: every SDS but the geolocation
+            fields = sorted(datasets - set(GEOFIELDS))
+        self.fields = tuple(fields)
+        shape = self._shape("Latitude")
+        if len(shape) != 2 or self._shape("Longitude") != shape:
+            raise GranuleError(
+                f"granule {self.path}: Latitude {shape} and Longitude "
+                f"{self._shape('Longitude')} are not one two-dimensional grid"
+            )
+        self.geo_rows, self.geo_columns = shape
+        frames = self.attributes.get("Maximum_Number_of_1km_Frames", FRAMES)
+        self.frames = int(np.ravel(frames)[0])
+        self._sampling = self._geo_sampling()
+        self.n_lines = self.geo_rows * self._sampling[0][1]
+        self.edge_reach = self._edge_reach()
+        self._check_geolocation()
+
+    def _geo_sampling(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(first, step) of the geolocation along and across track, in 0-based 1 km lines
+        and frames."""
+        attrs = self._attributes("Latitude")
+        geo = next(
+            obj for obj in members(self.swath, "GeoField", "GeoFieldName")
+            if obj["GeoFieldName"] == "Latitude"
+        )  # fmt: skip
+        dims = list(geo.get("DimList", []))
+        maps = {
+            obj.get("GeoDimension"): (int(obj["Offset"]), int(obj["Increment"]))
+            for obj in members(self.swath, "DimensionMap", "GeoDimension")
+        }
+        found = []
+        for index, name in enumerate(("Cell_Along_Swath_Sampling", "Cell_Across_Swath_Sampling")):
+            if name in attrs and len(np.ravel(attrs[name])) == 3:
+                first, _, step = (int(v) for v in np.ravel(attrs[name]))
+                found.append((first - 1, step))
+            elif index < len(dims) and dims[index] in maps:
+                found.append(maps[dims[index]])
+            else:
+                found.append((GEO_FIRST, GEO_STEP))
+        for first, step in found:
+            if step < 1 or first < 0:
+                raise GranuleError(
+                    f"granule {self.path}: geolocation sampling {found} is not a first line "
+                    "and a step"
+                )
+        return found[0], found[1]
 
     def _edge_reach(self) -> float:
         """How far the swath's outermost frames lie beyond the outermost geolocation
         column, in geolocation steps (the footprint grows the swath by this much)."""
         _, frames = self.geo_pixels()
-        step = frames[1] - frames[0] if frames.size > 1 else GEO_STEP
-        return float(max(frames[0], FRAMES - 1 - frames[-1]) / step)
+        step = self._sampling[1][1]
+        return float(max(frames[0], self.frames - 1 - frames[-1], 0) / step)
 
-    # -- the geophysical fields --------------------------------------------------------------
-    def read_field(self, name: str) -> np.ndarray:
-        """Field ``name`` decoded: float32 with NaN where the file has its fill value or a
-        value outside ``valid_range``; quality flags (``QC``, ``Quality_Assurance_*``) as
-        stored."""
-        if name not in self.fields:
-            raise GranuleError(
-                f"granule {self.path}: no field {name!r}; it holds {', '.join(self.fields)}"
-            )
-        stored, attrs = self._get(name)
-        return stored if self.product.field(name).is_quality else decode(stored, attrs)
-
-    def read_lonlat(self, grid: str = "5km") -> tuple[np.ndarray, np.ndarray]:
+    def read_lonlat(self, grid: str = "geo") -> tuple[np.ndarray, np.ndarray]:
         """Longitude and latitude, float32 degrees, NaN where the file holds its fill value.
 
-        ``grid="5km"``: the file's own (``geo_rows``, ``geo_columns``), sitting on the 1 km
-        lines and frames ``geo_pixels()``; ``"1km"``: every 1 km line and frame
-        (``n_lines``, 1354), interpolated linearly on the unit sphere between them.
+        ``grid="geo"`` (or its resolution, ``"5km"``/``"10km"``): the file's own
+        (``geo_rows``, ``geo_columns``), sitting on the 1 km lines and frames
+        ``geo_pixels()``; ``"1km"``: every 1 km line and frame (``n_lines``, ``frames``),
+        interpolated linearly on the unit sphere between them.
         """
         lon, lat = self._geolocation("Longitude"), self._geolocation("Latitude")
-        if grid == "5km":
+        if grid in ("geo", "5km", "10km"):
             return lon, lat
         if grid != "1km":
-            raise GranuleError(f"grid: expected '5km' or '1km', got {grid!r}")
+            raise GranuleError(f"grid: expected 'geo', '5km', '10km' or '1km', got {grid!r}")
         lines, frames = self.geo_pixels()
         phi, lam = np.radians(lat.astype(np.float64)), np.radians(lon.astype(np.float64))
         xyz = [np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)]
-        x, y, z = (interpolate(v, lines, frames, self.n_lines, FRAMES) for v in xyz)
+        x, y, z = (interpolate(v, lines, frames, self.n_lines, self.frames) for v in xyz)
         lon1 = np.degrees(np.arctan2(y, x)).astype(np.float32)
         lat1 = np.degrees(np.arctan2(z, np.hypot(x, y))).astype(np.float32)
         return lon1, lat1
 
     def geo_pixels(self) -> tuple[np.ndarray, np.ndarray]:
         """The 1 km lines and frames (0-based) the geolocation rows and columns sit on."""
-        attrs = self._sds("Latitude").attributes()
-        default = (GEO_FIRST + 1, 0, GEO_STEP)  # MOD11_L2 says nothing: the same sampling
-        along = attrs.get("Cell_Along_Swath_Sampling", default)
-        across = attrs.get("Cell_Across_Swath_Sampling", default)
-        lines = along[0] - 1 + along[2] * np.arange(self.geo_rows)
-        frames = across[0] - 1 + across[2] * np.arange(self.geo_columns)
+        (along, along_step), (across, across_step) = self._sampling
+        lines = along + along_step * np.arange(self.geo_rows)
+        frames = across + across_step * np.arange(self.geo_columns)
         return lines, frames
 
     def _geolocation(self, name: str) -> np.ndarray:
         values, attrs = self._get(name)
-        return decode(values.astype(np.float32), attrs)
+        decoded = decode(values.astype(np.float32), attrs)
+        return averaged_across_antimeridian(decoded)[0] if name == "Longitude" else decoded
+
+    def _check_geolocation(self) -> None:
+        """Say in ``warnings`` how many longitudes had to be put back on the antimeridian."""
+        lon, _ = self._get("Longitude")
+        _, repaired = averaged_across_antimeridian(lon.astype(np.float32))
+        if repaired:
+            self.warnings = (
+                f"{repaired} Longitude values averaged across ±180 (near 0 between neighbours "
+                "at ±180) were put back on the antimeridian",
+            )
 
     def read_tie_lonlat(self, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """Geolocation rows ``0, step, 2 step, ...`` and the last (rows are 5 km apart)."""
+        """Geolocation rows ``0, step, 2 step, ...`` and the last (what the footprint is made
+        of; the file is verified whole first, so that nothing damaged is catalogued)."""
+        self.verify()
         rows = tie_rows(self.geo_rows, step)
         lon, lat = self.read_lonlat()
         return lon[rows], lat[rows]
 
-    # -- the AVHRR compositing contract does not apply ----------------------------------------
-    def _not_avhrr(self) -> GranuleError:
-        return GranuleError(
-            f"granule {self.path}: a {self.short_name} Level-2 product holds geophysical "
-            "fields, not AVHRR counts; read them with read_field()"
-        )
 
-    def read_tie_latitudes(self) -> np.ndarray:
-        raise self._not_avhrr()
+def averaged_across_antimeridian(lon: np.ndarray) -> tuple[np.ndarray, int]:
+    """Longitudes with those the product averaged as plain numbers across ±180 put back,
+    and how many there were.
 
-    def read_telemetry(self) -> Telemetry:
-        raise self._not_avhrr()
+    A coarse geolocation point is the mean of the 1 km points of its cell; where the cell
+    straddles the antimeridian, Collection 4 MOD04_L2 averaged +179.9 and -179.9 to about 0
+    (7 points of the real 2001-03-07 00:00 granule, 0.003 degrees between neighbours at
+    179.8 and -179.8). Such a point, more than 90 degrees from both its across-track
+    neighbours while they lie within 20 degrees of each other across ±180, is given their
+    mean on the circle (the cell's true place, within a tenth of a degree)."""
+    lon = np.array(lon, copy=True)
+    if lon.ndim != 2 or lon.shape[1] < 3:
+        return lon, 0
+    left, middle, right = lon[:, :-2], lon[:, 1:-1], lon[:, 2:]
+    with np.errstate(invalid="ignore"):
+        across = np.abs(_wrapped(right - left)) < 20
+        straddle = across & (np.abs(left) > 160) & (np.abs(right) > 160)
+        mean = left + _wrapped(right - left) / 2
+        wrong = straddle & (np.abs(_wrapped(middle - mean)) > 90)
+    middle[wrong] = _wrapped(mean[wrong])
+    return lon, int(wrong.sum())
 
-    def read(self, start: int, stop: int) -> SwathBlock:
-        raise self._not_avhrr()
 
-    def close(self) -> None:
-        sd = getattr(self, "_sd", None)
-        if sd is not None:
-            sd.end()
-            self._sd = None
+def _wrapped(degrees: np.ndarray) -> np.ndarray:
+    return (degrees + 180.0) % 360.0 - 180.0
 
 
 def interpolate(
@@ -241,76 +219,22 @@ def _along(values: np.ndarray, at: np.ndarray, size: int, *, axis: int) -> np.nd
     return first * (1 - weight) + second * weight
 
 
-def decode(stored: np.ndarray, attrs: dict[str, Any]) -> np.ndarray:
-    """MODIS's ``scale_factor * (stored - add_offset)`` as float32, NaN where ``stored`` is
-    the fill value or outside ``valid_range``."""
-    bad = np.zeros(stored.shape, bool)
-    if "_FillValue" in attrs:
-        bad |= stored == attrs["_FillValue"]
-    if "valid_range" in attrs:
-        low, high = attrs["valid_range"]
-        bad |= (stored < low) | (stored > high)
-    scale = float(attrs.get("scale_factor", 1.0))
-    offset = float(attrs.get("add_offset", 0.0))
-    values = (scale * (stored.astype(np.float64) - offset)).astype(np.float32)
-    values[bad] = np.nan
-    return values
-
-
-def _platform(core: str, short_name: str) -> str:
-    name = ecs_value(core, "ASSOCIATEDPLATFORMSHORTNAME")
-    return name.lower() if name else PLATFORMS[short_name[:3]]
-
-
-def _ecs_time(core: str, which: str, path: Path) -> datetime:
-    day = ecs_value(core, f"RANGE{which}DATE")
-    time = ecs_value(core, f"RANGE{which}TIME")
-    if not day or not time:
-        raise GranuleError(f"granule {path}: CoreMetadata.0 has no RANGE{which}DATE/TIME")
-    try:
-        return datetime.fromisoformat(f"{day}T{time}").replace(tzinfo=UTC)
-    except ValueError:
-        raise GranuleError(
-            f"granule {path}: RANGE{which}DATE/TIME {day!r} {time!r} is not a date and time"
-        ) from None
-
-
-class ModisL2Reader(Reader):
-    """MODIS Level-2 swath products in HDF4, recognised by the HDF4 signature and the short
-    name in their ECS core metadata."""
+class ModisL2Reader(ModisReader):
+    """MODIS Level-2 swath products in HDF4, recognised by the HDF4 signature, the short name
+    in their ECS core metadata and an HDF-EOS swath geolocated by Latitude and Longitude."""
 
     name = READER
 
     @classmethod
-    def can_open(cls, path: Path) -> bool:
-        try:
-            with open(path, "rb") as handle:
-                if handle.read(4) != HDF4_MAGIC:
-                    return False
-            sd = _open_sd(Path(path))
-        except (OSError, GranuleError):
-            return False
-        try:
-            return _short_name(sd) is not None
-        finally:
-            sd.end()
-
-    @classmethod
-    def why_not(cls, path: Path) -> str:
-        try:
-            with open(path, "rb") as handle:
-                if handle.read(4) != HDF4_MAGIC:
-                    return "not HDF4"
-            sd = _open_sd(Path(path))
-        except (OSError, GranuleError):
-            return "HDF4 that the HDF4 library cannot open"
-        try:
-            core = sd.attributes().get("CoreMetadata.0")
-        finally:
-            sd.end()
-        if not isinstance(core, str):
-            return "HDF4 without ECS CoreMetadata.0"
-        return f"CoreMetadata.0 names {ecs_value(core, 'SHORTNAME')!r}, not a Level-2 swath product"
+    def refusal(cls, short_name: str, struct: dict[str, Any]) -> str | None:
+        if geolocated_swath(struct) is not None:
+            return None
+        if structures(struct, "Grid"):
+            return f"CoreMetadata.0 names {short_name!r}, a gridded product (modis-grid's)"
+        return (
+            f"CoreMetadata.0 names {short_name!r}, but StructMetadata.0 declares no swath "
+            "with Latitude and Longitude"
+        )
 
     def open(self, path: Path) -> Granule:
         return ModisGranule(Path(path))

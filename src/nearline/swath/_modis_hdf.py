@@ -57,13 +57,14 @@ def write_granule(
         _attr(sd, "Number_of_Instrument_Scans", lines // 10, SDC.INT32)
         _attr(sd, "Maximum_Number_of_1km_Frames", FRAMES, SDC.INT32)
         _attr(sd, "title", f"MODIS HDF File Specification {product.short_name}: {product.title}")
+        first, step = product.geo_first, product.geo_step
         sampling = {
-            "Cell_Along_Swath_Sampling": [GEO_FIRST + 1, lines - GEO_STEP + GEO_FIRST + 1, 5],
-            "Cell_Across_Swath_Sampling": [GEO_FIRST + 1, GEO_FIRST + 1 + 5 * (columns - 1), 5],
+            "Cell_Along_Swath_Sampling": [first + 1, first + 1 + step * (rows - 1), step],
+            "Cell_Across_Swath_Sampling": [first + 1, first + 1 + step * (columns - 1), step],
         }
         for name, values, span, units in (("Latitude", lat, 90.0, "degrees_north"),
                                           ("Longitude", lon, 180.0, "degrees_east")):  # fmt: skip
-            with _sds(sd, name, "float32", product.dims["5km"].split(","), values) as sds:
+            with _sds(sd, name, "float32", product.dims[product.geo].split(","), values) as sds:
                 _attr(sds, "valid_range", [-span, span], SDC.FLOAT32)
                 _attr(sds, "_FillValue", GEO_FILL, SDC.FLOAT32)
                 _attr(sds, "long_name", f"Geodetic {name}")
@@ -86,7 +87,7 @@ def _lines(product: Product, stored: dict[str, np.ndarray], rows: int) -> int:
     for field in product.fields:
         if field.grid == "1km":
             return int(stored[field.name].shape[0])
-    return rows * GEO_STEP
+    return rows * product.geo_step
 
 
 def _field_attributes(sds: Any, field: Field) -> None:
@@ -193,9 +194,10 @@ def archive_metadata(product: Product) -> str:
 
 def struct_metadata(product: Product, lines: int, rows: int, columns: int) -> str:
     """``StructMetadata.0``: the HDF-EOS swath, its dimensions, 5 km to 1 km maps and fields."""
-    along5, across5 = product.dims["5km"].split(",")
-    along1, across1 = product.dims["1km"].split(",")
-    sizes = {along5: rows, across5: columns, along1: lines, across1: FRAMES}
+    along5, across5 = product.dims[product.geo].split(",")
+    along1, across1 = product.dims.get("1km", product.dims[product.geo]).split(",")
+    sizes = {along5: rows, across5: columns} | ({along1: lines, across1: FRAMES}
+                                                 if "1km" in product.dims else {})  # fmt: skip
     sizes |= {f.qa_dim: f.qa_bytes for f in product.fields if f.qa_dim}
     out = ["GROUP=SwathStructure", "\tGROUP=SWATH_1", f'\t\tSwathName="{product.swath}"']
     out.append("\t\tGROUP=Dimension")
@@ -203,7 +205,8 @@ def struct_metadata(product: Product, lines: int, rows: int, columns: int) -> st
         out += [f"\t\t\tOBJECT=Dimension_{n}", f'\t\t\t\tDimensionName="{name}"',
                 f"\t\t\t\tSize={size}", f"\t\t\tEND_OBJECT=Dimension_{n}"]  # fmt: skip
     out += ["\t\tEND_GROUP=Dimension", "\t\tGROUP=DimensionMap"]
-    for n, (geo, data) in enumerate(((across5, across1), (along5, along1)), 1):
+    maps = ((across5, across1), (along5, along1)) if "1km" in product.dims else ()
+    for n, (geo, data) in enumerate(maps, 1):
         out += [f"\t\t\tOBJECT=DimensionMap_{n}", f'\t\t\t\tGeoDimension="{geo}"',
                 f'\t\t\t\tDataDimension="{data}"', f"\t\t\t\tOffset={GEO_FIRST}",
                 f"\t\t\t\tIncrement={GEO_STEP}", f"\t\t\tEND_OBJECT=DimensionMap_{n}"]  # fmt: skip

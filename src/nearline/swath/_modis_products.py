@@ -55,6 +55,9 @@ class Product:
     geo_columns: int
     fields: tuple[Field, ...]
     swath: str  # the HDF-EOS swath name
+    geo: str = "5km"  # the grid Latitude and Longitude are on ...
+    geo_first: int = GEO_FIRST  # ... from this 0-based 1 km line and frame ...
+    geo_step: int = GEO_STEP  # ... every this many (MOD04_L2: 10 km, from the fifth)
 
     def field(self, name: str) -> Field:
         for field in self.fields:
@@ -63,13 +66,13 @@ class Product:
         raise KeyError(name)
 
 
-def _angles() -> tuple[Field, ...]:
-    """The 5 km view and sun zenith angles the atmosphere products carry."""
+def _angles(grid: str = "5km") -> tuple[Field, ...]:
+    """The view and sun zenith angles the atmosphere products carry on their geolocation."""
     angle = {"units": "degrees", "fill": -32768, "valid_range": (0, 18000),
              "scale_factor": 0.009999999776482582, "add_offset": 0.0}  # fmt: skip
     return (
-        Field("Sensor_Zenith", "int16", "5km", "Sensor Zenith Angle, Cell to Sensor", **angle),
-        Field("Solar_Zenith", "int16", "5km", "Solar Zenith Angle, Cell to Sun", **angle),
+        Field("Sensor_Zenith", "int16", grid, "Sensor Zenith Angle, Cell to Sensor", **angle),
+        Field("Solar_Zenith", "int16", grid, "Solar Zenith Angle, Cell to Sun", **angle),
     )
 
 
@@ -202,7 +205,53 @@ def _mod05() -> Product:
     )
 
 
-PRODUCTS: dict[str, Product] = {p.short_name: p for p in (_mod11(), _mod06(), _mod05())}
+def _mod04() -> Product:
+    """Collection 6.1 aerosol at 10 km: the combined Dark Target and Deep Blue 550 nm optical
+    depth and the older Dark Target land-and-ocean one (both int16, 0.001, -100..5000, fill
+    -9999) with its quality flag (0 no confidence .. 3 very good)."""
+    aod = {"units": "None", "fill": -9999, "valid_range": (-100, 5000),
+           "scale_factor": 0.0010000000474974513, "add_offset": 0.0}  # fmt: skip
+    return Product(
+        short_name="MOD04_L2",
+        title="MODIS Level 2 Aerosol over Land and Ocean",
+        dims={"10km": "Cell_Along_Swath:mod04,Cell_Across_Swath:mod04"},
+        geo_columns=135,
+        fields=(
+            Field(
+                "AOD_550_Dark_Target_Deep_Blue_Combined",
+                "int16",
+                "10km",
+                "Combined Dark Target, Deep Blue AOT at 0.55 micron for land and ocean.",
+                **aod,
+            ),
+            Field(
+                "Optical_Depth_Land_And_Ocean",
+                "int16",
+                "10km",
+                "AOT at 0.55 micron for both ocean (Average) and land (corrected)",
+                **aod,
+            ),
+            Field(
+                "Land_Ocean_Quality_Flag",
+                "int16",
+                "10km",
+                "Quality flag for land and ocean aerosol retreivals",
+                "None",
+                -9999,
+                (0, 3),
+                1.0,
+                0.0,
+            ),
+            *_angles("10km"),
+        ),
+        swath="mod04",
+        geo="10km",
+        geo_first=4,
+        geo_step=10,
+    )
+
+
+PRODUCTS: dict[str, Product] = {p.short_name: p for p in (_mod11(), _mod06(), _mod05(), _mod04())}
 
 
 def product_of(short_name: str) -> Product:

@@ -59,10 +59,13 @@ def scan_angles(frames: np.ndarray) -> np.ndarray:
     return (1 - (np.asarray(frames, float) + 0.5) / (FRAMES / 2)) * MAX_SCAN_ANGLE
 
 
-def geolocation(start: datetime, scans: int, columns: int) -> tuple[np.ndarray, ...]:
-    """Longitude, latitude (5 km rows x ``columns``) and each row's seconds after ``start``."""
-    lines = GEO_FIRST + GEO_STEP * np.arange(2 * scans)  # 1 km lines of the 5 km rows
-    frames = GEO_FIRST + GEO_STEP * np.arange(columns)
+def geolocation(
+    start: datetime, scans: int, columns: int, first: int = GEO_FIRST, step: int = GEO_STEP
+) -> tuple[np.ndarray, ...]:
+    """Longitude, latitude (geolocation rows x ``columns``, every ``step``-th 1 km line and
+    frame from ``first``) and each row's seconds after ``start``."""
+    lines = first + step * np.arange(scans * 10 // step)  # 1 km lines of the rows
+    frames = first + step * np.arange(columns)
     seconds = lines * SCAN_SECONDS / 10
     lon, lat = orbit.scan_lonlat(
         TERRA_TLE, start, seconds, scan_angles(frames), frames * FRAME_SECONDS
@@ -82,6 +85,7 @@ class _Scene:
 
     def __init__(self, lon, lat, hours, times, seed, land):
         self.land = is_land(land, lon, lat)
+        self.lat_ = lat
         self.sensor_zenith, self.sun_zenith, _ = orbit.view_angles(TERRA_TLE, times, lon, lat)
         self.cloud = cloud_field(lon, lat, hours, seed)  # [-1, 1]: > 0.1 is cloudy
         self.texture = cloud_field(lon, lat, hours, seed + 7919)
@@ -156,6 +160,23 @@ def _mod05(scene: _Scene, product: Product, lines: int) -> dict[str, np.ndarray]
     }
 
 
+def _mod04(scene: _Scene, product: Product, lines: int) -> dict[str, np.ndarray]:
+    """Aerosol optical depth over clear sky by day (smooth, 0.05-0.6, largest in the
+    tropics), the same in both fields, with quality 3 (very good) over the sea and 1
+    (marginal) over land; fill elsewhere."""
+    aod = product.field("AOD_550_Dark_Target_Deep_Blue_Combined")
+    retrieved = (scene.cloud < 0.1) & (scene.sun_zenith < NIR_SUN_ZENITH)
+    depth = np.clip(0.05 + 0.35 * np.cos(np.radians(scene.lat_)) ** 2 * (1 + scene.texture),
+                    0.05, 0.6)  # fmt: skip
+    stored = np.where(retrieved, np.rint(depth / aod.scale_factor), aod.fill).astype(np.int16)
+    flag = np.where(retrieved, np.where(scene.land, 1, 3), -9999).astype(np.int16)
+    return {
+        "AOD_550_Dark_Target_Deep_Blue_Combined": stored,
+        "Optical_Depth_Land_And_Ocean": stored.copy(),
+        "Land_Ocean_Quality_Flag": flag,
+    }
+
+
 def synthesize_granule(
     short_name: str,
     start: datetime,
@@ -170,7 +191,9 @@ def synthesize_granule(
     product = PRODUCTS[short_name]
     start = start.astimezone(UTC) if start.tzinfo else start.replace(tzinfo=UTC)
     produced = produced or datetime.now(UTC)
-    lon, lat, seconds = geolocation(start, scans, product.geo_columns)
+    lon, lat, seconds = geolocation(
+        start, scans, product.geo_columns, product.geo_first, product.geo_step
+    )
     midnight = start.replace(hour=0, minute=0, second=0, microsecond=0)
     hours = np.broadcast_to(
         ((start - midnight).total_seconds() + seconds)[:, None] / 3600.0, lon.shape
@@ -183,7 +206,7 @@ def synthesize_granule(
     if short_name == "MOD11_L2":
         stored = _mod11(scene, lines)
     else:
-        make = _mod06 if short_name == "MOD06_L2" else _mod05
+        make = {"MOD06_L2": _mod06, "MOD05_L2": _mod05, "MOD04_L2": _mod04}[short_name]
         stored = make(scene, product, lines)
         for name, angle in (("Sensor_Zenith", scene.sensor_zenith),
                             ("Solar_Zenith", scene.sun_zenith)):  # fmt: skip

@@ -21,6 +21,7 @@ READERS: Registry[type[Reader]] = Registry(
         "nearline-avhrr": "nearline.swath.netcdf_granule:NetCDFGranuleReader",
         "avhrr-gac": "nearline.swath._gac:GACReader",
         "modis-l2": "nearline.swath._modis:ModisL2Reader",
+        "modis-grid": "nearline.swath._modis_grid:ModisGridReader",
     },
     error=GranuleError,
 )
