@@ -10,6 +10,7 @@ from typing import BinaryIO
 from nearline.errors import GranuleError, NotThisFormat
 from nearline.plugins import Registry
 from nearline.swath._base import Granule, Reader
+from nearline.swath._tle import is_tle_file
 
 READERS: Registry[type[Reader]] = Registry(
     "granule reader",
@@ -75,13 +76,18 @@ def open_granule_stream(stream: BinaryIO, *, name: str) -> Granule | None:
 
 def granule_paths(inputs: Iterable[str | Path], *, recursive: bool = False) -> list[Path]:
     """Files as given; a folder stands for the files directly inside it (``recursive``: every
-    file below it), sorted, hidden ones (such as a half-written ``.name.partial``) left out."""
+    file below it), sorted, hidden ones (such as a half-written ``.name.partial``) and
+    element-set files (``TLE_noaa14.txt``: companions of POD granules) left out."""
     inputs = [Path(name) for name in inputs]
     paths: list[Path] = []
     for path in inputs:
         if path.is_dir():
             found = path.rglob("*") if recursive else path.iterdir()
-            paths += sorted(p for p in found if p.is_file() and not _hidden(p.relative_to(path)))
+            paths += sorted(
+                p
+                for p in found
+                if p.is_file() and not _hidden(p.relative_to(path)) and not is_tle_file(p)
+            )
         elif path.exists():
             paths.append(path)
         else:
