@@ -47,6 +47,10 @@ EARTH_RADIUS_KM = 6371.0
 # pygac's own warnings of a file shorter or longer than its header says: nearline counts
 # the lines itself (_l1b.layout) and says so in Granule.warnings instead
 PYGAC_LINE_COUNT = ("Unexpected number of scanlines", "Unexpected record length for POD")
+# pyorbital's notice that a caller left its conventions at their legacy defaults: pygac,
+# which propagates the element set to the lines a clock correction shifts in from beyond a
+# POD file's ends, does not choose them, and nearline cannot choose for it
+PYORBITAL_DEFAULTS = "pyorbital is using the legacy"
 TIME_SLACK = np.timedelta64(1, "D")  # scan lines this far from the header's start are corrupt
 
 
@@ -80,7 +84,9 @@ class GACGranule(Granule):
         self._reader = reader
         try:
             # geolocation first: pygac's clock-drift correction shifts the line times too
-            lons, lats = reader.get_lonlat()  # (lines, 51): made with interpolate_coords=False
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", PYORBITAL_DEFAULTS, DeprecationWarning)
+                lons, lats = reader.get_lonlat()  # (lines, 51): interpolate_coords=False
             times = reader.get_times()
             counts = reader.get_counts()  # (lines, 409, 5 or 6)
             prt, ict, space = reader.get_telemetry()

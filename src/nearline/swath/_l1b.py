@@ -79,16 +79,22 @@ def data_set_name(path: Path) -> tuple[str, str, str] | None:
     except OSError:
         return None
     for encoding in ("latin-1", "cp500"):
-        found = DATA_SET_NAME.search(head.decode(encoding))
+        found = _name_in(head.decode(encoding))
         if found:
-            return found.group(0), found.group(1), found.group(2)
+            return found
     return None
 
 
+def _name_in(text: str) -> tuple[str, str, str] | None:
+    found = DATA_SET_NAME.search(text)
+    return None if found is None else (found.group(0), found.group(1), found.group(2))
+
+
 def cut_in_header(path: Path) -> bool:
-    """Whether ``path`` starts like a GAC data set but ends before its first scan line could
-    begin: a copy cut inside its header, which pygac's checks cannot read."""
-    found = data_set_name(path)
+    """Whether ``path`` is a GAC data set by the name in its first bytes or, as pygac falls
+    back to, its file name, but ends before its first scan line could begin: a copy cut
+    inside its header, which pygac's checks cannot read."""
+    found = data_set_name(path) or _name_in(path.name)
     return found is not None and found[1] == "GHRR" and path.stat().st_size < POD_FIRST_LINE
 
 
