@@ -100,15 +100,15 @@ def nearest_element_set(path: Path, moment: datetime) -> tuple[str, str] | None:
     """Lines 1 and 2 of the set in ``path`` whose epoch is nearest ``moment`` (UTC), if
     within :data:`MAX_DAYS` of it; None if none is. Title lines are passed over, so files of
     three-line sets serve as well as pygac's two-line ones."""
-    lines = [line.rstrip() for line in Path(path).read_text("ascii").splitlines()]
-    sets = [
-        (first, second)
-        for first, second in itertools.pairwise(lines)
-        if _element_line(first, "1") and _element_line(second, "2")
-    ]
-    if not sets:
+    text = Path(path).read_text("ascii", errors="replace")  # is_tle_file judged its start
+    lines = [line.rstrip() for line in text.splitlines()]
+    apart = {}
+    for first, second in itertools.pairwise(lines):
+        if _element_line(first, "1") and _element_line(second, "2"):
+            try:
+                apart[first, second] = abs(element_epoch(first) - moment)
+            except ValueError:  # an epoch field that is not a number: not a set after all
+                continue
+    if not apart or min(apart.values()) > timedelta(days=MAX_DAYS):
         return None
-    best = min(sets, key=lambda pair: abs(element_epoch(pair[0]) - moment))
-    if abs(element_epoch(best[0]) - moment) > timedelta(days=MAX_DAYS):
-        return None
-    return best
+    return min(apart, key=apart.__getitem__)
