@@ -267,12 +267,28 @@ def test_describe_granule_reads_real_gac_level_1b(l1b, pacific):
 
 @pytest.mark.parametrize("name", ["pacific", "l1b"])
 def test_a_truncated_file_raises_a_granule_error_naming_it(name, request, tmp_path):
+    """A netCDF granule cut anywhere; a Level 1b one cut inside its header (cut among its
+    scan lines, it is read as far as it goes: the next test)."""
     path = request.getfixturevalue(name)
     broken = tmp_path / f"cut-{path.name}"
     data = path.read_bytes()
-    broken.write_bytes(data[: len(data) // 2])
+    broken.write_bytes(data[: len(data) // 2 if name == "pacific" else 300])
     with pytest.raises(GranuleError, match=broken.name):
         describe_granule(broken)
+
+
+def test_a_level_1b_file_cut_short_is_described_as_far_as_it_goes(l1b, tmp_path):
+    cut = tmp_path / l1b.name
+    data = l1b.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    summary = describe_granule(cut)
+    held = len(data) // 2 // 4608 - 1  # whole records after the header record
+    assert summary.n_lines == held
+    assert summary.warnings == (
+        f"holds {held} of the {LINES} scan lines its header promises: the file is cut short",
+    )
+    block = all_lines(l1b)
+    assert outside(summary.geometry, block.tie_lon[:held], block.tie_lat[:held]).max() <= 1e-6
 
 
 class BlocksOnly(Granule):

@@ -12,6 +12,7 @@ import pytest
 
 from nearline.errors import GranuleError
 from nearline.swath import available_readers, companion_kind, open_granule
+from nearline.swath._orbit import NOAA19_TLE
 from nearline.swath._registry import READERS
 
 from ..test_plugins import install
@@ -85,7 +86,11 @@ def test_a_readers_own_failure_is_one_line_naming_the_file_and_the_reader(tmp_pa
     [
         (b"# README\nwhat this folder holds\n", "text, not a granule"),
         ("caf\u00e9 \u00e0 la cr\u00e8me\n".encode(), "text, not a granule"),
-        (b"1 11060U 78096A   80003.42977674\n" * 2, "text, not a granule"),
+        (b"1 11060U 78096A   80003.42977674\n" * 2, "text, not a granule"),  # no checksums
+        (
+            "\n".join(NOAA19_TLE).encode() + b"\n",
+            "two-line element sets, which AVHRR GAC Level 1b geolocation reads",
+        ),
         (b"\x0e\x03\x13\x01" + bytes(100), None),  # HDF4's signature: a granule's to refuse
         (b"NSS.GHRR.NP.D12347" + bytes(8000), None),  # a Level 1b header's text, then binary
         (b"", None),

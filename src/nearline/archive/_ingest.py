@@ -105,7 +105,7 @@ def file_paths(inputs: Iterable[str | Path]) -> list[Path]:
     from nearline.swath import granule_paths
 
     try:
-        return granule_paths(inputs, recursive=True)
+        return granule_paths(inputs, recursive=True, companions=True)
     except GranuleError as error:
         raise IngestError(f"{error}; give granule files, or folders of them") from None
 

@@ -27,6 +27,7 @@ from nearline.swath._companions import companion_kind
 from nearline.swath._modis_products import PRODUCTS as MODIS_PRODUCTS
 from nearline.swath._orbit import gac_scan_angles, glint_angle, sun_distance_squared
 from nearline.swath._registry import available_readers, get_reader, granule_paths, open_granule
+from nearline.swath._tle import is_tle_file
 from nearline.swath._truth import Truth, read_truth
 from nearline.swath._wire import BlockHeader, block_nbytes, pack_block, unpack_block
 from nearline.swath.netcdf_granule import HDF5_MAGIC
@@ -106,6 +107,7 @@ __all__ = [
     "height_codes",
     "interpolate_tiepoints",
     "is_land",
+    "is_tle_file",
     "land_at",
     "land_bits",
     "lonlat",

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nearline.swath._tle import is_tle_file
+
 SNIFF_BYTES = 8192  # every granule format nearline reads has a zero byte well before this
 
 
 def companion_kind(path: Path) -> str | None:
-    """What ``path`` is if it is no granule but a text file beside them ("text"), or None:
-    a binary file, which a reader must take or refuse by name."""
+    """What ``path`` is if it is no granule but a text file beside them (element sets, or
+    other text), or None: a binary file, which a reader must take or refuse by name."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(SNIFF_BYTES)
@@ -25,4 +27,6 @@ def companion_kind(path: Path) -> str | None:
     except UnicodeDecodeError as error:
         if error.start < len(head) - 4:  # not just a character cut at the end of the sniff
             return None
+    if is_tle_file(path):
+        return "two-line element sets, which AVHRR GAC Level 1b geolocation reads"
     return "text, not a granule"

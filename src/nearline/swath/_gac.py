@@ -1,10 +1,16 @@
-"""Real NOAA AVHRR GAC Level 1b granules (POD: NOAA-6..14; KLM: NOAA-15..19, Metop) via pygac.
+"""Real NOAA AVHRR GAC Level 1b granules (POD: TIROS-N, NOAA-6..14; KLM: NOAA-15..19,
+Metop) via pygac.
 
-pygac decodes the file: raw counts, tie-point geolocation from the file, scan-line times and
-the calibration telemetry. The geometry pygac would compute from element sets (which it
-needs downloaded) is derived here without them: satellite zenith from the scan angle on a
-spherical Earth (850 km orbit), solar zenith and azimuth from pyorbital's astronomy at the
-tie points, relative azimuth against the across-track direction of the line.
+pygac decodes the file: raw counts, tie-point geolocation from the file (corrected by pygac
+for a POD clock's drift where it knows the drift and an element set is at hand), scan-line
+times and the calibration telemetry. :mod:`~nearline.swath._l1b` says where the scan lines
+are and how many the file holds against its header's promise: a file cut short is read as
+far as it goes and says so in ``Granule.warnings``; one cut inside its header, holding no
+whole scan line, or whose lines are not scan lines at all is refused. The geometry pygac
+would compute from element sets is derived here without them: satellite zenith from the
+scan angle on a spherical Earth (850 km orbit), solar zenith and azimuth from pyorbital's
+astronomy at the tie points, relative azimuth against the across-track direction of the
+line.
 """
 
 from __future__ import annotations
@@ -19,18 +25,33 @@ import numpy as np
 from nearline.errors import GranuleError
 from nearline.swath._base import Granule, Reader, tie_rows
 from nearline.swath._block import CH3A, N_PIXELS, TIE_COLUMNS, SwathBlock, Telemetry
+from nearline.swath._gac_klm import klm_name, write_klm
+from nearline.swath._l1b import (
+    POD_FIRST_LINE,
+    clock_drift,
+    completeness,
+    cut_in_header,
+    data_set_name,
+    decoded_size,
+    header_problem,
+    identify,
+    layout,
+)
 from nearline.swath._orbit import gac_scan_angles
+
+__all__ = ["GACGranule", "GACReader", "klm_name", "satellite_zenith", "write_klm"]
 
 READER = "avhrr-gac"
 ORBIT_HEIGHT_KM = 850.0
 EARTH_RADIUS_KM = 6371.0
-
-
-def _pygac_readers() -> list[Any]:
-    from pygac.gac_klm import GACKLMReader
-    from pygac.gac_pod import GACPODReader
-
-    return [GACKLMReader, GACPODReader]
+# pygac's own warnings of a file shorter or longer than its header says: nearline counts
+# the lines itself (_l1b.layout) and says so in Granule.warnings instead
+PYGAC_LINE_COUNT = ("Unexpected number of scanlines", "Unexpected record length for POD")
+# pyorbital's notice that a caller left its conventions at their legacy defaults: pygac,
+# which propagates the element set to the lines a clock correction shifts in from beyond a
+# POD file's ends, does not choose them, and nearline cannot choose for it
+PYORBITAL_DEFAULTS = "pyorbital is using the legacy"
+TIME_SLACK = np.timedelta64(1, "D")  # scan lines this far from the header's start are corrupt
 
 
 def _ch3_switch(reader: Any) -> np.ndarray | None:
@@ -49,27 +70,29 @@ def satellite_zenith(scan_angle_degrees: np.ndarray) -> np.ndarray:
 
 
 class GACGranule(Granule):
-    """A GAC L1b file decoded by pygac, held in memory (one orbit is 40-45 MB)."""
+    """A GAC L1b file decoded by pygac, held in memory (one orbit is 40-45 MB).
+
+    ``warnings``: what the catalogue should know of a file read but not whole (cut short,
+    lines left out, geolocation not corrected for clock drift).
+    """
 
     reader = READER
     media_type = "application/octet-stream"  # NOAA Level 1b: a binary record format
 
-    def __init__(self, path: Path, reader: Any) -> None:
+    def __init__(self, path: Path, reader: Any, notes: list[str] | None = None) -> None:
         self.path = path
         self._reader = reader
         try:
-            counts = reader.get_counts()  # (lines, 409, 5 or 6)
-            lons, lats = reader.get_lonlat()  # (lines, 51): made with interpolate_coords=False
+            # geolocation first: pygac's clock-drift correction shifts the line times too
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", PYORBITAL_DEFAULTS, DeprecationWarning)
+                lons, lats = reader.get_lonlat()  # (lines, 51): interpolate_coords=False
             times = reader.get_times()
+            counts = reader.get_counts()  # (lines, 409, 5 or 6)
             prt, ict, space = reader.get_telemetry()
         except Exception as error:  # pygac raises many kinds on bad input
             raise GranuleError(f"granule {path}: pygac cannot decode it ({error})") from None
-        promised = int(reader.head["count_of_data_records"])
-        if counts.shape[0] < promised:
-            raise GranuleError(
-                f"granule {path}: holds {counts.shape[0]} scan lines of the {promised} its "
-                "header promises; it is truncated"
-            )
+        self.warnings = tuple(notes or ())
         self.platform = str(reader.spacecraft_name)
         self._switch = _ch3_switch(reader)
         if counts.shape[2] == 6:  # pygac split the channel-3 slot into 3a and 3b: rejoin it
@@ -78,19 +101,40 @@ class GACGranule(Granule):
             joined[on_3a, :, 2] = counts[on_3a, :, 2]
             counts = joined
         self._counts = np.ascontiguousarray(np.moveaxis(counts, 2, 0), np.uint16)
-        if lons.shape != (counts.shape[0], TIE_COLUMNS.size):
+        self.n_lines = self._counts.shape[1]
+        if self.n_lines == 0:
+            raise GranuleError(f"granule {path}: holds no scan line with a valid line number")
+        if lons.shape != (self.n_lines, TIE_COLUMNS.size):
             raise GranuleError(f"granule {path}: {lons.shape} tie points; expected (lines, 51)")
         self._lon = np.ascontiguousarray(lons, np.float32)
         self._lat = np.ascontiguousarray(lats, np.float32)
         self._times = np.asarray(times).astype("datetime64[ms]")
+        self._check(reader)
         self._prt = np.asarray(prt, np.float64)
-        self._ict = np.asarray(ict, np.float64)[:, -3:]
-        self._space = np.asarray(space, np.float64)[:, -3:]
-        self.n_lines = self._counts.shape[1]
-        if self.n_lines == 0:
-            raise GranuleError(f"granule {path}: holds no scan lines")
+        self._ict = np.asarray(ict, np.float64)  # (lines, 3): channels 3b, 4, 5
+        self._space = np.asarray(space, np.float64)
         self.start_time = self._times[0].astype(datetime).replace(tzinfo=UTC)
         self.end_time = self._times[-1].astype(datetime).replace(tzinfo=UTC)
+
+    def _check(self, reader: Any) -> None:
+        """Refuse records that are not scan lines: no line located on the Earth, or line
+        times a day or more from the header's start (pygac mends times only near it)."""
+        located = np.isfinite(self._lat).all(axis=1) & np.isfinite(self._lon).all(axis=1)
+        if not located.any():
+            raise GranuleError(
+                f"granule {self.path}: no scan line has valid geolocation (of "
+                f"{self.n_lines:,} read): the records are corrupt"
+            )
+        try:
+            header = np.datetime64(reader.get_header_timestamp(), "ms")
+        except ValueError:  # a corrupt header time: nothing to hold the lines to
+            return
+        first, last = self._times.min(), self._times.max()
+        if first < header - TIME_SLACK or last > header + TIME_SLACK:
+            raise GranuleError(
+                f"granule {self.path}: its scan lines' times ({first} to {last}) disagree "
+                f"with its header's start ({header}): the records are corrupt"
+            )
 
     def read_tie_latitudes(self) -> np.ndarray:
         return self._lat
@@ -146,115 +190,70 @@ def _across_track_azimuth(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
 
 
 class GACReader(Reader):
-    """NOAA AVHRR GAC Level 1b, POD and KLM, recognised by pygac's own header checks."""
+    """NOAA AVHRR GAC Level 1b, POD and KLM, recognised by pygac's own header checks (and a
+    GAC data set name at the start of a file too short for them: a copy cut in its header).
+
+    A POD granule of a platform whose clock drifted (NOAA-7, -9, -11, -12, -14) is
+    clock-corrected with ``TLE_<satname>.txt`` beside it or in ``$NEARLINE_TLE_DIR``, or
+    read uncorrected with a warning without one.
+    """
 
     name = READER
 
     @classmethod
     def can_open(cls, path: Path) -> bool:
-        for reader in _pygac_readers():
-            try:
-                if reader.can_read(str(path)):
-                    return True
-            except Exception:  # a header pygac cannot parse is not this format
-                continue
-        return False
+        return identify(Path(path)) is not None or cut_in_header(Path(path))
 
     @classmethod
     def why_not(cls, path: Path) -> str:
-        return "no NOAA Level 1b POD or KLM header that pygac's checks accept"
+        found = data_set_name(Path(path))
+        if found is None:
+            return (
+                "no NOAA Level 1b POD or KLM header: no data set name such as "
+                "NSS.GHRR.NP.D12347.S0416.E0424 in its first bytes"
+            )
+        name, mode, spacecraft = found
+        if mode == "GHRR":
+            return (
+                f"a GAC data set name {name}, but pygac's header checks refuse its header "
+                f"(a spacecraft code {spacecraft} it does not know, or a damaged header)"
+            )
+        return f"a NOAA Level 1b data set {name} of {mode} data, not GAC (GHRR)"
 
     def open(self, path: Path) -> Granule:
-        for reader_class in _pygac_readers():
-            try:
-                if not reader_class.can_read(str(path)):
-                    continue
-                # the file's own 51 tie points per line (clock drift corrected, corrupt lines
-                # NaN): nearline interpolates them itself, pixel for pixel as lonlat() does
-                reader = reader_class(interpolate_coords=False)
-                with warnings.catch_warnings():  # pygac warns of a short file; we check below
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    reader.read(str(path))
-            except Exception as error:
-                raise GranuleError(f"granule {path}: pygac cannot read it ({error})") from None
-            return GACGranule(Path(path), reader)
-        raise GranuleError(f"granule {path}: not an AVHRR GAC level 1b file")
-
-
-KLM_RECORD = 4608  # bytes: the header record, then one record per scan line
-KLM_SPACECRAFT = {"noaa15": 4, "noaa16": 2, "noaa17": 6, "noaa18": 7, "noaa19": 8, "metopa": 12}
-KLM_CODES = {
-    "noaa15": "NK", "noaa16": "NL", "noaa17": "NM", "noaa18": "NN", "noaa19": "NP", "metopa": "M2",
-}  # fmt: skip
-
-
-def klm_name(platform: str, start: datetime, end: datetime) -> str:
-    """The NOAA CLASS data set name, e.g. NSS.GHRR.NP.D12347.S0416.E0424.B0000001.GC."""
-    code = KLM_CODES[platform]
-    return f"NSS.GHRR.{code}.D{start:%y%j}.S{start:%H%M}.E{end:%H%M}.B0000001.GC"
-
-
-def write_klm(path: Path, block: SwathBlock, *, ch3_select: np.ndarray | None = None) -> None:
-    """Write ``block`` (a whole granule) as a NOAA KLM AVHRR GAC Level 1b file (version 5).
-
-    Only what pygac reads is filled in: the header's data set name, spacecraft, data type,
-    record count and start/end times; per scan line its number, time, channel-3 select bits
-    (``ch3_select``, default 3b on every line) in the scan line bit field, the
-    51 tie-point latitudes/longitudes (1e-4 degrees), PRT, blackbody (back scan) and space
-    counts, and the five channels' 10-bit counts packed three to a 32-bit word. Angles,
-    calibration coefficients and housekeeping stay zero. Meant for tests and demonstrations.
-    """
-    from pygac.gac_klm import scanline
-    from pygac.klm_reader import header
-
-    if block.platform not in KLM_SPACECRAFT:
-        raise GranuleError(
-            f"granule {path}: KLM L1b is written for {', '.join(KLM_SPACECRAFT)}, "
-            f"not {block.platform!r}"
-        )
-    n = block.n_lines
-    times = block.times.astype("datetime64[ms]")
-    start = times[0].astype(datetime)
-    end = times[-1].astype(datetime)
-    head = np.zeros(1, header)
-    head["data_set_creation_site_id"] = b"NSS"
-    head["data_set_name"] = klm_name(block.platform, start, end).encode()
-    head["noaa_level_1b_format_version_number"] = 5
-    head["noaa_spacecraft_identification_code"] = KLM_SPACECRAFT[block.platform]
-    head["data_type_code"] = 2  # GAC
-    head["count_of_data_records"] = n
-    for prefix, moment in (("start", start), ("end", end)):
-        head[f"{prefix}_of_data_set_year"] = moment.year
-        head[f"{prefix}_of_data_set_day_of_year"] = moment.timetuple().tm_yday
-        head[f"{prefix}_of_data_set_utc_time_of_day"] = _milliseconds_of_day(moment)
-
-    lines = np.zeros(n, scanline)
-    day = times.astype("datetime64[D]")
-    year = day.astype("datetime64[Y]")
-    lines["scan_line_number"] = np.arange(1, n + 1)
-    if ch3_select is not None:
-        lines["scan_line_bit_field"] = np.asarray(ch3_select, np.uint16) & 3
-    lines["scan_line_year"] = year.astype(int) + 1970
-    lines["scan_line_day_of_year"] = (day - year).astype(int) + 1
-    lines["scan_line_utc_time_of_day"] = (times - day).astype(np.int64)
-    lines["earth_location"]["lats"] = np.rint(block.tie_lat * 1e4)
-    lines["earth_location"]["lons"] = np.rint(block.tie_lon * 1e4)
-    lines["telemetry"]["PRT"] = np.rint(block.prt_counts)[:, None]
-    lines["back_scan"] = np.tile(np.rint(block.ict_counts), 10)  # 3b, 4, 5, 3b, 4, 5, ...
-    space = np.zeros((n, 5))
-    space[:, 2:] = np.rint(block.space_counts)
-    lines["space_data"] = np.tile(space, 10)
-    # pixel-major, channel-minor, three 10-bit counts to a word (2045 counts, one pad)
-    flat = np.zeros((n, 682 * 3), np.uint32)
-    flat[:, : N_PIXELS * 5] = np.moveaxis(block.counts, 0, 2).reshape(n, N_PIXELS * 5)
-    words = flat.reshape(n, 682, 3)
-    lines["sensor_data"] = (words[:, :, 0] << 20) | (words[:, :, 1] << 10) | words[:, :, 2]
-
-    with open(path, "wb") as handle:
-        handle.write(head.tobytes().ljust(KLM_RECORD, b"\0"))
-        handle.write(lines.tobytes())
-
-
-def _milliseconds_of_day(moment: datetime) -> int:
-    midnight = moment.replace(hour=0, minute=0, second=0, microsecond=0)
-    return round((moment - midnight).total_seconds() * 1000)
+        path = Path(path)
+        found = identify(path)
+        if found is None:
+            if cut_in_header(path):
+                raise GranuleError(
+                    f"granule {path}: cut inside its NOAA Level 1b header ({path.stat().st_size:,}"
+                    f" bytes; scan lines begin at byte 4,608 or {POD_FIRST_LINE:,}): a "
+                    "truncated copy; fetch it again"
+                )
+            raise GranuleError(f"granule {path}: not an AVHRR GAC level 1b file")
+        reader_class, archive, head = found
+        problem = header_problem(reader_class, head)
+        if problem is not None:
+            raise GranuleError(f"granule {path}: {problem}: a corrupt or foreign header")
+        # the file's own 51 tie points per line (corrupt lines NaN): nearline interpolates
+        # them itself, pixel for pixel as lonlat() does
+        reader = reader_class(interpolate_coords=False)
+        try:
+            shape = layout(reader, archive, head, decoded_size(path))
+        except OSError as error:
+            raise GranuleError(f"granule {path}: cannot be read ({error})") from None
+        if shape.whole == 0:
+            raise GranuleError(
+                f"granule {path}: holds no whole scan line of the {shape.promised:,} its "
+                f"{shape.kind} header promises (a line is {shape.record:,} bytes from byte "
+                f"{shape.first_line:,}): a truncated copy; fetch it again"
+            )
+        try:
+            with warnings.catch_warnings():
+                for message in PYGAC_LINE_COUNT:  # counted in _l1b.layout instead
+                    warnings.filterwarnings("ignore", message, RuntimeWarning)
+                reader.read(str(path))
+            notes = completeness(shape, len(reader.scans)) + clock_drift(reader, path)
+        except Exception as error:
+            raise GranuleError(f"granule {path}: pygac cannot read it ({error})") from None
+        return GACGranule(path, reader, notes)

@@ -12,6 +12,7 @@ from typing import BinaryIO
 from nearline.errors import GranuleError, NotThisFormat
 from nearline.plugins import Registry
 from nearline.swath._base import Granule, Reader
+from nearline.swath._companions import companion_kind
 
 log = logging.getLogger(__name__)
 READERS: Registry[type[Reader]] = Registry(
@@ -93,15 +94,25 @@ def open_granule_stream(stream: BinaryIO, *, name: str) -> Granule | None:
     return None
 
 
-def granule_paths(inputs: Iterable[str | Path], *, recursive: bool = False) -> list[Path]:
+def granule_paths(
+    inputs: Iterable[str | Path], *, recursive: bool = False, companions: bool = False
+) -> list[Path]:
     """Files as given; a folder stands for the files directly inside it (``recursive``: every
-    file below it), sorted, hidden ones (such as a half-written ``.name.partial``) left out."""
+    file below it), sorted, hidden ones (such as a half-written ``.name.partial``) left out,
+    and the text files beside its granules (READMEs, element sets: :func:`companion_kind`)
+    too unless ``companions`` (the caller sorts them out and says so)."""
     inputs = [Path(name) for name in inputs]
     paths: list[Path] = []
     for path in inputs:
         if path.is_dir():
             found = path.rglob("*") if recursive else path.iterdir()
-            paths += sorted(p for p in found if p.is_file() and not _hidden(p.relative_to(path)))
+            paths += sorted(
+                p
+                for p in found
+                if p.is_file()
+                and not _hidden(p.relative_to(path))
+                and (companions or companion_kind(p) is None)
+            )
         elif path.exists():
             paths.append(path)
         else:
