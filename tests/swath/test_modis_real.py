@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 import shapely
 from shapely.geometry import shape
-from tests.algorithms.modis_reference import read as pyhdf
 
-from nearline.archive._catalogues import open_catalogue
+from nearline.archive import open_catalogue
 from nearline.errors import GranuleError
 from nearline.swath import describe_granule, open_granule
+
+from ..algorithms.modis_reference import read as pyhdf
 
 REAL = Path(__file__).parents[1] / "data" / "real"
 MOD04 = REAL / "MOD04_L2.A2001066.0000.004.2003078090622.he2"

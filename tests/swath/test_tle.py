@@ -94,6 +94,9 @@ def test_a_folder_of_granules_passes_over_its_element_sets(tmp_path):
     granule.write_bytes(b"\0" * 100)
     tle = _write(tmp_path / "TLE_tirosn.txt", *NOAA19_TLE)
     notes = _write(tmp_path / "notes.txt", "not an element set")
-    assert granule_paths([tmp_path]) == [granule, notes]
-    assert granule_paths([tmp_path], recursive=True) == [granule, notes]
+    # text beside granules (element sets, notes) is passed over, unless the caller sorts it out
+    assert granule_paths([tmp_path]) == [granule]
+    assert granule_paths([tmp_path], recursive=True) == [granule]
+    assert granule_paths([tmp_path], companions=True) == [granule, tle, notes]
     assert granule_paths([tle]) == [tle]  # named on its own, it is what was asked for
+    assert granule_paths([notes]) == [notes]
