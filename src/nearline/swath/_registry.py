@@ -18,9 +18,18 @@ READERS: Registry[type[Reader]] = Registry(
         "nearline-avhrr": "nearline.swath.netcdf_granule:NetCDFGranuleReader",
         "avhrr-gac": "nearline.swath._gac:GACReader",
         "modis-l2": "nearline.swath._modis:ModisL2Reader",
+        "avhrr-l1c": "nearline.swath._fdr:FDRReader",
+        "cf-netcdf": "nearline.swath._cf:CFReader",
     },
     error=GranuleError,
 )
+FIRST = "nearline-avhrr"  # nearline's own format: its sniff is cheapest and it is the common case
+LAST = "cf-netcdf"  # a convention, not a product: a reader of a particular product goes first
+
+
+def _trial_order(names: list[str]) -> list[str]:
+    """The readers in the order they are tried: nearline's own first, the CF reader last."""
+    return sorted(names, key=lambda name: (name != FIRST, name == LAST, name))
 
 
 def available_readers() -> list[str]:
@@ -38,8 +47,7 @@ def open_granule(path: str | Path) -> Granule:
     path = Path(path)
     if not path.is_file():
         raise GranuleError(f"granule {path} does not exist or is not a file")
-    # nearline's own format first: its sniff is cheapest and it is the common case
-    for name in sorted(available_readers(), key=lambda n: n != "nearline-avhrr"):
+    for name in _trial_order(available_readers()):
         reader = get_reader(name)
         if reader.can_open(path):
             return reader().open(path)
@@ -63,7 +71,7 @@ def open_granule_stream(stream: BinaryIO, *, name: str) -> Granule | None:
     first bytes and reads by ranged reads; None if none does (the caller reads a copy)."""
     head = stream.read(8)
     stream.seek(0)
-    for reader_name in sorted(available_readers(), key=lambda n: n != "nearline-avhrr"):
+    for reader_name in _trial_order(available_readers()):
         reader = get_reader(reader_name)
         if reader.supports_streams and reader.can_open_head(head):
             try:
