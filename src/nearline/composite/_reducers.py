@@ -144,17 +144,13 @@ def _flat(obs: Any, *names: str) -> list[np.ndarray]:
 
 
 class MaxValue(Reducer):
-    """A maximum-value composite (the Pathfinder one ranks by NDVI): 12 bands from the
-    winning observation. ``night``: whether observations without daylight take part."""
+    """A maximum-value composite: 12 bands from the winning observation, ranked by
+    ``ranking`` (subclasses set it)."""
 
+    ranking: ClassVar[Ranking]
     _BANDS: ClassVar[tuple[OutputVariable, ...]] = (
         NDVI, CLOUD, QC, SCAN_ANGLE, SUN_ZENITH, REL_AZIMUTH, REFL1, REFL2, BT3, BT4, BT5, DAY,
     )  # fmt: skip
-
-    def __init__(self, name: str, ranking: Ranking, *, night: bool) -> None:
-        self.name = name  # type: ignore[misc]
-        self.uses_night = night  # type: ignore[misc]
-        self._ranking = ranking
 
     def variables(self) -> list[OutputVariable]:
         return list(self._BANDS)
@@ -175,7 +171,7 @@ class MaxValue(Reducer):
             "refl2", "bt3", "bt4", "bt5", "day",
         )  # fmt: skip
         outputs = [state["key"], *(state[band.name] for band in self._BANDS)]
-        rank = self._ranking
+        rank = self.ranking
         (values,) = _flat(obs, rank.band.name)
         attrs = rank.band.attrs
         return _max_value(
@@ -193,7 +189,7 @@ class MaxValue(Reducer):
 
     def restore(self, outputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         state = {band.name: np.array(outputs[band.name], band.dtype) for band in self._BANDS}
-        rank = self._ranking
+        rank = self.ranking
         ranked = state[rank.band.name].astype(np.int64)
         clear = (state["cloud"] == 0) & ((state["qc"] & BAD_CALIBRATION) == 0)
         scan = np.abs(state["scan_angle"].astype(np.int64))
@@ -208,6 +204,21 @@ class MaxValue(Reducer):
         )
         state["key"] = np.where(ranked == INT16_FILL, -1, key)
         return state
+
+
+class MaxNDVI(MaxValue):
+    """The Pathfinder maximum-NDVI composite, of daylit observations."""
+
+    name = "max-ndvi"
+    ranking = RANK_NDVI
+
+
+class MaxBT4(MaxValue):
+    """The warmest channel-4 observation, by day or night."""
+
+    name = "max-bt4"
+    ranking = RANK_BT4
+    uses_night = True
 
 
 @numba.njit(cache=True, nogil=True)
@@ -322,10 +333,9 @@ class Statistic(Reducer):
 
 def get_reducer(name: str) -> Reducer:
     """The reducer called ``name``: max-ndvi, max-bt4, mean, min, max or count."""
-    if name == "max-ndvi":
-        return MaxValue(name, RANK_NDVI, night=False)
-    if name == "max-bt4":
-        return MaxValue(name, RANK_BT4, night=True)
+    for reducer in (MaxNDVI, MaxBT4):
+        if name == reducer.name:
+            return reducer()
     if name in Statistic._MODES:
         return Statistic(name)
     raise ConfigError(f"reducer: expected one of {', '.join(REDUCERS)}; got {name!r}")
