@@ -98,11 +98,11 @@ def decode_times(variable: Any, dataset: Any, values: np.ndarray | None = None) 
     reference, seconds = units
     if values is None:
         values = np.ma.filled(np.ma.asarray(variable[...], np.float64), np.nan)
-    milliseconds = np.asarray(values, np.float64) * (seconds * 1e3)
-    epoch = np.datetime64(reference.replace(tzinfo=None), "ms")
+    epoch = (reference - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() * 1e3
+    milliseconds = epoch + np.asarray(values, np.float64) * (seconds * 1e3)  # rounded once
     out = np.full(milliseconds.shape, np.datetime64("NaT"), "datetime64[ms]")
     good = np.isfinite(milliseconds)
-    out[good] = epoch + np.round(milliseconds[good]).astype("timedelta64[ms]")
+    out[good] = np.round(milliseconds[good]).astype(np.int64).astype("datetime64[ms]")
     return out
 
 
