@@ -98,7 +98,7 @@ class Reducer(ABC):
 
     name: ClassVar[str]
     # Whether the reduction uses pixels without daylight (NaN NDVI). When it does not, as
-    # none here does, the chain leaves out their channels and cloud tests.
+    # none here but max-bt4 does, the chain leaves out their channels and cloud tests.
     uses_night: ClassVar[bool] = False
 
     @abstractmethod
