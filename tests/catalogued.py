@@ -4,21 +4,27 @@ it, the item it catalogued, that item's STAC validated offline, and broken copie
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pystac
+import pytest
 import shapely
 import stac_pydantic
 from pystac.validation import JsonSchemaSTACValidator, validate_dict
 from shapely.geometry import shape
 
 from nearline.archive import FILE_EXTENSION, Item, Search, item_to_stac, open_catalogue
+from nearline.errors import GranuleError
+from nearline.swath import GranuleSummary, describe_granule
 
 from .service.test_standards import offline_schemas
 
 NEARLINE = Path(sys.executable).parent / "nearline"
+CORNER = 2.5 * 0.05  # degrees: how far a footprint's corner may stand from the swath
 
 
 def ingest(paths: list[Path], data: Path, collection: str = "real") -> subprocess.CompletedProcess:
@@ -64,6 +70,17 @@ def _noise(size: int) -> bytes:
     return bytes((index * 151 + 7) % 251 for index in range(size))
 
 
+def assert_tight_footprint(summary: GranuleSummary, lon: np.ndarray, lat: np.ndarray) -> None:
+    """The footprint covers every pixel (lon, lat: a swath, not across ±180) and its bbox
+    stands beyond them by less than a footprint's corner may."""
+    assert shapely.covers(shape(summary.geometry), shapely.points(lon, lat)).all()
+    west, south, east, north = summary.bbox
+    assert 0 < lon.min() - west < CORNER
+    assert 0 < east - lon.max() < CORNER
+    assert 0 < lat.min() - south < CORNER
+    assert 0 < north - lat.max() < CORNER
+
+
 def broken_copies(path: Path, folder: Path, *, chunk_of: str | None = None) -> dict[str, Path]:
     """Copies of ``path``: "truncated", cut in half; "corrupt", its bytes from 1 KiB to the
     middle garbage (the netCDF-4 header); and with ``chunk_of`` (a compressed variable)
@@ -83,6 +100,17 @@ def broken_copies(path: Path, folder: Path, *, chunk_of: str | None = None) -> d
         copies["garbled"] = folder / f"garbled-{path.name}"
         copies["garbled"].write_bytes(data[:start] + _noise(end - start) + data[end:])
     return copies
+
+
+def assert_broken_copy_refused(
+    path: Path, damage: str, folder: Path, *, chunk_of: str | None = None
+) -> None:
+    """A ``damage`` copy of ``path`` (:func:`broken_copies`) is refused by
+    ``describe_granule`` with a GranuleError naming it, and by ``nearline ingest``."""
+    broken = broken_copies(path, folder / "files", chunk_of=chunk_of)[damage]
+    with pytest.raises(GranuleError, match=re.escape(str(broken))):
+        describe_granule(broken)
+    assert_ingest_refuses(broken, folder / "data")
 
 
 def assert_ingest_refuses(path: Path, data: Path) -> None:

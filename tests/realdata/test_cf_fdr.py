@@ -4,7 +4,6 @@ decoded by the chain rather than calibrated, and composited where the swath real
 
 from __future__ import annotations
 
-import re
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,18 +21,22 @@ from nearline.composite._cloudmask import CH4_CH5
 from nearline.composite._observe import BAD_CALIBRATION, NIGHT, observe
 from nearline.composite._quicklook import NO_DATA, NO_DATA_LAND, OUTSIDE
 from nearline.composite._reducers import RANK_BT4
-from nearline.errors import GranuleError
 from nearline.grid import FootprintRegistrar, get_grid
 from nearline.swath import TIE_COLUMNS, describe_granule, open_granule
 from nearline.swath._fdr import FDRReader
 from nearline.testing.reader import ReaderTests
 
-from ..catalogued import NEARLINE, assert_ingest_refuses, assert_valid_stac, broken_copies, ingested
+from ..catalogued import (
+    NEARLINE,
+    assert_broken_copy_refused,
+    assert_tight_footprint,
+    assert_valid_stac,
+    ingested,
+)
 
 KEY = "avhrr-fdr-l1c"
 FIRST_LINE = datetime(1981, 3, 30, 4, 23, 58, 206000, tzinfo=UTC)
 LAST_LINE = datetime(1981, 3, 30, 4, 24, 3, 206000, tzinfo=UTC)
-CORNER = 2.5 * 0.05  # degrees: how far a footprint's corner may stand from the swath
 
 
 def file_values(path: Path) -> dict[str, np.ndarray]:
@@ -62,14 +65,7 @@ def test_it_is_catalogued_by_its_line_times_not_its_record_or_orbit(fdr):
         )  # fmt: skip
         assert (dataset.start_time, dataset.end_time) == ("19810330T042358Z", "19810330T060903Z")
     values = file_values(fdr)
-    lon, lat = values["longitude"], values["latitude"]
-    pixels = shapely.points(lon, lat)
-    assert shapely.covers(shape(summary.geometry), pixels).all()
-    west, south, east, north = summary.bbox
-    assert 0 < lon.min() - west < CORNER
-    assert 0 < east - lon.max() < CORNER
-    assert 0 < lat.min() - south < CORNER
-    assert 0 < north - lat.max() < CORNER
+    assert_tight_footprint(summary, values["longitude"], values["latitude"])
 
 
 def test_nearline_ingest_makes_a_valid_stac_item(fdr, tmp_path):
@@ -136,10 +132,7 @@ def test_the_chain_decodes_it_and_a_missing_channel_5_marks_nothing(fdr):
 
 @pytest.mark.parametrize("damage", ["truncated", "corrupt", "garbled"])
 def test_broken_copies_are_refused_naming_the_file(fdr, damage, tmp_path):
-    broken = broken_copies(fdr, tmp_path / "files", chunk_of="latitude")[damage]
-    with pytest.raises(GranuleError, match=re.escape(str(broken))):
-        describe_granule(broken)
-    assert_ingest_refuses(broken, tmp_path / "data")
+    assert_broken_copy_refused(fdr, damage, tmp_path, chunk_of="latitude")
 
 
 # -- nearline composite ------------------------------------------------------------------------

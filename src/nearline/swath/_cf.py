@@ -33,18 +33,17 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath._base import Granule, Reader, tie_rows
+from nearline.swath._base import Granule, tie_rows
 from nearline.swath._block import SwathBlock, Telemetry
 from nearline.swath._cf_conventions import (
+    LayoutReader,
     attributes,
     declared_box,
     instrument_name,
     latitude_longitude,
     marker,
-    open_layout,
     platform_name,
     product_name,
-    sniff,
     values,
 )
 from nearline.swath._cf_time import as_datetime, decode_times, parse_moment, time_units
@@ -188,7 +187,7 @@ class CFGranule(Granule):
             self._dataset.close()
 
 
-class CFReader(Reader):
+class CFReader(LayoutReader):
     """CF/ACDD netCDF-4 and netCDF-3 products with a time and a place the conventions give.
 
     Tried after every other reader (it takes any product of the conventions); a file with a
@@ -197,14 +196,6 @@ class CFReader(Reader):
     """
 
     name = READER
-
-    @classmethod
-    def can_open(cls, path: Path) -> bool:
-        return sniff(path, inspect, unreadable=True)[0]
-
-    @classmethod
-    def why_not(cls, path: Path) -> str:
-        return sniff(path, inspect, unreadable=True)[1] or "it is a CF product"
-
-    def open(self, path: Path) -> Granule:
-        return open_layout(Path(path), inspect, CFGranule)
+    unreadable = True
+    find_layout = staticmethod(inspect)
+    make_granule = CFGranule

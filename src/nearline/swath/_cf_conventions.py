@@ -18,11 +18,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from nearline.errors import GranuleError, NotThisFormat
+from nearline.swath._base import Granule, Reader
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 CDF_SIGNATURES = (b"CDF\x01", b"CDF\x02", b"CDF\x05")  # classic, 64-bit offset, CDF-5
@@ -90,6 +91,27 @@ def open_layout(path: Path, inspect: Callable[[Any, str], Any], make: Callable[.
     except BaseException:
         dataset.close()
         raise
+
+
+class LayoutReader(Reader):
+    """A netCDF format known by the layout its ``find_layout(dataset, kind)`` finds (anything
+    but a phrase saying what is missing), opened as ``make_granule(path, dataset, layout)``;
+    ``unreadable``: whether it takes a netCDF file that cannot be read, to say so."""
+
+    unreadable: ClassVar[bool] = False
+    find_layout: ClassVar[Callable[[Any, str], Any]]
+    make_granule: ClassVar[Callable[..., Granule]]
+
+    @classmethod
+    def can_open(cls, path: Path) -> bool:
+        return sniff(path, cls.find_layout, unreadable=cls.unreadable)[0]
+
+    @classmethod
+    def why_not(cls, path: Path) -> str:
+        return sniff(path, cls.find_layout, unreadable=cls.unreadable)[1] or f"a {cls.name} file"
+
+    def open(self, path: Path) -> Granule:
+        return open_layout(Path(path), type(self).find_layout, type(self).make_granule)
 
 
 def attributes(dataset: Any) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath._base import Granule, Reader, tie_rows
+from nearline.swath._base import Granule, tie_rows
 from nearline.swath._block import (
     BRIGHTNESS_TEMPERATURE,
     CH3_TRANSITION,
@@ -43,13 +43,12 @@ from nearline.swath._block import (
     Telemetry,
 )
 from nearline.swath._cf_conventions import (
+    LayoutReader,
     attributes,
     latitude_longitude,
     marker,
-    open_layout,
     platform_name,
     product_name,
-    sniff,
     values,
 )
 from nearline.swath._cf_time import as_datetime, decode_times, time_units
@@ -233,19 +232,10 @@ class FDRGranule(Granule):
             self._dataset.close()
 
 
-class FDRReader(Reader):
+class FDRReader(LayoutReader):
     """AVHRR GAC FDR Level 1C, recognised by CF latitude/longitude on 409-pixel lines with a
     time coordinate, the FDR's channel 1 and 4 variables and its angles."""
 
     name = READER
-
-    @classmethod
-    def can_open(cls, path: Path) -> bool:
-        return sniff(path, _layout, unreadable=False)[0]
-
-    @classmethod
-    def why_not(cls, path: Path) -> str:
-        return sniff(path, _layout, unreadable=False)[1] or "it is an AVHRR GAC FDR file"
-
-    def open(self, path: Path) -> Granule:
-        return open_layout(Path(path), _layout, FDRGranule)
+    find_layout = staticmethod(_layout)
+    make_granule = FDRGranule
