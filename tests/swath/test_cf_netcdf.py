@@ -128,6 +128,27 @@ def test_a_point_product_is_catalogued_by_its_acdd_bounds_and_window(tmp_path):
     assert covers_every_pixel(summary.geometry, lon, lat)
 
 
+def test_a_field_of_view_across_the_antimeridian_is_cut_there(tmp_path):
+    """GOES-17's GLM looks from 137.2 W: its field-of-view bounds, west then east, cross
+    180; the scalar coordinate's own value says which way round they go."""
+    fov = {"standard_name": "latitude", "units": "degrees_north", "bounds": "lat_bounds"}
+    variables = {
+        "lat_fov": ((), np.float32(0.0), fov),
+        "lat_bounds": (("b",), np.array([66.56, -66.56], "f4"), {}),
+        "lon_fov": ((), np.float32(-137.2), {**fov, "standard_name": "longitude",
+                                             "units": "degrees_east", "bounds": "lon_bounds"}),
+        "lon_bounds": (("b",), np.array([156.44, -70.64], "f4"), {}),
+    }  # fmt: skip
+    attrs = {"Metadata_Conventions": "Unidata Dataset Discovery v1.0", "platform_ID": "G17",
+             "time_coverage_start": "2020-01-01T00:00:00.0Z",
+             "time_coverage_end": "2020-01-01T00:00:20.0Z"}  # fmt: skip
+    summary = describe_granule(write(tmp_path / "g17.nc", variables, attrs))
+    assert summary.platform == "goes17"
+    assert summary.geometry["type"] == "MultiPolygon"
+    assert summary.bbox == pytest.approx((156.44, -66.56, -70.64, 66.56), abs=1e-5)
+    assert shape(summary.geometry).area == pytest.approx((360 - 156.44 - 70.64) * 133.12, 1e-5)
+
+
 def test_a_file_without_any_time_is_refused_naming_what_is_missing(tmp_path):
     i, j = grids(10, 20)
     path = write(tmp_path / "timeless.nc", swath(j, i), {"Conventions": "CF-1.8"})
