@@ -4,6 +4,7 @@
     python -m tests.docs_fixtures burst-tree OUT          4 steps of burst output, closed sets
     python -m tests.docs_fixtures daily-copies DAY.nc FOLDER YYYY-MM-DD..YYYY-MM-DD
                                                           one daily composite, re-dated per day
+    python -m tests.docs_fixtures cf-swath OUT.nc         a small CF swath: 20 lines, 60 pixels
 """
 
 from __future__ import annotations
@@ -44,11 +45,31 @@ def daily_copies(day: Path, folder: Path, days: str) -> None:
         current += timedelta(days=1)
 
 
+def cf_swath(out: Path) -> None:
+    """A CF-1.8 swath of 20 lines of 60 pixels over the Atlantic, a time per line (0.5 s)."""
+    line, pixel = np.mgrid[0:20, 0:60].astype(np.float32)
+    with netCDF4.Dataset(out, "w") as dataset:
+        dataset.setncatts({"Conventions": "CF-1.8 ACDD-1.3", "short_name": "DEMO_L1",
+                           "platform": "Earth Observation Satellites > METOP > METOP-B",
+                           "instrument": "AVHRR"})  # fmt: skip
+        dataset.createDimension("y", 20)
+        dataset.createDimension("x", 60)
+        for name, units, values in (("lat", "degrees_north", 30 + 0.04 * line),
+                                    ("lon", "degrees_east", -40 + 0.05 * pixel)):  # fmt: skip
+            dataset.createVariable(name, "f4", ("y", "x")).setncatts({"units": units})
+            dataset[name][:] = values
+        time = dataset.createVariable("time", "f8", ("y",))
+        time.setncatts({"standard_name": "time", "units": "seconds since 2012-12-12 10:00:00"})
+        time[:] = 0.5 * np.arange(20)
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["burst-tree"] and len(argv) == 2:
         burst_tree(Path(argv[1]))
     elif argv[:1] == ["daily-copies"] and len(argv) == 4:
         daily_copies(Path(argv[1]), Path(argv[2]), argv[3])
+    elif argv[:1] == ["cf-swath"] and len(argv) == 2:
+        cf_swath(Path(argv[1]))
     else:
         raise SystemExit(__doc__)
 

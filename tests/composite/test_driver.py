@@ -88,7 +88,7 @@ def test_any_partition_gives_the_same_composite_as_in_memory(
 
 
 def test_leaving_out_the_night_changes_no_cell(in_memory, day, tmp_path, monkeypatch):
-    """No reducer uses a pixel without daylight, so the band owners observe only the daylit
+    """max-ndvi uses no pixel without daylight, so the band owners observe only the daylit
     span of each block: the composite is the one every line gives."""
     monkeypatch.setattr(MaxNDVI, "uses_night", True)  # observe every line and cloud-test it
     out = tmp_path / "every-line.nc"

@@ -53,7 +53,8 @@ def add_composite_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--reducer",
         default="max-ndvi",
-        help="max-ndvi, mean, min, max or count (default: %(default)s)",
+        help="max-ndvi, max-bt4 (the warmest channel-4 observation, by day or night), mean, "
+        "min, max or count (default: %(default)s)",
     )
     parser.add_argument("--workers", type=int, default=None, help="band owners (default: cores)")
     parser.add_argument(
@@ -68,7 +69,9 @@ def add_composite_parser(subparsers: Any) -> argparse.ArgumentParser:
         choices=["skip", "fail"],
         help="what a corrupt or truncated granule does (default: %(default)s)",
     )
-    parser.add_argument("--png", default=None, help="also write an NDVI quicklook PNG here")
+    parser.add_argument(
+        "--png", default=None, help="also write a quicklook PNG here (NDVI; max-bt4: channel 4)"
+    )
     parser.add_argument(
         "--score",
         metavar="TRUTH",

@@ -12,8 +12,8 @@ output variables. Implementations keep these true:
 - ``finish`` returns arrays in the order and dtypes of ``variables()``;
 - ``merge`` folds another state of the same cells in, with the same order independence;
 - ``restore`` turns finished outputs back into a state, so daily files combine into 10-day
-  and monthly composites (exact for max-ndvi, min, max and count; a mean is rebuilt from its
-  rounded value times its count).
+  and monthly composites (exact for max-ndvi, max-bt4, min, max and count; a mean is rebuilt
+  from its rounded value times its count).
 
 Packing (CF ``scale_factor``/``add_offset``, fill -32768 for int16, 255 for uint8 flags):
 NDVI 1e-4; reflectances 0.01 %; angles 0.01 degree; temperatures 0.01 K with add_offset
@@ -98,7 +98,7 @@ class Reducer(ABC):
 
     name: ClassVar[str]
     # Whether the reduction uses pixels without daylight (NaN NDVI). When it does not, as
-    # none here does, the chain leaves out their channels and cloud tests.
+    # none here but max-bt4 does, the chain leaves out their channels and cloud tests.
     uses_night: ClassVar[bool] = False
 
     @abstractmethod
@@ -218,8 +218,8 @@ class Reducer(ABC):
         Returns
         -------
         dict[str, numpy.ndarray]
-            The state (exact for max-ndvi, min, max and count; a mean is rebuilt from its
-            rounded value times its count).
+            The state (exact for max-ndvi, max-bt4, min, max and count; a mean is rebuilt
+            from its rounded value times its count).
         """
 
     def new_state(self, n_cells: int) -> dict[str, np.ndarray]:

@@ -1,8 +1,9 @@
 """Calibration with drift: raw counts to reflectance and brightness temperature.
 
-The equations and coefficients are pygac's (``pygac.calibration.noaa``; PATMOS-x
-coefficients per platform, read by :mod:`~nearline.composite._coefficients`), split in two so
-the per-pixel part runs in one compiled pass:
+For raw counts (Level 1b), the equations and coefficients are pygac's
+(``pygac.calibration.noaa``; PATMOS-x coefficients per platform, read by
+:mod:`~nearline.composite._coefficients`), split in two so the per-pixel part runs in one
+compiled pass:
 
 - **Visible (channels 1, 2 and 3a)** — Heidinger et al. (2010): the calibration slope
   drifts with time since launch, ``S(t) = S0 (100 + S1 t + S2 t^2) / 100``; AVHRR/3's dual
@@ -17,7 +18,10 @@ the per-pixel part runs in one compiled pass:
   170-350 K.
 
 :func:`line_calibration` does the per-line part once per granule (the smoothing needs the
-whole granule); :func:`calibrate` applies it to a block's counts.
+whole granule); :func:`calibrate` applies it to a block's counts. A granule of values its
+producer calibrated (Level 1C: :attr:`~nearline.swath.Telemetry.scaling`) needs none of
+it: its calibration carries the stored scaling, and :func:`calibrate` decodes
+(:mod:`~nearline.composite._stored`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ import numba
 import numpy as np
 
 from nearline.composite._coefficients import Coefficients, load_coefficients, year_fraction
-from nearline.swath import CH3A, CH3B, Telemetry
+from nearline.composite._stored import decode, decode_3a
+from nearline.swath import CH3A, CH3B, StoredScaling, Telemetry
 
 C1 = 1.1910427e-5  # mW/m^2/sr/cm^-4
 C2 = 1.4387752  # cm K
@@ -49,7 +54,9 @@ class LineCalibration:
     ``space_counts``, ``bb_counts``, ``bb_radiance``; per channel (3,): ``space_radiance``,
     ``nonlinear`` (3, 3: b0 b1 b2), ``wavenumber``, ``band_a``, ``band_b``. ``ch3_select``
     (n,): what each line's channel-3 slot carries
-    (:attr:`~nearline.swath.Telemetry.ch3_select`); None: 3b on every line.
+    (:attr:`~nearline.swath.Telemetry.ch3_select`); None: 3b on every line. ``scaling``:
+    for a Level 1C granule, how its calibrated values are stored (the counts tables are
+    then NaN, unused); None for raw counts.
     """
 
     slope_low: np.ndarray
@@ -65,6 +72,17 @@ class LineCalibration:
     band_a: np.ndarray
     band_b: np.ndarray
     ch3_select: np.ndarray | None = None
+    scaling: StoredScaling | None = None
+
+    @property
+    def has_channel5(self) -> bool:
+        """Whether the instrument has channel 5 (AVHRR/1 has not: its values are NaN)."""
+        return self.scaling is None or self.scaling.channels[4] is not None
+
+    @property
+    def distance_corrected(self) -> bool:
+        """Whether the reflectances are already at the mean Earth-Sun distance."""
+        return self.scaling is not None and self.scaling.distance_corrected
 
     def slice(self, start: int, stop: int) -> LineCalibration:
         """The calibration of lines ``[start, stop)``."""
@@ -131,7 +149,14 @@ def line_calibration(
     telemetry: Telemetry, platform: str, *, coefficients: Coefficients | None = None
 ) -> LineCalibration:
     """Calibration tables for every line of a granule (``coefficients``: the platform's, if
-    the caller has read them already)."""
+    the caller has read them already); for a Level 1C granule, its stored scaling."""
+    if telemetry.scaling is not None:  # calibrated by its producer: nothing to derive
+        unused, per_line = np.full(3, np.nan), np.full((telemetry.times.shape[0], 3), np.nan)
+        return LineCalibration(
+            unused, unused, unused, unused, per_line, per_line, per_line, unused,
+            np.full((3, 3), np.nan), unused, unused, unused, telemetry.ch3_select,
+            telemetry.scaling,
+        )  # fmt: skip
     cal = load_coefficients(platform) if coefficients is None else coefficients
     first = telemetry.times[0].astype("datetime64[ms]").astype(datetime)
     low, high = visible_slopes(cal, first)
@@ -240,6 +265,8 @@ def calibrate(
     counts: np.ndarray, cal: LineCalibration, out: np.ndarray | None = None
 ) -> np.ndarray:
     """(5, n, 409) float32: channel 1 and 2 scaled radiance (%), 3b, 4, 5 temperature (K)."""
+    if cal.scaling is not None:
+        return decode(counts, cal.scaling, out)
     result = np.empty(counts.shape, np.float32) if out is None else out
     table = np.empty((2, 1024), np.float64)  # 8 KiB, per call: cheaper than a cache
     _visible_table(cal.slope_low, cal.slope_high, cal.dark, cal.gain_switch, table)
@@ -265,8 +292,11 @@ def channel3a(counts: np.ndarray, cal: LineCalibration, calibrated: np.ndarray) 
     on the others); on every line that does not carry 3b, ``calibrated[2]`` (the 3b
     temperature :func:`calibrate` made of the slot's counts) becomes NaN.
 
-    3a is calibrated as channels 1 and 2 are (dual gain, drift), with its own coefficients.
+    3a is calibrated as channels 1 and 2 are (dual gain, drift), with its own coefficients;
+    a Level 1C granule's is decoded.
     """
+    if cal.scaling is not None:
+        return decode_3a(counts, cal.scaling, cal.ch3_select, calibrated[2])
     out = np.empty(counts.shape[1:], np.float32)
     if cal.ch3_select is None:  # 3b on every line
         out.fill(np.nan)

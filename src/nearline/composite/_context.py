@@ -159,10 +159,10 @@ def prepare(
                 telemetry = granule.read_telemetry()
                 sample_seconds += time.perf_counter() - began
                 platform = granule.platform
-                if platform not in coefficients:
+                if telemetry.scaling is None and platform not in coefficients:  # raw counts
                     coefficients[platform] = load_coefficients(platform)
                 calibration = line_calibration(
-                    telemetry, platform, coefficients=coefficients[platform]
+                    telemetry, platform, coefficients=coefficients.get(platform)
                 )
                 info = GranuleInfo(
                     len(infos), path, granule.platform, granule.n_lines, granule.start_time

@@ -8,10 +8,11 @@ channel 1, ozone-corrected -> NDVI -> quality bits; then the cloud tests
 (:mod:`~nearline.composite._cloudmask`) over the block, which compare a pixel with its
 neighbours.
 
-Quality bits (``qc``): 1 bad calibration (a thermal channel, or by day a visible channel,
-has no valid value), 2 night (solar zenith >= 85 degrees: no reflectance, no NDVI), 4 scan
-edge (|scan angle| > 42 degrees, where GAC pixels grow past about 2.5 times their nadir
-size), 8 low sun (solar zenith > 75 degrees).
+Quality bits (``qc``): 1 bad calibration (a thermal channel the instrument has, or by day a
+visible channel, has no valid value; AVHRR/1's missing channel 5 does not count), 2 night
+(solar zenith >= 85 degrees: no reflectance, no NDVI), 4 scan edge (|scan angle| > 42
+degrees, where GAC pixels grow past about 2.5 times their nadir size), 8 low sun (solar
+zenith > 75 degrees).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class Observations:
 @numba.njit(cache=True, nogil=True)
 def _chain(
     radiance, lon, lat, sat_zenith, sun_zenith, land_bits, height_codes, scan_angles,
-    ozone_depth, sun_distance2, ndvi, land, qc, refl1, refl2, cos_sun, cos_view,
+    ozone_depth, sun_distance2, has_ch5, ndvi, land, qc, refl1, refl2, cos_sun, cos_view,
 ):  # fmt: skip
     n, m = lon.shape
     deg = math.pi / 180.0
@@ -102,7 +103,8 @@ def _chain(
             total = r1 + r2
             ndvi[i, j] = (r2 - r1) / total if total > 0 else np.nan
             bt4, bt5 = radiance[3, i, j], radiance[4, i, j]
-            if math.isnan(bt4) or math.isnan(bt5) or (sz < DAY_SUN_ZENITH and math.isnan(r1 + r2)):
+            no_thermal = math.isnan(bt4) or (has_ch5 and math.isnan(bt5))
+            if no_thermal or (sz < DAY_SUN_ZENITH and math.isnan(r1 + r2)):
                 flags_q |= BAD_CALIBRATION
             if abs(scan_angles[j]) > SCAN_EDGE_DEGREES:
                 flags_q |= SCAN_EDGE
@@ -189,18 +191,17 @@ def observe(
     ndvi, refl1, refl2 = (np.empty(shape, np.float32) for _ in range(3))
     land, qc = np.empty(shape, np.bool_), np.empty(shape, np.uint8)
     cosines = (np.empty(shape, np.float64), np.empty(shape, np.float64))
+    # a Level 1C producer (pygac) may have corrected to the mean Earth-Sun distance already
+    distance2 = 1.0 if cal.distance_corrected else sun_distance_squared(int(day_of_year[0]))
     _chain(
         radiance, lon, lat, sat_zenith, sun_zenith, ancillary.land_bits, ancillary.height_codes,
-        SCAN_ANGLES, ancillary.ozone_depth, sun_distance_squared(int(day_of_year[0])), ndvi,
-        land, qc, refl1, refl2, *cosines,
+        SCAN_ANGLES, ancillary.ozone_depth, distance2, cal.has_channel5, ndvi, land, qc, refl1,
+        refl2, *cosines,
     )  # fmt: skip
     # channel 3a by day only where a line carries it (MetOp, NOAA-15 to 17; never NOAA-19)
     carries_3a = cal.ch3_select is not None and bool((cal.ch3_select == CH3A).any())
-    if carries_3a:
-        distance2 = sun_distance_squared(int(day_of_year[0]))
-        refl3a = sunlit_reflectance(radiance3a, sun_zenith, distance2)
-    else:
-        refl3a = radiance3a  # NaN on every line
+    # without 3a, radiance3a is NaN on every line
+    refl3a = sunlit_reflectance(radiance3a, sun_zenith, distance2) if carries_3a else radiance3a
     began = _lap(timings, "reflectance and terrain", began)
     channels = (refl1, refl2, radiance[2], radiance[3], radiance[4])
     cloud = cloud_tests(

@@ -1,4 +1,5 @@
-"""The reducers: maximum-NDVI compositing (the Pathfinder rule) and mean, min, max, count.
+"""The reducers: maximum-NDVI compositing (the Pathfinder rule), maximum channel-4
+temperature, and mean, min, max, count.
 
 Maximum NDVI keeps, per cell, the clear daytime observation with the highest NDVI (if the
 cell saw no clear one, the highest-NDVI cloudy one, its cloud bits telling so); all 12 output
@@ -8,6 +9,12 @@ angle wins, a rule of the kind of MODIS' constrained-view compositing; see
 docs/composite.md), then the observation's time and column, so no two observations tie and
 the result never depends on the order they arrive in. A pixel may reach several cells (its
 footprint's): ``update`` takes (cell, pixel) pairs.
+
+Maximum channel-4 temperature (``max-bt4``) is the same rule ranked by the 10.8 um
+brightness temperature, in steps of 1.5 K, over every observation by day or night: clouds
+are colder than the surface under them, so the warmest clear observation is the least
+cloud-contaminated (the maximum-T4 criterion Cihlar et al. 1994 compared with maximum NDVI
+for AVHRR composites). It composites night passes, which hold no NDVI.
 
 Mean, min and max reduce NDVI, both reflectances and the three temperatures over the clear
 daytime observations of a cell (sums in integers of the packed units, so exact), with the
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numba
@@ -67,26 +75,41 @@ def _pack(value: float, scale: float, offset: float) -> int:
     return max(-32767, min(32767, stored))
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """What a maximum-value composite ranks by: a band, and the steps of its packed value
+    (``(packed + shift) // step`` in 0..127) within which nearness to nadir decides."""
+
+    band: OutputVariable
+    shift: int
+    step: int
+
+
+RANK_NDVI = Ranking(NDVI, 10000, NDVI_STEP)  # 0.02 of NDVI
+RANK_BT4 = Ranking(BT4, 3000, 150)  # 1.5 K from 170 K (the calibration's lowest)
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
-def _preference(clear: int, packed_ndvi: int, packed_scan: int) -> int:
-    """The top bits of a max-NDVI key: clear, then the NDVI step, then nearness to nadir."""
-    step = (packed_ndvi + 10000) // NDVI_STEP if packed_ndvi != INT16_FILL else 0
+def _preference(clear: int, packed_rank: int, packed_scan: int, shift: int, size: int) -> int:
+    """The top bits of a max-value key: clear, then the ranked value's step, then nearness
+    to nadir."""
+    step = (packed_rank + shift) // size if packed_rank != INT16_FILL else 0
     nadir = KEY_NADIR_MAX - min(abs(packed_scan), KEY_NADIR_MAX)
     return (clear << 61) | (max(0, min(step, 127)) << 54) | (nadir << 41)
 
 
 @numba.njit(cache=True, nogil=True)
-def _max_ndvi(
-    cells, pixels, ndvi, cloud, qc, scan, sun, azimuth, refl1, refl2, bt3, bt4, bt5, day,
-    time_ms, key, o_ndvi, o_cloud, o_qc, o_scan, o_sun, o_azimuth, o_refl1, o_refl2, o_bt3,
-    o_bt4, o_bt5, o_day,
+def _max_value(
+    cells, pixels, rank, rank_scale, rank_offset, shift, size, ndvi, cloud, qc, scan, sun,
+    azimuth, refl1, refl2, bt3, bt4, bt5, day, time_ms, key, o_ndvi, o_cloud, o_qc, o_scan,
+    o_sun, o_azimuth, o_refl1, o_refl2, o_bt3, o_bt4, o_bt5, o_day,
 ):  # fmt: skip
     width = ndvi.size // time_ms.size
     used = 0
     for k in range(cells.size):
         cell = cells[k]
         p = pixels[k]
-        if cell < 0 or math.isnan(ndvi[p]):
+        if cell < 0 or math.isnan(rank[p]):
             continue
         used += 1
         packed_ndvi = _pack(ndvi[p], 1e-4, 0.0)
@@ -94,7 +117,7 @@ def _max_ndvi(
         line, column = p // width, p % width
         clear = 1 if cloud[p] == 0 and (qc[p] & BAD_CALIBRATION) == 0 else 0
         candidate = (
-            _preference(clear, packed_ndvi, packed_scan)
+            _preference(clear, _pack(rank[p], rank_scale, rank_offset), packed_scan, shift, size)
             | ((time_ms[line] & ((1 << KEY_TIME_BITS) - 1)) << 9)
             | column
         )
@@ -120,10 +143,11 @@ def _flat(obs: Any, *names: str) -> list[np.ndarray]:
     return [np.ascontiguousarray(getattr(obs, name)).reshape(-1) for name in names]
 
 
-class MaxNDVI(Reducer):
-    """The Pathfinder maximum-value composite: 12 bands from the winning observation."""
+class MaxValue(Reducer):
+    """A maximum-value composite: 12 bands from the winning observation, ranked by
+    ``ranking`` (subclasses set it)."""
 
-    name = "max-ndvi"
+    ranking: ClassVar[Ranking]
     _BANDS: ClassVar[tuple[OutputVariable, ...]] = (
         NDVI, CLOUD, QC, SCAN_ANGLE, SUN_ZENITH, REL_AZIMUTH, REFL1, REFL2, BT3, BT4, BT5, DAY,
     )  # fmt: skip
@@ -147,7 +171,13 @@ class MaxNDVI(Reducer):
             "refl2", "bt3", "bt4", "bt5", "day",
         )  # fmt: skip
         outputs = [state["key"], *(state[band.name] for band in self._BANDS)]
-        return _max_ndvi(cells, pixels, *inputs, obs.time_ms, *outputs)
+        rank = self.ranking
+        (values,) = _flat(obs, rank.band.name)
+        attrs = rank.band.attrs
+        return _max_value(
+            cells, pixels, values, attrs["scale_factor"], attrs.get("add_offset", 0.0),
+            rank.shift, rank.step, *inputs, obs.time_ms, *outputs,
+        )  # fmt: skip
 
     def finish(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {band.name: state[band.name] for band in self._BANDS}
@@ -159,20 +189,36 @@ class MaxNDVI(Reducer):
 
     def restore(self, outputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         state = {band.name: np.array(outputs[band.name], band.dtype) for band in self._BANDS}
-        ndvi = state["ndvi"].astype(np.int64)
+        rank = self.ranking
+        ranked = state[rank.band.name].astype(np.int64)
         clear = (state["cloud"] == 0) & ((state["qc"] & BAD_CALIBRATION) == 0)
         scan = np.abs(state["scan_angle"].astype(np.int64))
-        step = np.clip((ndvi + 10000) // NDVI_STEP, 0, 127)
+        step = np.clip((ranked + rank.shift) // rank.step, 0, 127)
         key = (
             (clear.astype(np.int64) << 61)
             | (step << 54)
             | ((KEY_NADIR_MAX - np.minimum(scan, KEY_NADIR_MAX)) << 41)
-            | ((ndvi + 32768) << 25)
+            | ((ranked + 32768) << 25)
             | ((state["day"].astype(np.int64) & 0x1FF) << 16)
             | (state["sun_zenith"].astype(np.int64) + 32768)
         )
-        state["key"] = np.where(ndvi == INT16_FILL, -1, key)
+        state["key"] = np.where(ranked == INT16_FILL, -1, key)
         return state
+
+
+class MaxNDVI(MaxValue):
+    """The Pathfinder maximum-NDVI composite, of daylit observations."""
+
+    name = "max-ndvi"
+    ranking = RANK_NDVI
+
+
+class MaxBT4(MaxValue):
+    """The warmest channel-4 observation, by day or night."""
+
+    name = "max-bt4"
+    ranking = RANK_BT4
+    uses_night = True
 
 
 @numba.njit(cache=True, nogil=True)
@@ -286,12 +332,13 @@ class Statistic(Reducer):
 
 
 def get_reducer(name: str) -> Reducer:
-    """The reducer called ``name``: max-ndvi, mean, min, max or count."""
-    if name == MaxNDVI.name:
-        return MaxNDVI()
+    """The reducer called ``name``: max-ndvi, max-bt4, mean, min, max or count."""
+    for reducer in (MaxNDVI, MaxBT4):
+        if name == reducer.name:
+            return reducer()
     if name in Statistic._MODES:
         return Statistic(name)
-    raise ConfigError(f"reducer: expected one of max-ndvi, mean, min, max, count; got {name!r}")
+    raise ConfigError(f"reducer: expected one of {', '.join(REDUCERS)}; got {name!r}")
 
 
-REDUCERS = ("max-ndvi", "mean", "min", "max", "count")
+REDUCERS = ("max-ndvi", "max-bt4", "mean", "min", "max", "count")

@@ -62,6 +62,39 @@ class SwathBlock:
 
 
 CH3B, CH3A, CH3_TRANSITION = 0, 1, 2  # what a line's channel-3 slot holds (pygac's codes)
+REFLECTANCE, BRIGHTNESS_TEMPERATURE = "reflectance", "brightness_temperature"
+
+
+@dataclass(frozen=True)
+class ChannelPacking:
+    """How a Level 1C product stores one channel's calibrated values as integers (CF
+    packing): ``value = stored * scale + offset``, no value where ``stored == fill``.
+    ``quantity``: :data:`REFLECTANCE` (percent) or :data:`BRIGHTNESS_TEMPERATURE` (K)."""
+
+    quantity: str
+    scale: float
+    offset: float
+    fill: int | None
+
+
+@dataclass(frozen=True)
+class StoredScaling:
+    """A granule whose ``counts`` hold values its producer calibrated (the AVHRR GAC FDR,
+    Level 1C), as the stored integers' bit patterns (int16 read as uint16 when ``signed``),
+    not raw counts: the compositor decodes them instead of calibrating.
+
+    ``channels``: the packing of slots 1, 2, 3 (3b), 4 and 5, None for a channel the
+    instrument lacks (AVHRR/1 on TIROS-N and NOAA-6, 8, 10 has no channel 5): its values
+    are NaN. ``ch3a``: the packing of slot 3 on the lines whose
+    :attr:`Telemetry.ch3_select` says 3a. ``distance_corrected``: the reflectances are
+    already normalised to the mean Earth-Sun distance (pygac multiplies them by its
+    ``sun_earth_distance_correction_factor``), so only the solar zenith remains to divide by.
+    """
+
+    channels: tuple[ChannelPacking | None, ...]
+    ch3a: ChannelPacking | None = None
+    signed: bool = True
+    distance_corrected: bool = True
 
 
 @dataclass(frozen=True)
@@ -71,7 +104,9 @@ class Telemetry:
     ``ch3_select`` (n,) uint8: what each line's channel-3 slot carries, as the AVHRR/3 scan
     line header says (bits 0-1 of its status word; pygac's ``get_ch3_switch``):
     :data:`CH3B` (3.7 um), :data:`CH3A` (1.6 um) or :data:`CH3_TRANSITION` (neither).
-    None: 3b on every line (AVHRR/1 and /2 have no 3a).
+    None: 3b on every line (AVHRR/1 and /2 have no 3a). ``scaling``: for a granule of
+    calibrated values (Level 1C), how they are stored (the counts telemetry is then unused,
+    zeros); None for raw counts.
     """
 
     times: np.ndarray  # datetime64[ms] (n,)
@@ -79,3 +114,4 @@ class Telemetry:
     ict_counts: np.ndarray  # (n, 3)
     space_counts: np.ndarray  # (n, 3)
     ch3_select: np.ndarray | None = None
+    scaling: StoredScaling | None = None

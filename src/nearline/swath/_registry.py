@@ -23,9 +23,18 @@ READERS: Registry[type[Reader]] = Registry(
         "avhrr-gac": "nearline.swath._gac:GACReader",
         "modis-l2": "nearline.swath._modis:ModisL2Reader",
         "modis-grid": "nearline.swath._modis_grid:ModisGridReader",
+        "avhrr-l1c": "nearline.swath._fdr:FDRReader",
+        "cf-netcdf": "nearline.swath._cf:CFReader",
     },
     error=GranuleError,
 )
+FIRST = "nearline-avhrr"  # nearline's own format: its sniff is cheapest and it is the common case
+LAST = "cf-netcdf"  # a convention, not a product: a reader of a particular product goes first
+
+
+def _trial_order(names: list[str]) -> list[str]:
+    """The readers in the order they are tried: nearline's own first, the CF reader last."""
+    return sorted(names, key=lambda name: (name != FIRST, name == LAST, name))
 
 
 def available_readers() -> list[str]:
@@ -43,8 +52,7 @@ def open_granule(path: str | Path) -> Granule:
     path = Path(path)
     if not path.is_file():
         raise GranuleError(f"granule {path} does not exist or is not a file")
-    # nearline's own format first: its sniff is cheapest and it is the common case
-    for name in sorted(available_readers(), key=lambda n: n != "nearline-avhrr"):
+    for name in _trial_order(available_readers()):
         reader = get_reader(name)
         if reader.can_open(path):
             return _opened(name, partial(reader().open, path), path)
@@ -84,7 +92,7 @@ def open_granule_stream(stream: BinaryIO, *, name: str) -> Granule | None:
     first bytes and reads by ranged reads; None if none does (the caller reads a copy)."""
     head = stream.read(8)
     stream.seek(0)
-    for reader_name in sorted(available_readers(), key=lambda n: n != "nearline-avhrr"):
+    for reader_name in _trial_order(available_readers()):
         reader = get_reader(reader_name)
         if reader.supports_streams and reader.can_open_head(head):
             try:
