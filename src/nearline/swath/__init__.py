@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from nearline.swath._base import Granule, Reader
+from nearline.swath._base import FieldGranule, Granule, Reader
 from nearline.swath._block import (
     CH3A,
     CH3B,
@@ -87,6 +87,7 @@ __all__ = [
     "N_PIXELS",
     "TIE_COLUMNS",
     "BlockHeader",
+    "FieldGranule",
     "ChannelPacking",
     "Granule",
     "GranuleSummary",

@@ -22,6 +22,7 @@ from typing import BinaryIO, ClassVar
 
 import numpy as np
 
+from nearline.errors import GranuleError
 from nearline.swath._block import TIE_COLUMNS, SwathBlock, Telemetry
 from nearline.swath._wire import pack_block
 
@@ -208,6 +209,28 @@ class Granule(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class FieldGranule(Granule):
+    """A granule of geophysical fields or of a product without AVHRR scan lines (MODIS
+    Level 2 and tiles, CF products): the compositing calls refuse it, saying what it is.
+    Subclasses say it with :meth:`why_no_counts`."""
+
+    def why_no_counts(self) -> str:
+        """Why this granule cannot feed the AVHRR compositing chain (a clause)."""
+        return f"a {self.product} product holds no AVHRR counts to composite"
+
+    def _no_counts(self) -> GranuleError:
+        return GranuleError(f"granule {self.path}: {self.why_no_counts()}")
+
+    def read_tie_latitudes(self) -> np.ndarray:
+        raise self._no_counts()
+
+    def read_telemetry(self) -> Telemetry:
+        raise self._no_counts()
+
+    def read(self, start: int, stop: int) -> SwathBlock:
+        raise self._no_counts()
 
 
 class Reader(ABC):

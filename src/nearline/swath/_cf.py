@@ -33,8 +33,7 @@ from typing import Any
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath._base import Granule, tie_rows
-from nearline.swath._block import SwathBlock, Telemetry
+from nearline.swath._base import FieldGranule, tie_rows
 from nearline.swath._cf_conventions import (
     LayoutReader,
     attributes,
@@ -138,7 +137,7 @@ def sampled_lines(variable: Any, rows: np.ndarray, step: int) -> np.ndarray:
     return lines
 
 
-class CFGranule(Granule):
+class CFGranule(FieldGranule):
     """A CF product, open for its times and footprint (it holds no AVHRR counts)."""
 
     reader = READER
@@ -167,20 +166,11 @@ class CFGranule(Granule):
         lat = sampled_lines(self._layout.latitude, rows, step)[:, columns]
         return lon.astype(np.float32), lat.astype(np.float32)
 
-    def _not_avhrr(self) -> GranuleError:
-        return GranuleError(
-            f"granule {self.path}: a {self.product} product ({self.instrument}, read by the "
-            f"{READER} reader for the catalogue) holds no AVHRR counts to composite"
+    def why_no_counts(self) -> str:
+        return (
+            f"a {self.product} product ({self.instrument}, read by the {READER} reader for the "
+            "catalogue) holds no AVHRR counts to composite"
         )
-
-    def read_tie_latitudes(self) -> np.ndarray:
-        raise self._not_avhrr()
-
-    def read_telemetry(self) -> Telemetry:
-        raise self._not_avhrr()
-
-    def read(self, start: int, stop: int) -> SwathBlock:
-        raise self._not_avhrr()
 
     def close(self) -> None:
         if self._dataset.isopen():

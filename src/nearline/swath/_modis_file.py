@@ -14,8 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nearline.errors import GranuleError
-from nearline.swath._base import Granule, Reader
-from nearline.swath._block import SwathBlock, Telemetry
+from nearline.swath._base import FieldGranule, Reader
 from nearline.swath._modis_ecs import (
     as_unsigned,
     decode,
@@ -33,7 +32,7 @@ from nearline.swath._modis_ecs import (
 REALDATA = "docs/realdata.md lists what it does"
 
 
-class ModisFile(Granule):
+class ModisFile(FieldGranule):
     """An open MODIS HDF4 file with ECS metadata; subclasses say where its pixels are."""
 
     media_type: ClassVar[str] = "application/x-hdf"
@@ -155,20 +154,11 @@ class ModisFile(Granule):
         return decode(stored, attrs)
 
     # -- the AVHRR compositing contract does not apply ----------------------------------------
-    def _not_avhrr(self) -> GranuleError:
-        return GranuleError(
-            f"granule {self.path}: a {self.short_name} {self.kind} product holds geophysical "
-            "fields, not AVHRR counts; read them with read_field()"
+    def why_no_counts(self) -> str:
+        return (
+            f"a {self.short_name} {self.kind} product holds geophysical fields, not AVHRR "
+            "counts; read them with read_field()"
         )
-
-    def read_tie_latitudes(self) -> np.ndarray:
-        raise self._not_avhrr()
-
-    def read_telemetry(self) -> Telemetry:
-        raise self._not_avhrr()
-
-    def read(self, start: int, stop: int) -> SwathBlock:
-        raise self._not_avhrr()
 
     def close(self) -> None:
         sd = getattr(self, "_sd", None)
