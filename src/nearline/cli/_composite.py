@@ -118,6 +118,14 @@ def run_composite(args: argparse.Namespace) -> int:
         f"{format_size(result.peak_rss_bytes)}"
     )
     console.print(f"wrote {result.out}" + (f" and {result.png}" if result.png else ""))
+    if result.pixels and not result.pixels_used:
+        console.print(
+            f"[yellow]no pixel was composited: the {args.reducer} composite takes sunlit "
+            "pixels (solar zenith below 85 degrees) and these granules have none; "
+            "--reducer max-bt4 composites by night too[/yellow]"
+            if args.reducer != "max-bt4"
+            else "[yellow]no pixel was composited: no observation had a valid channel 4[/yellow]"
+        )
     if args.score is not None:
         print_skill(console, result.granules, result.out, args.score)
     return 0
