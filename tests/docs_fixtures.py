@@ -5,6 +5,8 @@
     python -m tests.docs_fixtures daily-copies DAY.nc FOLDER YYYY-MM-DD..YYYY-MM-DD
                                                           one daily composite, re-dated per day
     python -m tests.docs_fixtures cf-swath OUT.nc         a small CF swath: 20 lines, 60 pixels
+    python -m tests.docs_fixtures real-files FOLDER       the real product files copied into
+                                                          the project (tests/data/real)
 """
 
 from __future__ import annotations
@@ -63,6 +65,13 @@ def cf_swath(out: Path) -> None:
         time[:] = 0.5 * np.arange(20)
 
 
+def real_files(folder: Path) -> None:
+    """The real product files of tests/data/real (MOD04_L2, MOD09GA, GLM L2), copied."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in (Path(__file__).parent / "data" / "real").iterdir():
+        shutil.copyfile(path, folder / path.name)
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["burst-tree"] and len(argv) == 2:
         burst_tree(Path(argv[1]))
@@ -70,6 +79,8 @@ def main(argv: list[str]) -> None:
         daily_copies(Path(argv[1]), Path(argv[2]), argv[3])
     elif argv[:1] == ["cf-swath"] and len(argv) == 2:
         cf_swath(Path(argv[1]))
+    elif argv[:1] == ["real-files"] and len(argv) == 2:
+        real_files(Path(argv[1]))
     else:
         raise SystemExit(__doc__)
 
