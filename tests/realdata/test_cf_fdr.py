@@ -166,6 +166,9 @@ def test_the_composite_fills_cells_only_where_the_swath_was(fdr, composite):
     lon, lat = get_grid("igh-8km").centre_lonlat()
     grown = shape(describe_granule(fdr).geometry).buffer(0.1)  # a cell: 8 km, under 0.1 deg
     assert shapely.covers(grown, shapely.points(lon[filled], lat[filled])).all()
+    with netCDF4.Dataset(composite[0]) as dataset:  # it says what it was made of
+        assert dataset.source == "AVHRR_GAC_L1C_FDR, composited by nearline"
+        assert dataset.input_granules == fdr.name
 
 
 def test_each_cell_keeps_the_file_bt4_of_its_warmest_clear_pixel(fdr, composite):

@@ -55,6 +55,10 @@ class RunContext:
     sample_seconds: float = 0.0  # reading tie latitudes and telemetry
     stage_seconds: dict[str, float] = field(default_factory=dict)  # observe(), processor time
 
+    def products(self) -> list[str]:
+        """The products of the inputs, as their files name them, each once."""
+        return sorted({info.product for info in self.plan.granules})
+
     def granule_names(self) -> list[tuple[str, str]]:
         return [(info.path.name, info.platform) for info in self.plan.granules]
 
@@ -122,7 +126,7 @@ class RunContext:
         window = period_window(min(starts).date(), self.settings.period)
         return {
             "title": f"AVHRR {self.settings.reducer} composite, {period_label(window)}",
-            "source": "AVHRR GAC level 1b, composited by nearline",
+            "source": f"{', '.join(self.products())}, composited by nearline",
             "period": self.settings.period.value,
             "reducer": self.settings.reducer,
             "time_coverage_start": window[0].isoformat(),
@@ -165,8 +169,9 @@ def prepare(
                     telemetry, platform, coefficients=coefficients.get(platform)
                 )
                 info = GranuleInfo(
-                    len(infos), path, granule.platform, granule.n_lines, granule.start_time
-                )
+                    len(infos), path, granule.platform, granule.n_lines, granule.start_time,
+                    product=granule.product,
+                )  # fmt: skip
         except GranuleError as error:
             if settings.on_error is OnError.FAIL:
                 raise

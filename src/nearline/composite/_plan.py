@@ -46,6 +46,7 @@ class GranuleInfo:
     platform: str
     n_lines: int
     start_time: datetime
+    product: str = "AVHRR-GAC-L1B"  # as the file names it (Granule.product)
 
 
 @dataclass
