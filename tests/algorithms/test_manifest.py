@@ -244,6 +244,7 @@ def test_example_manifests_parse(tmp_path):
     assert found == [
         "counts-histogram",
         "gac-quicklook",
+        "modis-aerosol-geos5",
         "modis-cloud-geos5",
         "modis-lst-geos5",
         "modis-water-vapour-geos5",
