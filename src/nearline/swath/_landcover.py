@@ -1,23 +1,25 @@
 """The synthetic Earth's vegetation: a land cover from climate-like rules, its NDVI by season.
 
 No data beyond the land/sea mask is at hand, so the land cover is made from what the mask
-says about a place and from its latitude, on a global grid of :data:`ROWS` rows (0.125
+says about a place and from its latitude, on a global grid of :data:`ROWS` rows (0.25
 degrees):
 
 - **moisture**: a zonal climate (wet tropics, dry subtropical highs near 25 degrees, wet
-  storm tracks near 55, dry poles), raised where the wind arrives from the sea (easterly
-  trades below 30 degrees and poleward of 65, westerlies between: so the west coasts of
-  the subtropical continents are deserts and their east coasts wet) and lowered far inland
-  (the share of land within about 1,000 km), plus a smooth random field of 200-3,000 km;
-- **warmth**: annual temperature by latitude, colder inland at high latitudes;
-- **use**: a random field of 25-800 km that makes a mosaic of cropland (bare in the off
+  storm tracks near 55), raised where the wind arrives from the sea (trades from the east
+  below 30 degrees and poleward of 65, westerlies between) and where the sea is near all
+  round, most of all in the subtropics, so the west coasts and interiors of the subtropical
+  continents are deserts; a monsoon on subtropical coasts with an ocean (not a gulf) to the
+  east; less evaporation where it is cold; plus a random field of 200-1,500 km;
+- **use**: a random field of 50-800 km that makes a mosaic of cropland (bare in the off
   season) and forest where the climate is temperate and moist enough for both.
 
-Peak-season NDVI rises with moisture where it is warm enough (0.06 in the driest deserts,
-0.86 in rain forest), and falls toward a dormant floor outside the growing season, which is
-local summer poleward of the tropics and the wet season (late summer) within them; rain
+Peak-season NDVI rises with moisture (0.06 in the driest deserts, 0.86 in rain forest),
+less in the high Arctic, and falls toward a dormant floor outside the growing season, which
+is local summer poleward of the tropics and the wet season (late summer) within them; rain
 forest stays green all year, and evergreen forest keeps part of its green in winter. The
 ice sheets of Antarctica and Greenland have 0.03 (bare ice; ``--snow`` draws them white).
+Left out: terrain, the South Asian monsoon (India comes out semi-arid), the Gulf of
+Mexico's moisture over the Great Plains.
 """
 
 from __future__ import annotations
