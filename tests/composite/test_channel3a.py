@@ -151,10 +151,10 @@ def test_the_mask_meets_the_targets_on_a_3a_day(slice_path):
         assert counts.hit_rate >= 0.95, name
         assert counts.false_alarm_rate <= 0.05, name
     snow = mask.surfaces["snow day"]
-    assert snow.cloudy > 100000
+    assert snow.cloudy > 50000  # about 100,000 under the day's coherent clouds
     assert snow.clear > 10000
     assert snow.hit_rate >= 0.95
-    assert snow.false_alarm_rate <= 0.05  # 1.4 %: full cover; margins are elsewhere
+    assert snow.false_alarm_rate <= 0.05  # under 0.1 %: full cover; margins are elsewhere
 
 
 def test_level_1b_carries_the_switch_through_pygac(slice_path, tmp_path):

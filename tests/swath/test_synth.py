@@ -15,7 +15,7 @@ from nearline.swath._synth import calibrator, count_tables, synthesize_orbit, to
 
 # NOAA-19 crosses 12 S going north over the Congo basin at 12:08 UTC on 2012-12-12 (early
 # afternoon locally): 1200 lines reach from Angola across the Congo to the Sahara's edge;
-# with seed 0 about an eighth of it is under cloud.
+# with seed 0 about three tenths of it is under cloud.
 AFRICA = datetime(2012, 12, 12, 12, 8, tzinfo=UTC)
 
 

@@ -39,7 +39,11 @@ def add_demo_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--compute-ranks", type=_positive, default=4, help="burst: MPI compute ranks (default: 4)"
     )
     demo.add_argument(
-        "--orbits", type=_positive, default=14, help="composite: orbits (default: 14)"
+        "--orbits",
+        type=_positive,
+        default=15,
+        help="composite: orbits; 15 are those that start on the day, the first and last "
+        "meeting (NOAA-19 circles 14.1 times a day) (default: %(default)s)",
     )
     demo.add_argument(
         "--lines",

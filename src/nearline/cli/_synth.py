@@ -17,8 +17,9 @@ def add_synth_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="a day of AVHRR GAC orbit granules",
         description="Write N orbit granules of one day: geometry from pyorbital and a fixed "
         "element set (NOAA-19's; MetOp-A's for metopa), a plausible scene (land and sea, "
-        "vegetation by season, clouds), and 10-bit counts from pygac's calibration run "
-        "backwards. noaa17 and metopa send channel 3a (1.6 um) instead of 3b by day.",
+        "a land cover's vegetation by season, one day's drifting clouds), and 10-bit counts "
+        "from pygac's calibration run backwards. noaa17 and metopa send channel 3a (1.6 um) "
+        "instead of 3b by day.",
     )
     avhrr.add_argument("--date", required=True, help="the day, YYYY-MM-DD")
     avhrr.add_argument("--orbits", type=int, default=14, help="orbits (default: %(default)s)")
@@ -31,11 +32,14 @@ def add_synth_parser(subparsers: Any) -> argparse.ArgumentParser:
     avhrr.add_argument(
         "--lines", type=int, default=13000, help="scan lines per orbit (default: %(default)s)"
     )
-    avhrr.add_argument("--seed", type=int, default=0, help="cloud field seed (default: 0)")
+    avhrr.add_argument(
+        "--seed", type=int, default=0, help="draws the weather and land cover (default: 0)"
+    )
     avhrr.add_argument(
         "--truth",
         action="store_true",
-        help="also write each pixel's true cloud fraction, surface NDVI, land and snow into "
+        help="also write each pixel's true cloud fraction and optical depth, surface NDVI, "
+        "land and snow into "
         "OUT/truth/ (for `nearline composite --score`)",
     )
     avhrr.add_argument(

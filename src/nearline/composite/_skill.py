@@ -2,13 +2,18 @@
 
 The mask is scored pixel by pixel in swath space: every pixel of every granule goes through
 the chain (:func:`~nearline.composite._observe.observe`) and its cloud bits are compared with
-the cloud fraction the generator drew there (:mod:`nearline.swath._truth`). As in the
-validation of CLAVR-x against CALIPSO, only pixels that are clearly one or the other count:
-*cloudy* when the true cloud fraction is above :data:`CLOUDY_ABOVE`, *clear* when below
-:data:`CLEAR_BELOW`. Per surface:
+the cloud the generator drew there (:mod:`nearline.swath._truth`): the part of the pixel
+covered and the cloud's optical depth. As in the validation of CLAVR-x against CALIPSO,
+only pixels that are clearly one or the other count: *cloudy* when the true cloud fraction
+is above :data:`CLOUDY_ABOVE` and the cloud no thinner than :data:`THIN_BELOW`, *clear*
+when the fraction is below :data:`CLEAR_BELOW`. Partly covered pixels between the two are
+not scored; *thin* ones (mostly covered, by cloud thinner than :data:`THIN_BELOW`, which
+a passive imager's channels barely see: validations against the lidar commonly leave such
+cloud out) are counted apart, with the share the mask flags. Per surface:
 
 - **hit rate**: the share of cloudy pixels the mask flags;
-- **false-alarm rate**: the share of clear pixels it flags.
+- **false-alarm rate**: the share of clear pixels it flags;
+- **thin flagged**: the share of thin-cloud pixels it flags (no target).
 
 Surfaces: land or sea (as drawn), day (solar zenith below 85 degrees) or night; by day the
 sea within :data:`GLINT_ZONE` degrees of the sun's mirror direction is *sea glint*, and land
@@ -38,6 +43,7 @@ from nearline.swath import Truth, glint_angle, interpolate_tiepoints, open_granu
 
 CLOUDY_ABOVE = 0.5
 CLEAR_BELOW = 0.05
+THIN_BELOW = 0.3  # visible optical depth: thinner cloud is scored apart
 GLINT_ZONE = 40.0  # degrees of glint angle: CLAVR-x's glint zone
 BLOCK_LINES = 2048  # even, so the 2x2 windows are those of the composite
 SURFACES = ("land day", "snow day", "sea day", "sea glint", "land night", "sea night")
@@ -52,6 +58,8 @@ class SurfaceSkill:
     hits: int = 0
     clear: int = 0
     false_alarms: int = 0
+    thin: int = 0
+    thin_hits: int = 0
 
     @property
     def hit_rate(self) -> float:
@@ -61,6 +69,10 @@ class SurfaceSkill:
     def false_alarm_rate(self) -> float:
         return self.false_alarms / self.clear if self.clear else math.nan
 
+    @property
+    def thin_rate(self) -> float:
+        return self.thin_hits / self.thin if self.thin else math.nan
+
 
 @dataclass
 class MaskSkill:
@@ -69,12 +81,19 @@ class MaskSkill:
     surfaces: dict[str, SurfaceSkill] = field(
         default_factory=lambda: {name: SurfaceSkill() for name in SURFACES}
     )
+    pixels: int = 0  # with a surface: scored, thin, or partly covered and not scored
 
     def add(self, flagged: np.ndarray, truth: Truth, surface: np.ndarray) -> None:
         """Count pixels: ``flagged`` (bool), ``surface`` an index into :data:`SURFACES`
-        (-1: not scored)."""
-        cloudy = truth.cloud_fraction > CLOUDY_ABOVE
+        (-1: not scored). Truth without optical depths (written before clouds had thin
+        edges) counts every mostly covered pixel as cloudy."""
+        covered = truth.cloud_fraction > CLOUDY_ABOVE
+        thin = np.zeros_like(covered)
+        if truth.optical_depth is not None:
+            thin = covered & (truth.optical_depth < THIN_BELOW)
+        cloudy = covered & ~thin
         clear = truth.cloud_fraction < CLEAR_BELOW
+        self.pixels += int(np.count_nonzero(surface >= 0))
         for index, name in enumerate(SURFACES):
             here = surface == index
             skill = self.surfaces[name]
@@ -82,6 +101,14 @@ class MaskSkill:
             skill.hits += int(np.count_nonzero(here & cloudy & flagged))
             skill.clear += int(np.count_nonzero(here & clear))
             skill.false_alarms += int(np.count_nonzero(here & clear & flagged))
+            skill.thin += int(np.count_nonzero(here & thin))
+            skill.thin_hits += int(np.count_nonzero(here & thin & flagged))
+
+    @property
+    def partly_cloudy(self) -> int:
+        """Pixels not scored: partly covered, between clear and cloudy."""
+        counted = sum(s.cloudy + s.clear + s.thin for s in self.surfaces.values())
+        return self.pixels - counted
 
     def meets_targets(self) -> bool:
         """Hit rate and false-alarm rate meet :data:`TARGETS` by day over land and sea."""
@@ -232,7 +259,8 @@ def _ndvi_skill(composite: str | Path, truth: np.ndarray) -> NdviSkill:
 
 
 def skill_table(mask: MaskSkill) -> list[list[str]]:
-    """Rows for a table: surface, cloudy px, hit rate, clear px, false-alarm rate."""
+    """Rows for a table: surface, cloudy px, hit rate, clear px, false-alarm rate, thin
+    px, the share of them flagged."""
     rows = []
     for name, skill in mask.surfaces.items():
         rows.append([
@@ -241,11 +269,15 @@ def skill_table(mask: MaskSkill) -> list[list[str]]:
             _percent(skill.hit_rate),
             f"{skill.clear:,}",
             _percent(skill.false_alarm_rate),
+            f"{skill.thin:,}",
+            _percent(skill.thin_rate),
         ])  # fmt: skip
     return rows
 
 
-SKILL_HEADERS = ("surface", "cloudy px", "hit rate", "clear px", "false alarms")
+SKILL_HEADERS = (
+    "surface", "cloudy px", "hit rate", "clear px", "false alarms", "thin px", "thin flagged",
+)  # fmt: skip
 
 
 def _percent(value: float) -> str:

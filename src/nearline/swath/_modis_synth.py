@@ -4,9 +4,10 @@ Each granule is five minutes of Terra (203 scans of ten 1 km lines, 1.4771 s a s
 frames across +-55 degrees), geolocated by pyorbital from a fixed Terra element set, written
 in the product's HDF4 layout and named as LAADS names it
 (``MOD06_L2.A2012347.0415.061.2026329021500.hdf``). Fields are smooth functions of place and
-time (the clouds drift, as the AVHRR synthesis's do) computed at the 5 km geolocation and
-interpolated to 1 km where the product is 1 km. No bow-tie is modelled: lines follow one
-another evenly in time.
+time computed at the 5 km geolocation and interpolated to 1 km where the product is 1 km;
+the clouds are the AVHRR synthesis's (:class:`~nearline.swath._clouds.Weather`: the same
+seed and day give the same clouds, seen by Terra in the morning). No bow-tie is modelled:
+lines follow one another evenly in time.
 
 Quality flags, as these granules set them (the readers hand them out as stored):
 
@@ -28,11 +29,12 @@ import numpy as np
 from nearline.durable import publish, temporary_path
 from nearline.errors import ConfigError
 from nearline.swath import _orbit as orbit
+from nearline.swath._clouds import Weather
+from nearline.swath._fields import SphereNoise
 from nearline.swath._maps import is_land, land_bits
 from nearline.swath._modis import interpolate
 from nearline.swath._modis_hdf import Inventory, write_granule
 from nearline.swath._modis_products import FRAMES, GEO_FIRST, GEO_STEP, PRODUCTS, Product
-from nearline.swath._scene import cloud_field
 
 # Terra (NORAD 25994), an element set of 2016-02-17 in its nominal 705 km orbit.
 TERRA_TLE = (
@@ -83,29 +85,32 @@ def to_1km(values: np.ndarray, lines: int) -> np.ndarray:
 class _Scene:
     """The truth at the 5 km geolocation of one granule."""
 
-    def __init__(self, lon, lat, hours, times, seed, land):
+    def __init__(self, lon, lat, hours, times, seed, land, day):
         self.land = is_land(land, lon, lat)
         self.lat_ = lat
         self.sensor_zenith, self.sun_zenith, _ = orbit.view_angles(TERRA_TLE, times, lon, lat)
-        self.cloud = cloud_field(lon, lat, hours, seed)  # [-1, 1]: > 0.1 is cloudy
-        self.texture = cloud_field(lon, lat, hours, seed + 7919)
+        clouds = Weather.make(seed, day).clouds(lon, lat, hours)  # hours after day's 00:00
+        self.cloud_fraction = clouds.fraction
+        self.margin = clouds.margin  # > 0 inside a cloud's edge, < 0 outside (clear below -0.125)
+        self.texture = 0.6 * SphereNoise.make((seed, 7919), largest_km=2500.0, octaves=4)(
+            lon, lat, hours
+        )
         coslat = np.cos(np.radians(lat))
         local = (hours + lon / 15.0) % 24.0
         self.surface = 245.0 + 55.0 * coslat**2 + 3.0 * self.texture  # K
         self.lst = self.surface + 9.0 * coslat * np.cos(2 * np.pi * (local - 13.5) / 24.0)
         self.water = np.clip(0.3 + 4.5 * coslat**3 * (1 + 0.25 * self.texture), 0.05, 8.0)
 
-    @property
-    def cloud_fraction(self) -> np.ndarray:
-        return np.clip(0.45 + 1.6 * self.cloud, 0.0, 1.0)
+
+CLEAR_BELOW = 0.01  # cloud fraction (interpolated to 1 km) of a clear pixel
+NEAR_CLOUD = -0.6  # margin beyond which a clear pixel is no longer next to a cloud
 
 
 def _mod11(scene: _Scene, lines: int) -> dict[str, np.ndarray]:
     lst = to_1km(scene.lst, lines)
     land = to_1km(scene.land.astype(np.float32), lines) > 0.5
-    cloud = to_1km(scene.cloud, lines)
-    clear = land & (cloud < 0.1)
-    near_cloud = clear & (cloud > -0.1)
+    clear = land & (to_1km(scene.cloud_fraction, lines) < CLEAR_BELOW)
+    near_cloud = clear & (to_1km(scene.margin, lines) > NEAR_CLOUD)
     qc = np.where(land, 2, 3).astype(np.uint8)  # not produced: cloud / other (ocean)
     qc[clear] = (2 << 4) | (2 << 6)
     qc[near_cloud] = 1 | (1 << 4) | (1 << 6)
@@ -139,7 +144,7 @@ def _mod06(scene: _Scene, product: Product, lines: int) -> dict[str, np.ndarray]
 def _mod05(scene: _Scene, product: Product, lines: int) -> dict[str, np.ndarray]:
     scale = product.field("Water_Vapor_Infrared").scale_factor
     fill = product.field("Water_Vapor_Infrared").fill
-    clear = scene.cloud < 0.1
+    clear = scene.cloud_fraction < CLEAR_BELOW
     infrared = np.where(clear, np.rint(scene.water / scale), fill).astype(np.int16)
     qa_ir = np.zeros((*clear.shape, 5), np.int8)
     qa_ir[..., 0] = np.where(clear, 1 | (3 << 1), 0)
@@ -148,7 +153,7 @@ def _mod05(scene: _Scene, product: Product, lines: int) -> dict[str, np.ndarray]
     good = (
         day
         & (to_1km(scene.land.astype(np.float32), lines) > 0.5)
-        & (to_1km(scene.cloud, lines) < 0.1)
+        & (to_1km(scene.cloud_fraction, lines) < CLEAR_BELOW)
     )
     near = np.where(day, np.rint(water / scale), fill).astype(np.int16)
     qa_nir = np.where(day, 1 | (np.where(good, 3, 1) << 1), 0).astype(np.int8)[..., None]
@@ -201,7 +206,8 @@ def synthesize_granule(
     times = np.datetime64(start.replace(tzinfo=None), "ms") + np.rint(seconds * 1000).astype(
         "timedelta64[ms]"
     )
-    scene = _Scene(lon, lat, hours, times, seed, land_bits() if land is None else land)
+    scene = _Scene(lon, lat, hours, times, seed, land_bits() if land is None else land,
+                   midnight.date())  # fmt: skip
     lines = scans * 10
     if short_name == "MOD11_L2":
         stored = _mod11(scene, lines)

@@ -25,14 +25,18 @@ from nearline.durable import publish, temporary_path
 from nearline.errors import ConfigError
 from nearline.swath import _orbit as orbit
 from nearline.swath._block import CH3A, CH3B, N_PIXELS, TIE_COLUMNS, SwathBlock
+from nearline.swath._clouds import Weather
+from nearline.swath._fields import sample
 from nearline.swath._gac import klm_name, write_klm
 from nearline.swath._geolocation import interpolate_tiepoints, lonlat
+from nearline.swath._landcover import LandCover
 from nearline.swath._maps import is_land, land_bits
-from nearline.swath._scene import OZONE_DEPTH, cloud_field, scene, sun_glint
+from nearline.swath._scene import OZONE_DEPTH, scene, sun_glint
 from nearline.swath._truth import Truth, truth_path, write_truth
 from nearline.swath.netcdf_granule import write_granule
 
 CHUNK_LINES = 2048
+CLOUD_STEP = 2  # the cloud fields are evaluated on every second line and pixel
 FORMATS = ("netcdf", "l1b")
 PRT_COUNT = 260.0  # about 290 K with NOAA-19's PRT coefficients
 ICT_COUNTS = (780.0, 480.0, 500.0)  # blackbody counts of channels 3b, 4, 5
@@ -146,21 +150,28 @@ def synthesize_orbit(
     platform: str,
     seed: int,
     land=None,
+    weather: Weather | None = None,
+    land_cover: LandCover | None = None,
     file_format: str = "netcdf",
     truth: bool = False,
     snow: bool = False,
 ) -> Path:
     """Write one orbit granule starting at ``start`` (UTC).
 
-    ``file_format`` is "netcdf" (nearline's own granules) or "l1b" (NOAA KLM GAC Level 1b
+    ``seed`` draws the world: the day's weather and the land cover (passed as ``weather``
+    and ``land_cover`` when they are made once for a day of orbits), and the telemetry's
+    noise (with the start time, so every orbit's differs). ``file_format`` is "netcdf"
+    (nearline's own granules) or "l1b" (NOAA KLM GAC Level 1b
     that pygac decodes; telemetry counts rounded to integers as the format stores them).
     ``truth``: also write the cloud fraction, surface NDVI and land drawn at each pixel
     (:mod:`~nearline.swath._truth`). Sunlight reaching the scene scales with the inverse square
     of the Earth-Sun distance, so the visible counts do too. ``snow``: snow on the land
     (:func:`~nearline.swath._scene.snow_cover`).
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng((seed, int(start.timestamp())))
     land = land_bits() if land is None else land
+    weather = weather or Weather.make(seed, start.date())
+    land_cover = land_cover or LandCover.make(land, seed)
     tle = orbit.element_set(platform)
     offsets = np.arange(n_lines) * orbit.GAC_LINE_SECONDS
     tie_lon, tie_lat = orbit.scan_lonlat(
@@ -179,9 +190,10 @@ def synthesize_orbit(
     counts = np.empty((5, n_lines, N_PIXELS), np.uint16)
     shape = (n_lines, N_PIXELS)
     cloud_fraction, surface_ndvi = np.empty(shape, np.float32), np.empty(shape, np.float32)
-    snow_fraction = np.empty(shape, np.float32)
+    optical_depth, snow_fraction = np.empty(shape, np.float32), np.empty(shape, np.float32)
     land_drawn = np.empty(shape, bool)
     doy = start.timetuple().tm_yday
+    ndvi_map = land_cover.ndvi_map(doy)
     sunlight = 1.0 / orbit.sun_distance_squared(doy)
     day_start = datetime(start.year, start.month, start.day)
     base_hours = (start.replace(tzinfo=None) - day_start).total_seconds() / 3600
@@ -203,13 +215,12 @@ def synthesize_orbit(
         lon, lat = lonlat(part)
         sun = interpolate_tiepoints(part.tie_sun_zenith)
         hours = base_hours + (first + np.arange(part.n_lines))[:, None] / 7200.0
-        clouds = interpolate_tiepoints(cloud_field(part.tie_lon, part.tie_lat, hours, seed))
+        clouds = weather.clouds(lon, lat, hours, step=CLOUD_STEP)
         land_here = is_land(land, lon, lat)
         sat = interpolate_tiepoints(part.tie_sat_zenith)
         glint = sun_glint(sun, sat, interpolate_tiepoints(part.tie_rel_azimuth))
-        drawn = scene(
-            lon, lat, land_here, sun, hours, doy, seed, clouds=clouds, glint=glint, snow=snow
-        )
+        drawn = scene(lon, lat, land_here, sun, doy, ndvi=sample(ndvi_map, lon, lat),
+                      clouds=clouds, glint=glint, snow=snow)  # fmt: skip
         lit = np.cos(np.radians(np.minimum(sun, 90.0)))
         slant = 1 / np.maximum(lit, 0.05) + 1 / np.cos(np.radians(sat))
         ozone = np.exp(-OZONE_DEPTH * slant)  # channel 1 loses light to ozone
@@ -224,7 +235,7 @@ def synthesize_orbit(
             counts_3a = to_counts(drawn.ch3a * light, tables[5])
             part.counts[2] = np.where(on_3a, counts_3a, part.counts[2])
         cloud_fraction[rows], surface_ndvi[rows] = drawn.cloud_fraction, drawn.surface_ndvi
-        snow_fraction[rows] = drawn.snow_fraction
+        optical_depth[rows], snow_fraction[rows] = drawn.optical_depth, drawn.snow_fraction
         land_drawn[rows] = land_here
     end = start + timedelta(seconds=float(offsets[-1]))
     if file_format == "l1b":
@@ -241,7 +252,10 @@ def synthesize_orbit(
         target = truth_path(path)
         target.parent.mkdir(exist_ok=True)
         temporary = temporary_path(target)
-        write_truth(temporary, Truth(cloud_fraction, surface_ndvi, land_drawn, snow_fraction))
+        write_truth(
+            temporary,
+            Truth(cloud_fraction, surface_ndvi, land_drawn, snow_fraction, optical_depth),
+        )
         publish(temporary, target)
     return path
 
@@ -263,7 +277,9 @@ def synthesize_day(
 
     Orbits start one orbital period (about 102 minutes for NOAA-19, 101 for MetOp-A) apart
     from 00:00 UTC; 13,000 lines (108 minutes) is slightly more than an orbit, as real GAC
-    files are. ``truth``: also write each granule's truth into ``out_dir/truth/``
+    files are. Every orbit sees the same world (``seed``): one weather for the day, so the
+    clouds one orbit sees have drifted on when the next sees them, and one land cover.
+    ``truth``: also write each granule's truth into ``out_dir/truth/``
     (:mod:`~nearline.swath._truth`). ``snow``: snow on the land (not by default).
     """
     if isinstance(day, str):
@@ -283,6 +299,7 @@ def synthesize_day(
     out.mkdir(parents=True, exist_ok=True)
     period = timedelta(days=1 / orbit.mean_motion(orbit.element_set(satellite)))
     land = land_bits()
+    weather, land_cover = Weather.make(seed, day), LandCover.make(land, seed)
     paths = []
     midnight = datetime(day.year, day.month, day.day, tzinfo=UTC)
     for index in range(orbits):
@@ -293,8 +310,10 @@ def synthesize_day(
                 lines_per_orbit,
                 out,
                 platform=satellite,
-                seed=seed + index,
+                seed=seed,
                 land=land,
+                weather=weather,
+                land_cover=land_cover,
                 file_format=file_format,
                 truth=truth,
                 snow=snow,

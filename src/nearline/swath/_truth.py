@@ -7,7 +7,11 @@ composite`` does not take it for a granule) with three (line, pixel) variables o
 granule's lines and pixels:
 
 - ``cloud_fraction`` (0-1): the part of the pixel the generator covered with cloud, thick
-  or thin cirrus;
+  or thin (the synthetic clouds' edges are broken: partly covered pixels are the rule
+  there);
+- ``cloud_optical_depth``: the visible optical depth of that cloud (0 where none; up to 40
+  in the cores, below 1 for the thin cirrus at the edges; truth written before the clouds
+  had edges has none, read as None);
 - ``surface_ndvi``: NDVI of the surface alone (before clouds, ozone and the sensor);
 - ``land`` (0/1): the surface the generator drew (GLOBE land mask at the ellipsoid position);
 - ``snow_fraction`` (0-1): the part of the surface under snow (``--snow``; truth written
@@ -35,15 +39,18 @@ class Truth:
     surface_ndvi: np.ndarray  # float32
     land: np.ndarray  # bool
     snow_fraction: np.ndarray | None = None  # float32 0-1; None: no snow
+    optical_depth: np.ndarray | None = None  # float32, of the cloud; None: not written
 
     def slice(self, start: int, stop: int) -> Truth:
         """Lines ``[start, stop)``."""
-        snow = None if self.snow_fraction is None else self.snow_fraction[start:stop]
+        snow, depth = (None if a is None else a[start:stop]
+                       for a in (self.snow_fraction, self.optical_depth))  # fmt: skip
         return Truth(
             self.cloud_fraction[start:stop],
             self.surface_ndvi[start:stop],
             self.land[start:stop],
             snow,
+            depth,
         )
 
 
@@ -68,6 +75,7 @@ def write_truth(path: Path, truth: Truth) -> None:
             ("surface_ndvi", truth.surface_ndvi, "f4", "NDVI of the surface before clouds"),
             ("land", truth.land.astype(np.uint8), "u1", "1 land, 0 sea (as drawn)"),
             ("snow_fraction", truth.snow_fraction, "f4", "fraction of the surface under snow"),
+            ("cloud_optical_depth", truth.optical_depth, "f4", "visible optical depth"),
         ):
             if values is None:
                 continue
@@ -89,10 +97,12 @@ def read_truth(granule: str | Path, folder: str | Path | None = None) -> Truth:
         )
     with netCDF4.Dataset(path) as dataset:
         dataset.set_auto_mask(False)
-        snow = dataset.variables.get("snow_fraction")
+        snow, depth = (dataset.variables.get(name)
+                       for name in ("snow_fraction", "cloud_optical_depth"))  # fmt: skip
         return Truth(
             np.asarray(dataset["cloud_fraction"][:], np.float32),
             np.asarray(dataset["surface_ndvi"][:], np.float32),
             np.asarray(dataset["land"][:]).astype(bool),
             None if snow is None else np.asarray(snow[:], np.float32),
+            None if depth is None else np.asarray(depth[:], np.float32),
         )
