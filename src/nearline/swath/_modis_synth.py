@@ -170,7 +170,7 @@ def _mod04(scene: _Scene, product: Product, lines: int) -> dict[str, np.ndarray]
     tropics), the same in both fields, with quality 3 (very good) over the sea and 1
     (marginal) over land; fill elsewhere."""
     aod = product.field("AOD_550_Dark_Target_Deep_Blue_Combined")
-    retrieved = (scene.cloud < 0.1) & (scene.sun_zenith < NIR_SUN_ZENITH)
+    retrieved = (scene.cloud_fraction < CLEAR_BELOW) & (scene.sun_zenith < NIR_SUN_ZENITH)
     depth = np.clip(0.05 + 0.35 * np.cos(np.radians(scene.lat_)) ** 2 * (1 + scene.texture),
                     0.05, 0.6)  # fmt: skip
     stored = np.where(retrieved, np.rint(depth / aod.scale_factor), aod.fill).astype(np.int16)
