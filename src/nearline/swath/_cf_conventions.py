@@ -24,8 +24,8 @@ import numpy as np
 
 from nearline.errors import GranuleError, NotThisFormat
 from nearline.swath._base import Granule, Reader
+from nearline.swath.netcdf_granule import HDF5_MAGIC
 
-HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 CDF_SIGNATURES = (b"CDF\x01", b"CDF\x02", b"CDF\x05")  # classic, 64-bit offset, CDF-5
 LATITUDE_UNITS = {"degrees_north", "degree_north", "degree_n", "degrees_n", "degreen", "degreesn"}
 LONGITUDE_UNITS = {"degrees_east", "degree_east", "degree_e", "degrees_e", "degreee", "degreese"}
@@ -44,7 +44,7 @@ def signature(path: Path) -> str | None:
             head = handle.read(8)
     except OSError:
         return None
-    if head == HDF5_SIGNATURE:
+    if head == HDF5_MAGIC:
         return "netCDF-4"
     return "netCDF-3" if head[:4] in CDF_SIGNATURES else None
 
