@@ -159,6 +159,14 @@ class Granule(ABC):
             The bytes are not there (a truncated file); the message names the file.
         """
 
+    def check_lines(self, start: int, stop: int) -> None:
+        """Raise GranuleError naming the file unless ``0 <= start <= stop <= n_lines``: what
+        ``read`` and ``read_into`` check first."""
+        if not 0 <= start <= stop <= self.n_lines:
+            raise GranuleError(
+                f"granule {self.path}: lines {start}..{stop} asked of {self.n_lines}"
+            )
+
     def read_into(self, start: int, stop: int, buffer: np.ndarray) -> int:
         """Lines ``[start, stop)`` packed into ``buffer`` in the wire layout.
 

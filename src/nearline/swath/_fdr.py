@@ -198,10 +198,7 @@ class FDRGranule(Granule):
                          self.ch3_select(), self._scaling)  # fmt: skip
 
     def read(self, start: int, stop: int) -> SwathBlock:
-        if not 0 <= start <= stop <= self.n_lines:
-            raise GranuleError(
-                f"granule {self.path}: lines {start}..{stop} asked of {self.n_lines}"
-            )
+        self.check_lines(start, stop)
         lines, n = slice(start, stop), stop - start
         counts = np.zeros((5, n, N_PIXELS), np.uint16)
         for slot, variable in enumerate(self._slots):

@@ -149,10 +149,7 @@ class GACGranule(Granule):
     def read(self, start: int, stop: int) -> SwathBlock:
         from pyorbital import astronomy
 
-        if not 0 <= start <= stop <= self.n_lines:
-            raise GranuleError(
-                f"granule {self.path}: lines {start}..{stop} asked of {self.n_lines}"
-            )
+        self.check_lines(start, stop)
         lines = slice(start, stop)
         lon, lat = self._lon[lines], self._lat[lines]
         utc = np.broadcast_to(self._times[lines][:, None], lon.shape)

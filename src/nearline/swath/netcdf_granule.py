@@ -195,10 +195,7 @@ class NetCDFGranule(Granule):
         )
 
     def read(self, start: int, stop: int) -> SwathBlock:
-        if not 0 <= start <= stop <= self.n_lines:
-            raise GranuleError(
-                f"granule {self.path}: lines {start}..{stop} asked of {self.n_lines}"
-            )
+        self.check_lines(start, stop)
         lines = slice(start, stop)
         ties = {field: self._get(name, lines) for field, name in TIE_VARIABLES.items()}
         return SwathBlock(
@@ -220,10 +217,7 @@ class NetCDFGranule(Granule):
         ``pread`` calls from the page cache (or disk) into the shipping buffer: no library
         decode, no intermediate copy. Returns the bytes used.
         """
-        if not 0 <= start <= stop <= self.n_lines:
-            raise GranuleError(
-                f"granule {self.path}: lines {start}..{stop} asked of {self.n_lines}"
-            )
+        self.check_lines(start, stop)
         n = stop - start
         offsets = field_offsets(n)
         direct = self._direct_offsets()
