@@ -206,3 +206,16 @@ def test_the_quicklook_colours_exactly_the_filled_cells(composite):
         plain |= (map_part == colour).all(axis=-1)
     assert np.array_equal(~plain, ~np.isnan(shown))
     assert (~plain).sum() > 300
+
+
+def test_a_day_only_composite_of_the_night_pass_says_why_it_is_empty(fdr, tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / fdr.name).symlink_to(fdr)
+    command = [str(NEARLINE), "composite", str(tmp_path / "in"), "--out", str(tmp_path / "o.nc"),
+               "--workers", "1"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())  # the console wraps its lines
+    assert "no pixel was composited: the max-ndvi composite takes sunlit pixels" in said
+    assert "--reducer max-bt4 composites by night too" in said
+    assert np.isnan(filled_bt4(tmp_path / "o.nc")).all()

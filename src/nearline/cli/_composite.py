@@ -87,7 +87,7 @@ def run_composite(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from nearline.composite import run, world
+    from nearline.composite import get_reducer, run, world
 
     comm = world()
     show = comm is None or comm.Get_rank() == 0
@@ -120,11 +120,11 @@ def run_composite(args: argparse.Namespace) -> int:
     console.print(f"wrote {result.out}" + (f" and {result.png}" if result.png else ""))
     if result.pixels and not result.pixels_used:
         console.print(
-            f"[yellow]no pixel was composited: the {args.reducer} composite takes sunlit "
+            "[yellow]no pixel was composited: no observation had a valid channel 4[/yellow]"
+            if get_reducer(args.reducer).uses_night
+            else f"[yellow]no pixel was composited: the {args.reducer} composite takes sunlit "
             "pixels (solar zenith below 85 degrees) and these granules have none; "
             "--reducer max-bt4 composites by night too[/yellow]"
-            if args.reducer != "max-bt4"
-            else "[yellow]no pixel was composited: no observation had a valid channel 4[/yellow]"
         )
     if args.score is not None:
         print_skill(console, result.granules, result.out, args.score)
