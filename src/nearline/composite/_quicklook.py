@@ -62,11 +62,12 @@ class Ramp:
     ticks: tuple[float, ...]
     label: str
     legend: tuple[tuple[tuple[int, int, int], str], ...]
+    tick_format: str  # of the colour bar's numbers
 
 
-NDVI_RAMP = Ramp("ndvi", _ANCHORS, (-0.2, 0.0, 0.2, 0.4, 0.6, 0.8), "NDVI", _LEGEND)
+NDVI_RAMP = Ramp("ndvi", _ANCHORS, (-0.2, 0.0, 0.2, 0.4, 0.6, 0.8), "NDVI", _LEGEND, ".1f")
 _UNSEEN = (NO_DATA, "no data (sea)"), (NO_DATA_LAND, "no data (land)"), _LEGEND[3]
-BT4_RAMP = Ramp("bt4", _BT4_ANCHORS, (200, 220, 240, 260, 280, 300), "ch4 K", _UNSEEN)
+BT4_RAMP = Ramp("bt4", _BT4_ANCHORS, (200, 220, 240, 260, 280, 300), "ch4 K", _UNSEEN, ".0f")
 
 _MIN_WIDTH = 1000  # the strip's layout needs this much; narrower maps are centred
 _BAR = (28, 50, 480, 18)  # colour bar: left, top (in the strip), width, height
@@ -180,7 +181,7 @@ def _with_legend(image: Any, title: str, ramp: Ramp) -> Any:
         x = left + round((tick - low) / (high - low) * (bar_width - 1))
         y = top + bar_top + bar_height
         draw.line((x, y, x, y + 5), fill=(0, 0, 0))
-        text = f"{tick:.1f}" if ramp is NDVI_RAMP else f"{tick:.0f}"
+        text = format(tick, ramp.tick_format)
         draw.text((x, y + 7), text, fill=(0, 0, 0), font=small, anchor="mt")
     draw.text((left + bar_width + 10, top + bar_top), ramp.label, fill=(0, 0, 0), font=small)
     for number, (colour, label) in enumerate(ramp.legend):
