@@ -9,6 +9,10 @@ variable of the same file (VGAC: ``time`` in "hours since proj_time0", ``proj_ti
 "days since 01/01/2010T00:00:00"), and that day/month/year date, read as satpy's VGAC
 reader reads it. Only the standard (proleptic) Gregorian calendar is decoded: the other CF
 calendars (360_day, noleap, ...) are a model's, not an observation's. Times are UTC.
+
+Why not cftime (netCDF4's ``num2date``): it refuses both of those forms ("Unable to parse
+date string 'proj_time0'"; the day/month/year reference fails inside its parser), and the
+catalogue wants datetime64[ms] rounded once, not its objects.
 """
 
 from __future__ import annotations
