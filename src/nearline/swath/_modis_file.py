@@ -195,14 +195,14 @@ def sniff(path: Path) -> tuple[str | None, str | None, dict[str, Any] | None]:
     if why is not None:
         return (
             f"CoreMetadata.0 names {short_name!r}, {why} nearline does not read ({REALDATA})",
-            (short_name),
+            short_name,
             None,
         )
     struct = metadata_text(attributes, "StructMetadata")
     if struct is None:
         return (
             f"CoreMetadata.0 names {short_name!r}, but there is no HDF-EOS StructMetadata.0",
-            (short_name),
+            short_name,
             None,
         )
     try:
