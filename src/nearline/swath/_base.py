@@ -161,7 +161,13 @@ class Granule(ABC):
 
     def check_lines(self, start: int, stop: int) -> None:
         """Raise GranuleError naming the file unless ``0 <= start <= stop <= n_lines``: what
-        ``read`` and ``read_into`` check first."""
+        ``read`` and ``read_into`` check first.
+
+        Parameters
+        ----------
+        start, stop
+            The lines asked for.
+        """
         if not 0 <= start <= stop <= self.n_lines:
             raise GranuleError(
                 f"granule {self.path}: lines {start}..{stop} asked of {self.n_lines}"
