@@ -98,6 +98,8 @@ def test_a_build_that_fails_is_refused_with_its_log(live):
         ({"limit": "many"}, "limit"),
         ({"intersects": "{not json"}, "intersects"),
         ({"token": "forged"}, "token"),
+        ([("limit", "many"), ("limit", "")], "limit: given 2 times"),  # not the last alone
+        ([("collections", "a"), ("collections", "b")], "collections: given 2 times"),
     ],
 )
 def test_bad_searches_are_400(live, params, words):

@@ -105,6 +105,18 @@ class SearchPost(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+def refuse_repeated(request: Request) -> None:
+    """STAC's GET parameters are single values (a list is comma-separated): one given twice
+    is refused, rather than its last value silently taken (``limit=abc&limit=`` was a
+    search with the default limit)."""
+    for name in dict.fromkeys(request.query_params.keys()):
+        given = len(request.query_params.getlist(name))
+        if given > 1:
+            raise SearchError(
+                f"{name}: given {given} times; give it once (a list, comma-separated)"
+            )
+
+
 def respond(body: Any, *, status: int = 200, media_type: str = JSON) -> Response:
     return Response(orjson.dumps(body), status_code=status, media_type=media_type)
 
@@ -216,6 +228,8 @@ class CatalogueClient(BaseCoreClient):
     ) -> Response:
         """One page of a search (``dates``: a date alone is its day); ``whole``: the
         collection whose items these are, for the count of an unfiltered first page."""
+        if not post:
+            refuse_repeated(request)
         values = query if post else query_values(query)  # GET's text as JSON values
         given = {k: v for k, v in values.items() if v is not None and k != "token"}
         search = scoped(request, parse_search(given, viewer=viewer(request), dates=dates))
