@@ -153,6 +153,20 @@ class Conflict(ServiceError):
     code = "conflict"
 
 
+class DuplicatedProcess(Conflict):
+    """A deploy of a process id that is taken already: 409, with OGC API - Processes Part 2's
+    type, so a client knows to replace (PUT) its own process or choose another id."""
+
+    code = "http://www.opengis.net/def/exceptions/ogcapi-processes-2/1.0/duplicated-process"
+
+
+class UnsupportedMediaType(ServiceError):
+    """A deploy or replace whose body is not a package nearline runs: 415, with Part 2's type."""
+
+    status = 415
+    code = "http://www.opengis.net/def/exceptions/ogcapi-processes-2/1.0/unsupported-media-type"
+
+
 class TooLarge(ServiceError):
     """An upload over the service's size limit: 413."""
 

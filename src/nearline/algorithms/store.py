@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from nearline.db import Database, Parameters
-from nearline.errors import Conflict
+from nearline.errors import Conflict, DuplicatedProcess
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS processes (
@@ -108,10 +108,12 @@ class VersionStore:
         with self.connect(write=True) as db:
             row = db.execute("SELECT owner FROM processes WHERE id = ?", (id,)).fetchone()
             if row is not None and row["owner"] != owner:
-                raise Conflict(f"the process id {id!r} is not available; choose another id")
+                raise DuplicatedProcess(
+                    f"the process id {id!r} is not available; choose another id"
+                )
             states = {r[0] for r in db.execute("SELECT state FROM versions WHERE id = ?", (id,))}
             if not replacing and states & {"live", "testing"}:
-                raise Conflict(
+                raise DuplicatedProcess(
                     f"process {id!r} exists already; deploy a new version of it with replace "
                     f"(PUT /processes/{id}, or `nearline algorithms deploy --replace`)"
                 )

@@ -18,7 +18,7 @@ from nearline.algorithms import ECHO_ID, Algorithm, echo_description, manifest_t
 from nearline.api._adapter import ERRORS, OGC_ERROR, Reader, User, answer, service_of
 from nearline.api._jobs import results_of, status_info
 from nearline.api._stac import base_url
-from nearline.errors import ServiceError, TooLarge
+from nearline.errors import ImmutableProcess, TooLarge, UnsupportedMediaType
 from nearline.orders import JobStatus, Service
 
 JSON = "application/json"
@@ -30,9 +30,10 @@ Answer = tuple[int, Any, dict[str, str]]
 SUMMARY = ("id", "version", "title", "description", "jobControlOptions", "outputTransmission")
 
 
-def _summary(algorithm: Algorithm, base: str) -> dict[str, Any]:
+def _summary(algorithm: Algorithm, base: str, viewer: str | None) -> dict[str, Any]:
     process = manifest_to_process(algorithm.manifest)
     summary = {key: process[key] for key in SUMMARY if key in process}
+    summary["mutable"] = _mutable(algorithm, viewer)
     summary["nearline:public"] = algorithm.public
     summary["links"] = [
         {"rel": "self", "type": JSON, "href": f"{base}/processes/{algorithm.id}"},
@@ -40,10 +41,17 @@ def _summary(algorithm: Algorithm, base: str) -> dict[str, Any]:
     return summary
 
 
+def _mutable(algorithm: Algorithm, viewer: str | None) -> bool:
+    """Part 2's ``mutable``: whether this viewer may replace or undeploy the process (their
+    own algorithm), not whether anyone may (another's public one, a built-in: not)."""
+    return viewer is not None and algorithm.owner == viewer
+
+
 def _echo(base: str) -> dict[str, Any]:
     """The echo process's description, with its links (served when the operator turns it on)."""
     body = echo_description()
     body["links"] = _links(ECHO_ID, base)
+    body["mutable"] = False
     body["nearline:public"] = True
     return body
 
@@ -69,10 +77,10 @@ def list_processes(
 ) -> Answer:
     """The processes ``user`` may run: every one, or ``limit`` of them from ``offset`` with a
     ``next`` link while more follow (OGC's ``limit``; without it, all of them, as before)."""
-    processes = [_summary(a, base) for a in service.algorithms.list(viewer=user)]
+    processes = [_summary(a, base, user) for a in service.algorithms.list(viewer=user)]
     if service.settings.echo:
         echo = _echo(base)
-        summary = {key: echo[key] for key in (*SUMMARY, "nearline:public")}
+        summary = {key: echo[key] for key in (*SUMMARY, "mutable", "nearline:public")}
         processes.append(summary | {"links": echo["links"][:1]})
     end = len(processes) if limit is None else offset + limit
     links = [{"rel": "self", "type": JSON, "href": f"{base}/processes"}]
@@ -88,6 +96,7 @@ def describe_process(service: Service, process_id: str, *, user: str | None, bas
     algorithm = service.algorithms.get(process_id, viewer=user)
     body = dict(manifest_to_process(algorithm.manifest))
     body["links"] = _links(algorithm.id, base)
+    body["mutable"] = _mutable(algorithm, user)
     body["nearline:owner"] = algorithm.owner if algorithm.owner == user else None
     body["nearline:public"] = algorithm.public
     return 200, body, {}
@@ -127,17 +136,27 @@ def execute(
 
 def deploy(service: Service, package: bytes, *, user: str, public: bool, base: str) -> Answer:
     algorithm = service.algorithms.deploy(package, owner=user, public=public)
-    return 201, _summary(algorithm, base), {"Location": f"{base}/processes/{algorithm.id}"}
+    return 201, _summary(algorithm, base, user), {"Location": f"{base}/processes/{algorithm.id}"}
 
 
 def replace(service: Service, process_id: str, package: bytes, *, user: str, base: str) -> Answer:
+    _refuse_echo(service, process_id, verb="replace")
     algorithm = service.algorithms.replace(process_id, package, owner=user)
-    return 200, _summary(algorithm, base), {}
+    return 200, _summary(algorithm, base, user), {}
 
 
 def undeploy(service: Service, process_id: str, *, user: str) -> Answer:
+    _refuse_echo(service, process_id, verb="undeploy")
     service.algorithms.undeploy(process_id, owner=user)
     return 204, None, {}
+
+
+def _refuse_echo(service: Service, process_id: str, *, verb: str) -> None:
+    """The echo test process, when on, is the service's own: nobody's to change (403)."""
+    if process_id == ECHO_ID and service.settings.echo:
+        raise ImmutableProcess(
+            f"process {ECHO_ID!r} is the service's test process, not yours to {verb}"
+        )
 
 
 class ExecuteRequest(BaseModel):
@@ -151,9 +170,9 @@ async def read_package(request: Request) -> bytes:
     """The uploaded zip, refused past the service's upload limit without reading it all."""
     kind = request.headers.get("content-type", "").split(";")[0].strip()
     if kind != ZIP:
-        raise ServiceError(
-            f"send the algorithm package as {ZIP} (the zip of its folder); got {kind or 'none'}",
-            status=415,
+        raise UnsupportedMediaType(
+            f"send the algorithm package as {ZIP} (the zip of its folder); got {kind or 'none'}"
+            " (OGC application packages, CWL or Docker, are not deployed here: docs/algorithms.md)"
         )
     limit = service_of(request).settings.max_upload
     declared = request.headers.get("content-length")
