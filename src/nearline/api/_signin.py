@@ -36,7 +36,8 @@ from nearline.api._adapter import User, service_of
 from nearline.api._auth import Credentials
 from nearline.api._stac import base_url
 from nearline.errors import InvalidRequest, NotFound, Unauthorized
-from nearline.orders import Service, pkce_pair
+from nearline.identity import pkce_pair
+from nearline.orders import Service
 
 STATE_COOKIE = "nearline-signin"
 HANDOFF_COOKIE = "nearline-handoff"

@@ -3,7 +3,7 @@
 A token is 32 random bytes shown once, when it is made; the service keeps only its SHA-256
 (tokens are random, so a plain hash is as good as a slow one and keeps every request's check
 a single indexed lookup). Revoking a user's token makes every request with it a 401. Beside the
-token ``nearline users add`` prints, a user may hold personal tokens (orders/_tokens.py), and a
+token ``nearline users add`` prints, a user may hold personal tokens (identity/_tokens.py), and a
 user who signs in through an OpenID Connect provider is found by the provider's issuer and
 ``sub``, never by an e-mail address (which a provider may let someone else take later).
 """
@@ -17,8 +17,7 @@ from typing import Any
 
 from nearline.db import Database
 from nearline.errors import Conflict, InvalidRequest, NotFound, Unauthorized
-from nearline.orders._admission import Allotment
-from nearline.orders._tokens import TOKEN_PREFIX, PersonalTokens, new_secret, token_hash
+from nearline.identity._tokens import TOKEN_PREFIX, PersonalTokens, new_secret, token_hash
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -37,6 +36,17 @@ CREATE TABLE IF NOT EXISTS identities (
 STRING = {"disk": "INTEGER", "cpus": "REAL", "memory": "INTEGER"}  # a user's string, NULL: none
 ROLE = {"operator": "INTEGER"}  # 1: may revoke anyone's personal tokens (set at each sign-in)
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Allotment:
+    """A user's string: CPUs and memory their runs may hold at once, and bytes their kept
+    outputs may take (None: no bound). It is kept on the user's row; orders' admission
+    (quotas, fair share) is what reads it."""
+
+    cpus: float | None = None
+    memory: int | None = None
+    disk: int | None = None
 
 
 @dataclass(frozen=True)
