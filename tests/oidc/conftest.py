@@ -117,6 +117,13 @@ class Provider:
         assert answer.status_code == 200, answer.text
         return answer.json()
 
+    def add_people(self, *people: dict, realm: str = "nearline") -> None:
+        """Add ``people`` (:func:`person`) to ``realm`` through the admin REST API: fresh
+        identities for a test of first sign-ins."""
+        with self.keycloak.admin() as admin:
+            for someone in people:
+                admin.post(f"/{realm}/users", json=someone).raise_for_status()
+
 
 @pytest.fixture(scope="package")
 def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:

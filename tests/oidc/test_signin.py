@@ -2,7 +2,11 @@
 the API with the provider's tokens, the operator's policy, the web page's code flow with PKCE
 (played with httpx here, in Chromium at the end), `nearline login`, and personal tokens.
 
-Every test file of the sign-in lives here: one Keycloak a session serves them all.
+Every test of the sign-in is collected here: one Keycloak a session serves them all. `make
+test` hands out whole files (pytest-xdist's ``--dist loadfile``) and each worker that takes a
+file of this folder starts a Keycloak of its own (a gigabyte of heap), so the tests kept in
+sibling modules (issue 38's racing first sign-ins) are imported below rather than named
+``test_*.py``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ from ..live_service import nearline
 from ..service.conftest import deploy
 from ..web.conftest import snap
 from .conftest import PASSWORD, WEB_SECRET, pem_of, server_log
+from .first_signin_race import (  # noqa: F401 (collected here: one file, one Keycloak)
+    race_live,
+    test_eight_new_people_whose_names_collide_sign_in_at_once,
+    test_sixteen_first_requests_of_one_person_make_one_user,
+)
 from .flows import (
     claims_for,
     device_approve,
