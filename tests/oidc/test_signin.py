@@ -5,8 +5,8 @@ the API with the provider's tokens, the operator's policy, the web page's code f
 Every test of the sign-in is collected here: one Keycloak a session serves them all. `make
 test` hands out whole files (pytest-xdist's ``--dist loadfile``) and each worker that takes a
 file of this folder starts a Keycloak of its own (a gigabyte of heap), so the tests kept in
-sibling modules (issue 38's racing first sign-ins) are imported below rather than named
-``test_*.py``.
+sibling modules (issue 38's: token kinds, forgeries, racing first sign-ins, operators per
+issuer) are imported below rather than named ``test_*.py``.
 """
 
 from __future__ import annotations
@@ -45,6 +45,24 @@ from .flows import (
     pass_login,
     unsigned,
     web_signin,
+)
+from .forgeries import (  # noqa: F401
+    test_a_forgery_is_a_401_and_no_traceback,
+    test_the_realms_own_key_signs_the_control,
+)
+from .operator_issuers import (  # noqa: F401
+    test_a_partner_issuers_group_makes_no_operator,
+    test_an_issuer_not_trusted_is_refused_by_name,
+    test_operators_of_each_issuer_named_are_that_issuers,
+    test_the_old_shape_is_refused_with_the_new_one_named,
+    two_issuers,
+)
+from .token_kinds import (  # noqa: F401
+    test_a_refresh_token_is_no_access_token,
+    test_an_id_token_is_no_access_token,
+    test_no_personal_token_was_made_from_either,
+    test_the_grants_access_token_is_taken,
+    web_grant,
 )
 
 # The first test starts Keycloak (19 s on an idle machine, minutes on two busy cores)
@@ -103,11 +121,6 @@ def test_the_policy_admits_by_domain_or_group_and_names_its_rule_to_others(signi
 
 
 # -- attacks on the bearer token ---------------------------------------------------------------
-@pytest.fixture(scope="module")
-def kid(provider) -> str:
-    return kid_of(provider)
-
-
 def test_a_token_made_with_the_realms_own_key_is_accepted(signin_live, provider, kid):
     """The control for the attacks below: each changes one thing of this token."""
     token = forge(claims_for(provider, "forged-subject"), provider.private_key, kid)

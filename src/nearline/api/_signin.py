@@ -176,7 +176,7 @@ def build_router(sessions: Expiring, handoffs: Expiring) -> APIRouter:
         if not code:
             raise InvalidRequest("the provider sent no authorization code: sign in again")
         tokens = trade_code(service, code, pending.verifier, f"{base_url(request)}/signin/callback")
-        claims = signin.claims(tokens.get("id_token") or "", audience=signin.settings.client_id)
+        claims = signin.id_claims(tokens.get("id_token") or "")
         if not secrets.compare_digest(str(claims.get("nonce", "")), pending.nonce):
             raise Unauthorized("the ID token's nonce is not this sign-in's: sign in again")
         user = service.sign_in(claims)

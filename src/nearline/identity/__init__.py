@@ -5,14 +5,8 @@ may sign in."""
 
 from __future__ import annotations
 
-from nearline.identity._oidc import (
-    Admission,
-    OidcSettings,
-    ProviderUnreachable,
-    Verifier,
-    check_provider,
-    pkce_pair,
-)
+from nearline.identity._oidc import ProviderUnreachable, Verifier, check_provider, pkce_pair
+from nearline.identity._settings import Admission, OidcSettings
 from nearline.identity._tokens import MAX_DAYS, MAX_NAME, TOKEN_NAME_PATTERN, PersonalToken
 from nearline.identity._users import Allotment, User, UserStore
 

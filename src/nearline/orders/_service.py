@@ -475,7 +475,7 @@ class Service(Closing):
         """The user a bearer token names: one of nearline's own tokens, or (when a provider
         is configured) the provider's access token of a person the policy admits."""
         if self.verifier is not None and token and token.count(".") == 2:
-            return self.sign_in(self.verifier.claims(token))
+            return self.sign_in(self.verifier.access_claims(token))
         return self.users.authenticate(token)
 
     def sign_in(self, claims: dict[str, Any]) -> str:
