@@ -70,17 +70,7 @@ def not_an_id_token(
     header: dict[str, Any], claims: dict[str, Any], marks: Iterable[str]
 ) -> str | None:
     """Why a verified token the provider's token endpoint gave as ``id_token`` is not one; None
-    if it is.
-
-    Parameters
-    ----------
-    header
-        The token's JOSE header.
-    claims
-        Its verified claims.
-    marks
-        The ``typ`` values that mark an access token.
-    """
+    if it is (``header``, ``claims`` and ``marks`` as :func:`not_an_access_token` takes them)."""
     if "typ" in claims and str(claims["typ"]).lower() != ID_TYPE:
         return "the provider's id_token is not an ID token (its typ claim): sign in again"
     if _marked(header.get("typ") or "", marks):

@@ -253,7 +253,13 @@ def _client_known(token_endpoint: str, client_id: str, secret: str | None) -> bo
 def check_provider(settings: OidcSettings) -> str:
     """What ``nearline doctor oidc`` proves of the configured provider: its discovery document
     is reachable and its own, its key set holds signing keys, and it knows the clients;
-    :class:`ConfigError` naming what is wrong otherwise."""
+    :class:`ConfigError` naming what is wrong otherwise.
+
+    Parameters
+    ----------
+    settings
+        The operator's settings (``nearline serve --oidc FILE``).
+    """
     document = discover(settings.issuer)
     try:
         keys = jwt.PyJWKSet.from_dict(httpx.get(document["jwks_uri"], timeout=10).json())
