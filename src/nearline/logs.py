@@ -23,7 +23,7 @@ FORMATS = ("text", "json")
 _CONTEXT: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("nearline_log")
 _TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _SECRETS = (
-    re.compile(r"\bnl_[A-Za-z0-9_-]{8,}"),  # nearline's API tokens (orders/_users.py)
+    re.compile(r"\bnl_[A-Za-z0-9_-]{8,}"),  # nearline's API tokens (identity/_users.py)
     re.compile(r"(?i)\bbearer\s+[^\s\"',]+"),  # any Authorization header's value
     re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),  # JSON Web Tokens
     re.compile(r"(?<=://)[^/\s:@\"']+:[^/\s@\"']+(?=@)"),  # user:password@ in a URL

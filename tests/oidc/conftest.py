@@ -8,7 +8,9 @@
   test can make a token the provider's own key set vouches for, wrong in one claim alone.
   People: ada (group nearline-users), olga (nearline-operators), dave (a verified address at
   science.example, no group), eve (elsewhere, group outsiders: refused).
-- realm ``elsewhere``: a provider nearline does not trust (wrong issuer), with its own ada.
+- realm ``elsewhere``: a provider the live service does not trust (wrong issuer), with its own
+  ada and its own olga (in a group named nearline-operators too: a partner issuer's group, which
+  makes no operator where only the first realm's does).
 """
 
 from __future__ import annotations
@@ -117,6 +119,13 @@ class Provider:
         assert answer.status_code == 200, answer.text
         return answer.json()
 
+    def add_people(self, *people: dict, realm: str = "nearline") -> None:
+        """Add ``people`` (:func:`person`) to ``realm`` through the admin REST API: fresh
+        identities for a test of first sign-ins."""
+        with self.keycloak.admin() as admin:
+            for someone in people:
+                admin.post(f"/{realm}/users", json=someone).raise_for_status()
+
 
 @pytest.fixture(scope="package")
 def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
@@ -148,7 +157,7 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
         )  # fmt: skip
         elsewhere = keycloak.add_realm(
             realm_document(
-                "elsewhere", clients=clients(), users=people[:1], groups=groups,
+                "elsewhere", clients=clients(), users=people[:2], groups=groups,
                 audience="nearline",
             )
         )  # fmt: skip
@@ -163,7 +172,7 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
                     "admit": {
                         "email_domains": ["science.example"],
                         "groups": ["nearline-users"],
-                        "operator_groups": ["nearline-operators"],
+                        "operator_groups": {issuer: ["nearline-operators"]},
                     },
                     "leeway": 1,
                 }
@@ -180,6 +189,14 @@ def signin_live(
     """A live service that signs people in through the suite's Keycloak."""
     with serving(tmp_path_factory.mktemp("oidc"), extra=["--oidc", str(provider.settings)]) as s:
         yield s
+
+
+@pytest.fixture(scope="package")
+def kid(provider: Provider) -> str:
+    """The key id under which the realm publishes the tests' key."""
+    from .flows import kid_of
+
+    return kid_of(provider)
 
 
 def server_log(live: LiveService) -> str:

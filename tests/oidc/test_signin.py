@@ -2,7 +2,11 @@
 the API with the provider's tokens, the operator's policy, the web page's code flow with PKCE
 (played with httpx here, in Chromium at the end), `nearline login`, and personal tokens.
 
-Every test file of the sign-in lives here: one Keycloak a session serves them all.
+Every test of the sign-in is collected here: one Keycloak a session serves them all. `make
+test` hands out whole files (pytest-xdist's ``--dist loadfile``) and each worker that takes a
+file of this folder starts a Keycloak of its own (a gigabyte of heap), so the tests kept in
+sibling modules (issue 38's: token kinds, forgeries, racing first sign-ins, operators per
+issuer) are imported below rather than named ``test_*.py``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ from ..live_service import nearline
 from ..service.conftest import deploy
 from ..web.conftest import snap
 from .conftest import PASSWORD, WEB_SECRET, pem_of, server_log
+from .first_signin_race import (  # noqa: F401 (collected here: one file, one Keycloak)
+    race_live,
+    test_eight_new_people_whose_names_collide_sign_in_at_once,
+    test_sixteen_first_requests_of_one_person_make_one_user,
+)
 from .flows import (
     claims_for,
     device_approve,
@@ -36,6 +45,24 @@ from .flows import (
     pass_login,
     unsigned,
     web_signin,
+)
+from .forgeries import (  # noqa: F401
+    test_a_forgery_is_a_401_and_no_traceback,
+    test_the_realms_own_key_signs_the_control,
+)
+from .operator_issuers import (  # noqa: F401
+    test_a_partner_issuers_group_makes_no_operator,
+    test_an_issuer_not_trusted_is_refused_by_name,
+    test_operators_of_each_issuer_named_are_that_issuers,
+    test_the_old_shape_is_refused_with_the_new_one_named,
+    two_issuers,
+)
+from .token_kinds import (  # noqa: F401
+    test_a_refresh_token_is_no_access_token,
+    test_an_id_token_is_no_access_token,
+    test_no_personal_token_was_made_from_either,
+    test_the_grants_access_token_is_taken,
+    web_grant,
 )
 
 # The first test starts Keycloak (19 s on an idle machine, minutes on two busy cores)
@@ -94,11 +121,6 @@ def test_the_policy_admits_by_domain_or_group_and_names_its_rule_to_others(signi
 
 
 # -- attacks on the bearer token ---------------------------------------------------------------
-@pytest.fixture(scope="module")
-def kid(provider) -> str:
-    return kid_of(provider)
-
-
 def test_a_token_made_with_the_realms_own_key_is_accepted(signin_live, provider, kid):
     """The control for the attacks below: each changes one thing of this token."""
     token = forge(claims_for(provider, "forged-subject"), provider.private_key, kid)

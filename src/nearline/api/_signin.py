@@ -36,7 +36,8 @@ from nearline.api._adapter import User, service_of
 from nearline.api._auth import Credentials
 from nearline.api._stac import base_url
 from nearline.errors import InvalidRequest, NotFound, Unauthorized
-from nearline.orders import Service, pkce_pair
+from nearline.identity import pkce_pair
+from nearline.orders import Service
 
 STATE_COOKIE = "nearline-signin"
 HANDOFF_COOKIE = "nearline-handoff"
@@ -175,7 +176,7 @@ def build_router(sessions: Expiring, handoffs: Expiring) -> APIRouter:
         if not code:
             raise InvalidRequest("the provider sent no authorization code: sign in again")
         tokens = trade_code(service, code, pending.verifier, f"{base_url(request)}/signin/callback")
-        claims = signin.claims(tokens.get("id_token") or "", audience=signin.settings.client_id)
+        claims = signin.id_claims(tokens.get("id_token") or "")
         if not secrets.compare_digest(str(claims.get("nonce", "")), pending.nonce):
             raise Unauthorized("the ID token's nonce is not this sign-in's: sign in again")
         user = service.sign_in(claims)

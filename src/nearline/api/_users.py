@@ -12,7 +12,8 @@ from fastapi.responses import Response
 
 from nearline.api._adapter import ERRORS, OGC_ERROR, User, answer, service_of
 from nearline.errors import Forbidden, InvalidRequest
-from nearline.orders import MAX_DAYS, MAX_NAME, TOKEN_NAME_PATTERN, Service
+from nearline.identity import MAX_DAYS, MAX_NAME, TOKEN_NAME_PATTERN
+from nearline.orders import Service
 
 Answer = tuple[int, Any, dict[str, str]]
 TOKEN_BODY = {  # what make_token takes, so that the document and the service agree

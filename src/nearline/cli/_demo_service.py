@@ -66,7 +66,7 @@ def service_demo(out: Path, *, granules: Path, args: argparse.Namespace) -> None
 
     from nearline.archive import SQLiteCatalogue, ingest
     from nearline.db import SQLiteDatabase
-    from nearline.orders import UserStore
+    from nearline.identity import UserStore
 
     console = Console()
     shutil.rmtree(out, ignore_errors=True)

@@ -87,7 +87,7 @@ def device_flow(config: dict[str, Any], document: dict[str, Any]) -> dict[str, A
     """RFC 8628, with PKCE as well (Keycloak asks for it from a client that requires it)."""
     import httpx
 
-    from nearline.orders import pkce_pair
+    from nearline.identity import pkce_pair
 
     verifier, challenge = pkce_pair()
     started = _json(
@@ -150,7 +150,7 @@ class _Redirect(BaseHTTPRequestHandler):
 def code_flow(config: dict[str, Any], document: dict[str, Any], *, browser: bool) -> dict:
     import httpx
 
-    from nearline.orders import pkce_pair
+    from nearline.identity import pkce_pair
 
     handler = type("Redirect", (_Redirect,), {"received": None})
     server = HTTPServer(("127.0.0.1", 0), handler)

@@ -45,7 +45,7 @@ def add_users_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _allotment(args: argparse.Namespace) -> Any:
     from nearline.errors import ConfigError
-    from nearline.orders import Allotment
+    from nearline.identity import Allotment
     from nearline.units import parse_size
 
     if args.cpus is not None and args.cpus <= 0:
@@ -67,7 +67,7 @@ def _quota(value: float | None, *, size: bool) -> str:
 
 def run_users(args: argparse.Namespace) -> int:
     from nearline.db import database_url, open_database
-    from nearline.orders import UserStore
+    from nearline.identity import UserStore
 
     data = data_folder(args)
     data.mkdir(parents=True, exist_ok=True)

@@ -227,7 +227,7 @@ def oidc(folder: Path) -> str:
     """With ``$NEARLINE_OIDC`` (the service's sign-in settings): the provider's discovery
     document, keys and clients (``check_provider``). Without: the tests' provider, Keycloak,
     is fetched and a Java runtime new enough for it runs."""
-    from nearline.orders import OidcSettings, check_provider
+    from nearline.identity import OidcSettings, check_provider
     from nearline.testing.keycloak import VERSION, ProviderMissing, java_home, launcher
 
     try:

@@ -24,19 +24,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from nearline.identity import Allotment
 from nearline.orders._base import Run
 from nearline.orders._memory import MemoryNow, default_memory
 from nearline.units import format_size
-
-
-@dataclass(frozen=True)
-class Allotment:
-    """A user's string: CPUs and memory their runs may hold at once, and bytes their kept
-    outputs may take (None: no bound)."""
-
-    cpus: float | None = None
-    memory: int | None = None
-    disk: int | None = None
 
 
 @dataclass

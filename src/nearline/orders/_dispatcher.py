@@ -29,16 +29,9 @@ from nearline import logs
 from nearline.algorithms import Algorithm, CpuGate, StageClock
 from nearline.closing import Closing
 from nearline.errors import DiskQuotaExceeded, NearlineError, OutputsLost
+from nearline.identity import Allotment
 from nearline.orders import _stations as stations
-from nearline.orders._admission import (
-    Allotment,
-    Candidate,
-    Capacity,
-    Holdings,
-    Ledger,
-    admit,
-    admit_all,
-)
+from nearline.orders._admission import Candidate, Capacity, Holdings, Ledger, admit, admit_all
 from nearline.orders._base import Executor, Job, Run, Station
 from nearline.orders._executors import LocalExecutor
 from nearline.orders._memory import MemoryNow, read_memory_now

@@ -43,6 +43,7 @@ from nearline.errors import (
     ManifestError,
     ServiceError,
 )
+from nearline.identity import OidcSettings, UserStore, Verifier
 from nearline.monitor import SystemSampler
 from nearline.orders._admission import Capacity
 from nearline.orders._base import Executor, Job, JobFilter, JobStatus, Run, Station
@@ -51,12 +52,10 @@ from nearline.orders._echo_jobs import EchoJobs
 from nearline.orders._executors import LocalExecutor, open_executor
 from nearline.orders._memory import service_lending
 from nearline.orders._metrics import ServiceMetrics, StateCollector
-from nearline.orders._oidc import OidcSettings, Verifier
 from nearline.orders._planning import plan_order
 from nearline.orders._secrets import ServiceKeys
 from nearline.orders._stations import OUTPUTS_OF, Places, output_item_id
 from nearline.orders._store import JobStore
-from nearline.orders._users import UserStore
 from nearline.orders.subscriptions import (
     Subscription,
     SubscriptionRun,
@@ -476,7 +475,7 @@ class Service(Closing):
         """The user a bearer token names: one of nearline's own tokens, or (when a provider
         is configured) the provider's access token of a person the policy admits."""
         if self.verifier is not None and token and token.count(".") == 2:
-            return self.sign_in(self.verifier.claims(token))
+            return self.sign_in(self.verifier.access_claims(token))
         return self.users.authenticate(token)
 
     def sign_in(self, claims: dict[str, Any]) -> str:

@@ -13,9 +13,9 @@ from pathlib import Path
 from nearline.algorithms.store import VersionStore
 from nearline.archive import open_catalogue
 from nearline.db import database_url, open_database
+from nearline.identity import UserStore
 from nearline.orders._server_roster import Servers
 from nearline.orders._store import JobStore
-from nearline.orders._users import UserStore
 from nearline.orders.subscriptions._store import SubscriptionStore
 
 

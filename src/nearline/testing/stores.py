@@ -22,9 +22,9 @@ import pytest
 from nearline.algorithms.store import VersionStore
 from nearline.db import Database
 from nearline.errors import Conflict, JobNotFound, NotFound, Unauthorized
+from nearline.identity import Allotment, UserStore
 from nearline.orders import (
     PIPELINE,
-    Allotment,
     InputRef,
     Job,
     JobFilter,
@@ -34,7 +34,6 @@ from nearline.orders import (
     Run,
     Servers,
     Station,
-    UserStore,
 )
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

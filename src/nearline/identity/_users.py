@@ -3,7 +3,7 @@
 A token is 32 random bytes shown once, when it is made; the service keeps only its SHA-256
 (tokens are random, so a plain hash is as good as a slow one and keeps every request's check
 a single indexed lookup). Revoking a user's token makes every request with it a 401. Beside the
-token ``nearline users add`` prints, a user may hold personal tokens (orders/_tokens.py), and a
+token ``nearline users add`` prints, a user may hold personal tokens (identity/_tokens.py), and a
 user who signs in through an OpenID Connect provider is found by the provider's issuer and
 ``sub``, never by an e-mail address (which a provider may let someone else take later).
 """
@@ -17,8 +17,7 @@ from typing import Any
 
 from nearline.db import Database
 from nearline.errors import Conflict, InvalidRequest, NotFound, Unauthorized
-from nearline.orders._admission import Allotment
-from nearline.orders._tokens import TOKEN_PREFIX, PersonalTokens, new_secret, token_hash
+from nearline.identity._tokens import TOKEN_PREFIX, PersonalTokens, new_secret, token_hash
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -37,6 +36,17 @@ CREATE TABLE IF NOT EXISTS identities (
 STRING = {"disk": "INTEGER", "cpus": "REAL", "memory": "INTEGER"}  # a user's string, NULL: none
 ROLE = {"operator": "INTEGER"}  # 1: may revoke anyone's personal tokens (set at each sign-in)
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Allotment:
+    """A user's string: CPUs and memory their runs may hold at once, and bytes their kept
+    outputs may take (None: no bound). It is kept on the user's row; orders' admission
+    (quotas, fair share) is what reads it."""
+
+    cpus: float | None = None
+    memory: int | None = None
+    disk: int | None = None
 
 
 @dataclass(frozen=True)
@@ -147,38 +157,67 @@ class UserStore:
     def signed_in(self, issuer: str, subject: str, *, wanted: str, operator: bool) -> str:
         """The user that (``issuer``, ``subject``) signs in as: made on first sign-in (named
         after ``wanted``, made unique; no bounds, as `nearline users add` gives), with the
-        operator role the provider's groups give now. A revoked user stays refused."""
+        operator role the provider's groups give now. A revoked user stays refused.
+
+        A person's first requests often arrive together (a page loading, a notebook's
+        threads), so the first sign-in is one write transaction: look the identity up again,
+        choose a free name, add the user and the identity, and commit them together, or
+        nothing. The state database's contract makes write transactions never interleave
+        (SQLite's ``BEGIN IMMEDIATE``; on PostgreSQL the database's advisory write lock, taken
+        before the transaction's first read), so the second of two racing first sign-ins
+        finds the identity the first made and signs in as that user: no retry, no unique
+        violation, no user without an identity. A known identity is read without the write
+        lock; only a change of role writes.
+
+        Parameters
+        ----------
+        issuer
+            The token's issuer.
+        subject
+            Its ``sub``: who the person is at that issuer.
+        wanted
+            The name to give a new user (their ``preferred_username``), made unique.
+        operator
+            Whether the provider's groups make them an operator now.
+        """
         rows = self.database.query(
-            "SELECT name FROM identities WHERE issuer = ? AND subject = ?", (issuer, subject)
+            "SELECT users.name AS name, users.revoked AS revoked, users.operator AS operator "
+            "FROM identities JOIN users ON users.name = identities.name "
+            "WHERE identities.issuer = ? AND identities.subject = ?",
+            (issuer, subject),
         )
-        if rows:
-            name = rows[0]["name"]
-        else:
-            name = self._free_name(wanted)
-            self._insert(name, None)
-            with self.database.transaction() as connection:
+        if not rows or bool(rows[0]["operator"]) != operator:
+            rows = self._sign_in_once(issuer, subject, wanted=wanted, operator=operator)
+        if rows[0]["revoked"] is not None:
+            raise Unauthorized(f"user {rows[0]['name']} was revoked by the operator")
+        return rows[0]["name"]
+
+    def _sign_in_once(self, issuer: str, subject: str, *, wanted: str, operator: bool) -> Any:
+        """Make (or find, if another request just made them) the identity's user and set
+        their role, in one write transaction; their row (name, revoked, operator)."""
+        with self.database.transaction() as connection:
+            found = connection.execute(
+                "SELECT name FROM identities WHERE issuer = ? AND subject = ?", (issuer, subject)
+            ).fetchone()
+            name = found["name"] if found else _free_name(connection, wanted)
+            if found is None:
                 connection.execute(
                     "INSERT INTO identities (issuer, subject, name) VALUES (?, ?, ?)",
                     (issuer, subject, name),
                 )
-        if self._revoked(name):
-            raise Unauthorized(f"user {name} was revoked by the operator")
-        if self.is_operator(name) != operator:  # the provider's groups say so at each sign-in
-            with self.database.transaction() as connection:
+            if connection.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
+                # the provider's groups say at each sign-in whether they are an operator
                 connection.execute(
                     "UPDATE users SET operator = ? WHERE name = ?", (int(operator), name)
                 )
-        return name
-
-    def _free_name(self, wanted: str) -> str:
-        base = re.sub(r"[^a-z0-9_-]+", "-", wanted.lower()).strip("-_")[:56]
-        base = base if base[:1].isalpha() else f"u-{base}".rstrip("-")
-        taken = {row["name"] for row in self.database.query("SELECT name FROM users")}
-        name, suffix = base, 1
-        while name in taken:
-            suffix += 1
-            name = f"{base}-{suffix}"
-        return name
+            else:
+                connection.execute(
+                    "INSERT INTO users (name, token_hash, created, operator) VALUES (?, ?, ?, ?)",
+                    (name, None, datetime.now(UTC).isoformat(), int(operator)),
+                )
+            return connection.execute(
+                "SELECT name, revoked, operator FROM users WHERE name = ?", (name,)
+            ).fetchall()
 
     def list(self) -> list[User]:
         return [
@@ -190,6 +229,19 @@ class UserStore:
             )
             for row in self.database.query("SELECT * FROM users ORDER BY name")
         ]
+
+
+def _free_name(connection: Any, wanted: str) -> str:
+    """A user name after ``wanted`` that no user has, read through ``connection`` (inside the
+    write transaction that takes it)."""
+    base = re.sub(r"[^a-z0-9_-]+", "-", wanted.lower()).strip("-_")[:56]
+    base = base if base[:1].isalpha() else f"u-{base}".rstrip("-")
+    taken = {row["name"] for row in connection.execute("SELECT name FROM users").fetchall()}
+    name, suffix = base, 1
+    while name in taken:
+        suffix += 1
+        name = f"{base}-{suffix}"
+    return name
 
 
 def _allotment(row: Any) -> Allotment:

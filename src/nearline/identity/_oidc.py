@@ -1,13 +1,16 @@
-"""Signing in through an OpenID Connect provider: the operator's settings, the provider's
-discovery document, checking its access tokens, and the admission policy.
+"""Signing in through an OpenID Connect provider: the provider's discovery document and
+keys, and checking its tokens (the settings and the admission policy: _settings.py).
 
 Tokens are checked with PyJWT (the most used JWT library for Python, kept by the jpadilla/
 PyJWT project, with ``PyJWKClient`` for the provider's key set): the signature against the
-issuer's published keys (cached; fetched again, at most every few seconds, when a token names
-a key id not yet seen, as after the provider rotates its keys), only asymmetric algorithms the
-provider announces (so ``alg: none`` and HS256 keyed with the public key are refused before any
-key is looked at), the issuer among the allowed ones, the audience, and ``exp``, ``nbf`` and
-``iat``.
+issuer's published key the token's ``kid`` names (cached; fetched again, at most every few
+seconds, when a token names a key id not yet seen, as after the provider rotates its keys),
+with that key's own algorithm alone (its JWK's ``alg``, else the one its ``kty`` and ``crv``
+imply; never the one the token's header asks for, so ``alg: none``, HS256 keyed with the
+public key, ES256 naming an RSA key and PS256 against an RS256 key are all refused), the
+issuer among the allowed ones, the audience, ``exp``, ``nbf`` and ``iat``, and the kind of
+token (_kinds.py): the API takes access tokens only, the web page's sign-in ID tokens only.
+Whatever fails in checking a token is a 401 with a short reason, never a 500.
 
 Nothing here logs a token, a code or a secret: errors name the rule that failed, never the
 value.
@@ -17,19 +20,20 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
+import logging
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
 import jwt
-import yaml
 
-from nearline.errors import ConfigError, Forbidden, ServiceError, Unauthorized
+from nearline.errors import ConfigError, ServiceError, Unauthorized
+from nearline.identity._kinds import not_an_access_token, not_an_id_token
+from nearline.identity._settings import OidcSettings
+
+log = logging.getLogger(__name__)
 
 ASYMMETRIC = {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"}
 DISCOVERY = "/.well-known/openid-configuration"
@@ -52,97 +56,6 @@ class ProviderUnreachable(ServiceError):
 
     status = 503
     code = "provider-unreachable"
-
-
-@dataclass(frozen=True)
-class Admission:
-    """Who the operator lets in: e-mail domains (of verified addresses) or group claims; with
-    neither, everyone the allowed issuers vouch for. ``operator_groups`` make operators."""
-
-    email_domains: tuple[str, ...] = ()
-    groups: tuple[str, ...] = ()
-    operator_groups: tuple[str, ...] = ()
-    groups_claim: str = "groups"
-
-    def check(self, claims: dict[str, Any]) -> bool:
-        """Whether ``claims`` are admitted; :class:`Forbidden` naming the rule if not. True
-        when they make an operator."""
-        groups = claims.get(self.groups_claim) or []
-        groups = {groups} if isinstance(groups, str) else {str(g).strip("/") for g in groups}
-        operator = bool(groups & set(self.operator_groups))
-        if operator or not (self.email_domains or self.groups):
-            return operator
-        if groups & set(self.groups):
-            return False
-        email = str(claims.get("email") or "")
-        domain = email.rpartition("@")[2].lower()
-        if email and claims.get("email_verified") is True and domain in self.email_domains:
-            return False
-        rules = []
-        if self.email_domains:
-            rules.append(f"verified e-mail addresses at {', '.join(self.email_domains)}")
-        if self.groups or self.operator_groups:
-            rules.append(f"members of {', '.join(self.groups + self.operator_groups)}")
-        raise Forbidden(
-            f"you signed in, but this service's sign-in policy admits only "
-            f"{' or '.join(rules)} (admit: in its OpenID Connect settings); ask its operator"
-        )
-
-
-@dataclass(frozen=True)
-class OidcSettings:
-    """The operator's settings, from a YAML file (``nearline serve --oidc FILE`` or
-    ``$NEARLINE_OIDC``); docs/service.md, "Signing in", lists them."""
-
-    issuer: str
-    client_id: str
-    client_secret: str | None = None
-    cli_client_id: str | None = None
-    audience: str | None = None
-    issuers: tuple[str, ...] = ()
-    scopes: str = "openid email profile"
-    admit: Admission = field(default_factory=Admission)
-    leeway: float = 30.0  # seconds of clock skew allowed on exp, nbf and iat
-    session_hours: float = 12.0  # how long a web sign-in's token lives
-
-    @property
-    def accepted_issuers(self) -> tuple[str, ...]:
-        return (self.issuer, *(i for i in self.issuers if i != self.issuer))
-
-    @property
-    def expected_audience(self) -> str:
-        return self.audience or self.client_id
-
-    @property
-    def login_client_id(self) -> str:
-        return self.cli_client_id or self.client_id
-
-    @classmethod
-    def load(cls, path: str | Path) -> OidcSettings:
-        try:
-            document = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as error:
-            raise ConfigError(f"OpenID Connect settings {path}: {error}") from None
-        if not isinstance(document, dict) or not document.get("issuer"):
-            raise ConfigError(f"OpenID Connect settings {path}: `issuer:` and `client_id:` first")
-        admit = document.pop("admit", None) or {}
-        secret_env = document.pop("client_secret_env", None)
-        if secret_env:
-            document["client_secret"] = os.environ.get(secret_env)
-        try:
-            return cls(
-                **{k: tuple(v) if isinstance(v, list) else v for k, v in document.items()},
-                admit=Admission(**{k: tuple(v) if isinstance(v, list) else v
-                                   for k, v in admit.items()}),
-            )  # fmt: skip
-        except TypeError as error:
-            raise ConfigError(f"OpenID Connect settings {path}: {error}") from None
-
-    @classmethod
-    def resolve(cls, path: str | Path | None = None) -> OidcSettings | None:
-        """The settings at ``path``, else at ``$NEARLINE_OIDC``; None when neither is set."""
-        named = path or os.environ.get("NEARLINE_OIDC")
-        return cls.load(named) if named else None
 
 
 def discover(issuer: str) -> dict[str, Any]:
@@ -193,21 +106,28 @@ class Provider:
         announced = self.document.get("id_token_signing_alg_values_supported") or ["RS256"]
         return sorted(ASYMMETRIC.intersection(announced))
 
-    def signing_key(self, token: str) -> Any:
-        """The published key the token's ``kid`` names (the key set is fetched again once
-        when the kid is unknown)."""
+    def signing_key(self, token: str) -> jwt.PyJWK:
+        """The published key the token's ``kid`` names, bound to its own algorithm (the key
+        set is fetched again once when the kid is unknown)."""
         self.document  # noqa: B018 (fetches the key set's address)
         assert self._keys is not None
         try:
-            return self._keys.get_signing_key_from_jwt(token).key
+            return self._keys.get_signing_key_from_jwt(token)
         except jwt.PyJWKClientConnectionError:
             raise ProviderUnreachable(f"the keys of {self.issuer} could not be read") from None
-        except jwt.exceptions.PyJWKClientError:
+        except (jwt.PyJWTError, ValueError, TypeError, KeyError):
             raise Unauthorized("the token was not signed with one of its issuer's keys") from None
 
 
 class Verifier:
-    """Checks provider access tokens against the operator's settings."""
+    """Checks the provider's tokens against the operator's settings: access tokens for the
+    API (:meth:`access_claims`), ID tokens for the web page's sign-in (:meth:`id_claims`).
+
+    Parameters
+    ----------
+    settings
+        The operator's settings.
+    """
 
     def __init__(self, settings: OidcSettings) -> None:
         self.settings = settings
@@ -218,8 +138,49 @@ class Verifier:
         """The provider the web page and ``nearline login`` sign in with."""
         return self.providers[self.settings.issuer]
 
-    def claims(self, token: str, *, audience: str | None = None) -> dict[str, Any]:
-        """The verified claims of ``token``; :class:`Unauthorized` naming what failed."""
+    def access_claims(self, token: str) -> dict[str, Any]:
+        """The verified claims of an access token sent as a bearer token; :class:`Unauthorized`
+        naming what failed (an ID token, a refresh token, a forgery...).
+
+        Parameters
+        ----------
+        token
+            The bearer token, as the caller sent it.
+        """
+        header, claims = self._verified(token, audience=self.settings.expected_audience)
+        reason = not_an_access_token(header, claims, self.settings.access_token_types)
+        if reason:
+            raise Unauthorized(reason)
+        return claims
+
+    def id_claims(self, token: str) -> dict[str, Any]:
+        """The verified claims of the ID token the provider's token endpoint gave the web
+        page's sign-in (issued to ``client_id``); :class:`Unauthorized` naming what failed.
+
+        Parameters
+        ----------
+        token
+            The ``id_token`` of the token endpoint's answer.
+        """
+        header, claims = self._verified(token, audience=self.settings.client_id)
+        reason = not_an_id_token(header, claims, self.settings.access_token_types)
+        if reason:
+            raise Unauthorized(reason)
+        return claims
+
+    def _verified(self, token: str, *, audience: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(header, claims) of ``token`` whatever its kind; any failure is an Unauthorized
+        with a short reason (a malformed token makes PyJWT and cryptography raise more than
+        InvalidTokenError: none of it may become a 500)."""
+        try:
+            return self._checked(token, audience)
+        except (Unauthorized, ProviderUnreachable):
+            raise
+        except Exception as error:  # whatever a hostile token provokes is a 401
+            log.info("a bearer token was refused: %s", type(error).__name__)
+            raise Unauthorized(f"the token was refused: {type(error).__name__}") from None
+
+    def _checked(self, token: str, audience: str) -> tuple[dict[str, Any], dict[str, Any]]:
         try:
             header = jwt.get_unverified_header(token)
             issuer = jwt.decode(token, options={"verify_signature": False}).get("iss")
@@ -233,11 +194,12 @@ class Verifier:
                 f"the token's algorithm is not one its issuer signs with ({provider.algorithms})"
             )
         key = provider.signing_key(token)
+        if key.algorithm_name not in ASYMMETRIC or header["alg"] != key.algorithm_name:
+            raise Unauthorized("the token's algorithm is not the one its key signs with")
         try:
-            return jwt.decode(
-                token, key, algorithms=provider.algorithms, issuer=issuer,
-                audience=audience or self.settings.expected_audience, leeway=self.settings.leeway,
-                options={"require": ["exp", "iat", "iss", "sub"]},
+            claims = jwt.decode(
+                token, key, algorithms=[key.algorithm_name], issuer=issuer, audience=audience,
+                leeway=self.settings.leeway, options={"require": ["exp", "iat", "iss", "sub"]},
             )  # fmt: skip
         except jwt.ExpiredSignatureError:
             raise Unauthorized("the token has expired: sign in again") from None
@@ -253,10 +215,17 @@ class Verifier:
             raise Unauthorized("the token's issuer is not one this service accepts") from None
         except jwt.InvalidTokenError as error:
             raise Unauthorized(f"the token was refused: {type(error).__name__}") from None
+        return header, claims
 
     def admit(self, claims: dict[str, Any]) -> tuple[str, str, str, bool]:
         """(issuer, subject, a name to suggest, operator) for verified ``claims`` the policy
-        admits; :class:`Forbidden` naming the rule otherwise."""
+        admits; :class:`Forbidden` naming the rule otherwise.
+
+        Parameters
+        ----------
+        claims
+            A verified token's claims.
+        """
         operator = self.settings.admit.check(claims)
         wanted = str(
             claims.get("preferred_username")
@@ -284,7 +253,13 @@ def _client_known(token_endpoint: str, client_id: str, secret: str | None) -> bo
 def check_provider(settings: OidcSettings) -> str:
     """What ``nearline doctor oidc`` proves of the configured provider: its discovery document
     is reachable and its own, its key set holds signing keys, and it knows the clients;
-    :class:`ConfigError` naming what is wrong otherwise."""
+    :class:`ConfigError` naming what is wrong otherwise.
+
+    Parameters
+    ----------
+    settings
+        The operator's settings (``nearline serve --oidc FILE``).
+    """
     document = discover(settings.issuer)
     try:
         keys = jwt.PyJWKSet.from_dict(httpx.get(document["jwks_uri"], timeout=10).json())
