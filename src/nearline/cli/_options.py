@@ -14,8 +14,9 @@ from nearline.errors import ConfigError
 if TYPE_CHECKING:
     from pathlib import Path
 
-# imported where they are used (getpass, json, pathlib): every command and its --help imports
-# this module, and with dataclasses these were a third of `nearline jobs --help`'s imports
+# getpass, json and pathlib are imported where they are used, and SharedOptions is a
+# NamedTuple, not a dataclass (dataclasses imports inspect): every command and its --help
+# import this module
 
 DB_HELP = (
     "the PostgreSQL database holding the catalogue and the jobs, shared by several servers: "
