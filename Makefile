@@ -85,6 +85,7 @@ docs: $(STAMP)
 	$(BIN)/mkdocs build
 
 bench: $(STAMP)
+	$(BIN)/python benchmarks/cli_start.py --update-docs
 	$(BIN)/python benchmarks/burst.py --update-docs
 	$(BIN)/python benchmarks/layout.py --update-docs
 	$(BIN)/python benchmarks/s3.py --update-docs

@@ -2,129 +2,123 @@
 
 Errors nearline raises print as one line (``nearline: error: ...``) and exit with status 2;
 ``--debug`` shows the traceback.
+
+A command's module is imported only when that command runs: :data:`COMMANDS` names each
+command's module and holds its one-line help, so ``nearline --help`` lists every command
+without importing one, and ``nearline jobs ...`` imports and builds the ``jobs`` parser alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from pathlib import Path
+from collections.abc import Iterable
+from typing import Any
 
-from nearline.cli._burst import add_burst_config_parser
-from nearline.cli._composite import add_composite_parser
-from nearline.cli._db import add_db_parser
-from nearline.cli._demo import add_demo_parser
-from nearline.cli._doctor import add_doctor_parser
-from nearline.cli._ingest import add_ingest_parser
-from nearline.cli._jobs import add_jobs_parser
-from nearline.cli._login import add_login_parsers
-from nearline.cli._migrate import add_migrate_parser, add_restore_parser
-from nearline.cli._monitor import add_monitor_parser
-from nearline.cli._serve import add_serve_parser
-from nearline.cli._synth import add_synth_parser
-from nearline.cli._users import add_users_parser
-from nearline.errors import NearlineError
+from nearline.errors import ConfigError, NearlineError
 
-
-def _bench(args: argparse.Namespace) -> int:
-    import importlib
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
-    try:
-        benchmark = importlib.import_module(args.name)  # benchmarks/<name>.py in a checkout
-    except ImportError:
-        raise NearlineError(
-            "benchmarks/ is not next to this nearline install; run `make bench` in a checkout"
-        ) from None
-    return benchmark.main(args.rest)
-
-
-def _ls(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    from nearline.layout import files, groups, steps
-    from nearline.units import format_size
-
-    console = Console()
-    if args.step is None:
-        table = Table("step", "file groups", "complete", title=f"steps in {args.root}")
-        for step, folder in steps(args.root):
-            if args.file is not None and not any(folder.glob(f"{args.file}*")):
-                continue
-            summaries = groups(args.root, step=step)
-            done = sum(s.complete for s in summaries)
-            table.add_row(
-                str(step), " ".join(s.file for s in summaries), f"{done}/{len(summaries)}"
-            )
-    elif args.file is None:
-        table = Table("file group", "files", "size", "complete", title=f"step {args.step}")
-        for s in groups(args.root, step=args.step):
-            table.add_row(s.file, str(s.files), format_size(s.bytes), "yes" if s.complete else "no")
-    else:
-        table = Table("file", "rank", "size", title=f"{args.file} at step {args.step}")
-        for entry in files(args.root, step=args.step, file=args.file):
-            rank = "assembled" if entry.rank is None else str(entry.rank)
-            table.add_row(str(entry.path), rank, format_size(entry.bytes))
-    if not table.rows:
-        raise NearlineError(f"no nearline output steps in {args.root}")
-    console.print(table)
-    return 0
+# command -> (its module in this package, its one-line help), in the order --help lists
+# them. The module's add_<command>_parser (a dash spelled _) adds the command's parser to
+# the sub-parsers it is given, without a help= of its own: the help is written here only.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("_demo", "run the main jobs on embedded defaults"),
+    "bench": ("_bench", "run a benchmark (from a source checkout)"),
+    "ls": ("_ls", "browse an output tree by step and file group"),
+    "burst-config": (
+        "_burst",
+        "print the compilers, flags and launcher a C or Fortran burst model needs",
+    ),
+    "migrate": ("_migrate", "bundle closed file sets and move them, verified, to the archive tier"),
+    "restore": ("_migrate", "bring archived sets back, verified, into their original layout"),
+    "synth": ("_synth", "make synthetic input data"),
+    "composite": (
+        "_composite",
+        "composite AVHRR orbits (or daily composites) into one global image",
+    ),
+    "algorithms": ("_algorithms", "deploy, list and undeploy algorithm packages (OGC processes)"),
+    "subscriptions": (
+        "_subscriptions",
+        "subscribe a process to newly ingested granules; list and remove subscriptions",
+    ),
+    "serve": ("_serve", "run the near-archive service (STAC API, OGC API - Processes)"),
+    "jobs": ("_jobs", "jobs and the stations' queues"),
+    "users": ("_users", "add users, set their quotas, issue and revoke their API tokens"),
+    "login": ("_login", "sign in to a nearline service through its OpenID Connect provider"),
+    "token": ("_login", "print a valid access token of `nearline login`"),
+    "tokens": ("_login", "your personal tokens: create, list, revoke"),
+    "ingest": ("_ingest", "catalogue granule files (time, footprint, size, SHA-256)"),
+    "db": ("_db", "set up the service's database (PostgreSQL with --db, else SQLite files)"),
+    "monitor": ("_monitor", "sample CPU, memory, swap and disks into a run folder; plot them"),
+    "doctor": (
+        "_doctor",
+        "check that what nearline needs from this machine works, and say how to install it",
+    ),
+    "sinks": ("_burst", "list the output formats burst can write"),
+}
 
 
-def _sinks(args: argparse.Namespace) -> int:
-    from nearline.burst import available_sinks
+class _Commands:
+    """The sub-parsers a command's module adds its parser to: argparse's own, with each
+    command's one-line help taken from :data:`COMMANDS`."""
 
-    print("\n".join(available_sinks()))
-    return 0
+    def __init__(self, subparsers: Any) -> None:
+        self._subparsers = subparsers
+
+    def add_parser(self, name: str, **settings: Any) -> argparse.ArgumentParser:
+        return self._subparsers.add_parser(name, help=COMMANDS[name][1], **settings)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The ``nearline`` command's parser.
+
+    Parameters
+    ----------
+    commands
+        The commands whose own parsers are built, importing their modules; every other
+        command is only listed, with its one-line help. None (the default): every command.
+    """
+    wanted = COMMANDS.keys() if commands is None else set(commands)
+    unknown = sorted(set(wanted) - COMMANDS.keys())
+    if unknown:
+        raise ConfigError(f"no nearline command {', '.join(unknown)}; name one of "
+                          f"{', '.join(COMMANDS)}")  # fmt: skip
     parser = argparse.ArgumentParser(prog="nearline", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    add_demo_parser(commands)
-
-    bench = commands.add_parser("bench", help="run a benchmark (from a source checkout)")
-    bench.add_argument("name", choices=["burst", "layout", "composite", "service", "load"])
-    bench.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
-    bench.set_defaults(func=_bench)
-
-    ls = commands.add_parser("ls", help="browse an output tree by step and file group")
-    ls.add_argument("root", help="the output root (burst's root=)")
-    ls.add_argument("--step", type=int, help="show this step's file groups")
-    ls.add_argument("--file", help="with --step: this group's files; alone: steps that have it")
-    ls.set_defaults(func=_ls)
-
-    add_burst_config_parser(commands)
-    add_migrate_parser(commands)
-    add_restore_parser(commands)
-    add_synth_parser(commands)
-    add_composite_parser(commands)
-    from nearline.cli._algorithms import add_algorithms_parser
-
-    add_algorithms_parser(commands)
-    from nearline.cli._subscriptions import add_subscriptions_parser
-
-    add_subscriptions_parser(commands)
-    add_serve_parser(commands)
-    add_jobs_parser(commands)
-    add_users_parser(commands)
-    add_login_parsers(commands)
-    add_ingest_parser(commands)
-    add_db_parser(commands)
-    add_monitor_parser(commands)
-    add_doctor_parser(commands)
-
-    sinks = commands.add_parser("sinks", help="list the output formats burst can write")
-    sinks.set_defaults(func=_sinks)
+    table = _Commands(parser.add_subparsers(dest="command", required=True))
+    for name, (module, _) in COMMANDS.items():
+        if name in wanted:
+            command = importlib.import_module(f"{__name__}.{module}")
+            getattr(command, f"add_{name.replace('-', '_')}_parser")(table)
+        else:
+            table.add_parser(name)  # listed; never chosen by the arguments it was built for
     return parser
 
 
+def command_named(argv: list[str]) -> str | None:
+    """The command ``argv`` runs: its first word that is not an option (``nearline``'s own
+    options, --debug and --help, take no value), or None when it names none of COMMANDS.
+
+    Parameters
+    ----------
+    argv
+        The arguments after ``nearline``.
+    """
+    word = next((word for word in argv if not word.startswith("-")), None)
+    return word if word in COMMANDS else None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run the ``nearline`` command, building only the parser of the command it names.
+
+    Parameters
+    ----------
+    argv
+        The arguments after ``nearline`` (default: the process's own).
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    named = command_named(argv)
+    args = build_parser([] if named is None else [named]).parse_args(argv)
     try:
         return args.func(args)
     except NearlineError as error:

@@ -24,7 +24,6 @@ def add_algorithms_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = options.family(
         subparsers,
         "algorithms",
-        help="deploy, list and undeploy algorithm packages (OGC processes)",
         description="Manage the algorithms of a nearline service's data folder: deploy a "
         "package (a folder or .zip holding algorithm.yaml; it is built and its test cases run "
         "in the sandbox before it goes live), list what a user may order, undeploy.",

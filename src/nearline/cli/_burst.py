@@ -1,5 +1,5 @@
 """``nearline burst-config``: what a C or Fortran model's build and launch need, as
-``pkg-config`` prints it for a library:
+``pkg-config`` prints it for a library (and ``nearline sinks``: the formats burst writes):
 
     $(nearline burst-config --cc) model.c $(nearline burst-config --cflags --libs) -o model
     $(nearline burst-config --mpiexec) -n 4 ./model : -n 1 python -m nearline.burst.server ...
@@ -17,7 +17,6 @@ def add_burst_config_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``burst-config`` to ``subparsers``."""
     config = subparsers.add_parser(
         "burst-config",
-        help="print the compilers, flags and launcher a C or Fortran burst model needs",
         description="Print what a native model's build needs, on one line, in the order asked "
         "(building the client library on first use). Fortran needs --mpi system (Debian's "
         "Open MPI: the MPI wheels have no Fortran bindings); see docs/burst.md.",
@@ -44,4 +43,18 @@ def run_burst_config(args: argparse.Namespace) -> int:
     fortran = any(item in ("fc", "fflags") for item in items)
     chain = toolchain(args.mpi or ("system" if fortran else "wheel"))
     print(" ".join(flags(chain, item) for item in items))
+    return 0
+
+
+def add_sinks_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``sinks`` to ``subparsers``."""
+    sinks = subparsers.add_parser("sinks")
+    sinks.set_defaults(func=run_sinks)
+    return sinks
+
+
+def run_sinks(args: argparse.Namespace) -> int:
+    from nearline.burst import available_sinks
+
+    print("\n".join(available_sinks()))
     return 0

@@ -35,7 +35,6 @@ def add_composite_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``composite INPUTS... --out FILE`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "composite",
-        help="composite AVHRR orbits (or daily composites) into one global image",
         description="Calibrate, cloud-mask, terrain-correct and register every pixel of the "
         "input granules and keep, per grid cell, the clear observation with the highest NDVI "
         "(or another reducer). Daily composite files as inputs make 10-day or monthly "

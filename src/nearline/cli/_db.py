@@ -17,7 +17,6 @@ def add_db_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = DATA_OPTIONS.family(
         subparsers,
         "db",
-        help="set up the service's database (PostgreSQL with --db, else SQLite files)",
         description="Manage the database a service keeps its state in.",
     )
     actions = parser.add_subparsers(dest="action", required=True)

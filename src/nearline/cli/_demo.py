@@ -27,7 +27,7 @@ def _positive(text: str) -> int:
 
 def add_demo_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``demo [--only burst|composite|service]`` to ``subparsers``."""
-    demo = subparsers.add_parser("demo", help="run the main jobs on embedded defaults")
+    demo = subparsers.add_parser("demo")
     demo.add_argument("--out", default="demo-output", help="output folder (default: %(default)s)")
     demo.add_argument(
         "--only",

@@ -14,7 +14,6 @@ def add_doctor_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     doctor = subparsers.add_parser(
         "doctor",
-        help="check that what nearline needs from this machine works, and say how to install it",
         description="Check each capability nearline needs from this machine end to end, all at "
         "once, and print one line each: works, or missing with the reason and the command that "
         "installs it. Exit status 1 when a required one is missing. See docs/doctor.md.",

@@ -12,7 +12,6 @@ def add_ingest_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``ingest PATH... --collection C`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "ingest",
-        help="catalogue granule files (time, footprint, size, SHA-256)",
         description="Catalogue granule files as items of a collection (created if missing): "
         "each file's reader is found by sniffing its bytes, and gives its time range and "
         "footprint. Folders stand for every file below them; an s3:// URL for every object "

@@ -9,7 +9,7 @@ from nearline.cli._options import add_data_option, data_folder
 
 
 def add_jobs_parser(subparsers: Any) -> None:
-    jobs = subparsers.add_parser("jobs", help="jobs and the stations' queues")
+    jobs = subparsers.add_parser("jobs")
     add_data_option(jobs)
     jobs.add_argument("--user", default=None, help="only this user's jobs")
     jobs.add_argument("--limit", type=int, default=20, help="how many jobs (default: 20)")

@@ -19,28 +19,34 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import sys
 import time
-import webbrowser
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlencode, urlparse
 
 from nearline.durable import publish, temporary_path
 from nearline.errors import ConfigError
 
 if TYPE_CHECKING:
+    from http.server import HTTPServer
+    from types import ModuleType
+
     import httpx
 
-# httpx and nearline.orders are imported by the commands that use them: every `nearline`
-# command builds this parser, and importing the service's room costs more than a second
+# nearline.orders is imported by the commands that use it (importing the service's room
+# costs more than a second), and httpx by _httpx() alone, when a request is about to be made
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 EARLY = 30.0  # refresh an access token this many seconds before it expires
 LOOPBACK_WAIT = 300.0
+
+
+def _httpx() -> ModuleType:
+    """httpx, imported on first use: the one place this module imports it."""
+    import httpx
+
+    return httpx
 
 
 def login_file() -> Path:
@@ -67,7 +73,7 @@ def _json(answer: httpx.Response, what: str) -> dict[str, Any]:
 
 def provider_of(url: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The service's sign-in settings and its provider's discovery document."""
-    import httpx
+    httpx = _httpx()
 
     try:
         config = _json(httpx.get(f"{url}/signin/config", timeout=30), f"{url}/signin/config")
@@ -85,7 +91,7 @@ def provider_of(url: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def device_flow(config: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
     """RFC 8628, with PKCE as well (Keycloak asks for it from a client that requires it)."""
-    import httpx
+    httpx = _httpx()
 
     from nearline.identity import pkce_pair
 
@@ -130,30 +136,42 @@ def device_flow(config: dict[str, Any], document: dict[str, Any]) -> dict[str, A
     raise ConfigError("the sign-in was not completed in time: run `nearline login` again")
 
 
-class _Redirect(BaseHTTPRequestHandler):
-    """The loopback end of the code flow: takes one redirect and says so to the browser."""
+def _loopback() -> HTTPServer:
+    """The loopback end of the code flow: a server on a free port of 127.0.0.1 that takes one
+    redirect and says so to the browser; its handler class keeps the query as ``received``.
+    (http.server is imported here: `nearline token`, run once a request by scripts, needs
+    none of it.)"""
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    from urllib.parse import parse_qs, urlparse
 
-    received: dict[str, str] | None = None
+    class Redirect(BaseHTTPRequestHandler):
+        received: dict[str, str] | None = None
 
-    def do_GET(self) -> None:
-        query = parse_qs(urlparse(self.path).query)
-        type(self).received = {key: values[0] for key, values in query.items()}
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
-        self.end_headers()
-        self.wfile.write(b"nearline: signed in; you may close this tab.\n")
+        def do_GET(self) -> None:
+            query = parse_qs(urlparse(self.path).query)
+            type(self).received = {key: values[0] for key, values in query.items()}
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.end_headers()
+            self.wfile.write(b"nearline: signed in; you may close this tab.\n")
 
-    def log_message(self, *args: Any) -> None:  # the query holds the code: never logged
-        pass
+        def log_message(self, *args: Any) -> None:  # the query holds the code: never logged
+            pass
+
+    return HTTPServer(("127.0.0.1", 0), Redirect)
 
 
 def code_flow(config: dict[str, Any], document: dict[str, Any], *, browser: bool) -> dict:
-    import httpx
+    import secrets
+    import webbrowser
+    from urllib.parse import urlencode
+
+    httpx = _httpx()
 
     from nearline.identity import pkce_pair
 
-    handler = type("Redirect", (_Redirect,), {"received": None})
-    server = HTTPServer(("127.0.0.1", 0), handler)
+    server = _loopback()
+    handler = server.RequestHandlerClass
     server.timeout = 1
     redirect_uri = f"http://127.0.0.1:{server.server_address[1]}/callback"
     state = secrets.token_urlsafe(32)
@@ -222,7 +240,7 @@ def access_token() -> str:
         return kept["access_token"]
     if not kept.get("refresh_token"):
         raise ConfigError("the sign-in has expired: run `nearline login` again")
-    import httpx
+    httpx = _httpx()
 
     answer = httpx.post(
         kept["token_endpoint"],
@@ -243,7 +261,7 @@ def access_token() -> str:
 
 
 def run_login(args: argparse.Namespace) -> int:
-    import httpx
+    httpx = _httpx()
 
     url = service_url(args)
     config, document = provider_of(url)
@@ -274,7 +292,7 @@ def run_token(args: argparse.Namespace) -> int:
 
 def run_tokens(args: argparse.Namespace) -> int:
     """Personal tokens, through the service's API as the signed-in user."""
-    import httpx
+    httpx = _httpx()
 
     token = os.environ.get("NEARLINE_TOKEN") or access_token()
     url = service_url(args)
@@ -298,11 +316,10 @@ def run_tokens(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_login_parsers(subparsers: Any) -> None:
-    """Add ``login``, ``token`` and ``tokens`` to ``subparsers``."""
+def add_login_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``login [--url URL] [--flow auto|device|code]`` to ``subparsers``."""
     login = subparsers.add_parser(
         "login",
-        help="sign in to a nearline service through its OpenID Connect provider",
         description="Sign in to a nearline service through its OpenID Connect provider: the "
         "device flow where the provider offers it, else the code flow with PKCE through a "
         "loopback redirect. The tokens are kept for `nearline token` and `nearline tokens`.",
@@ -317,9 +334,19 @@ def add_login_parsers(subparsers: Any) -> None:
     )  # fmt: skip
     login.add_argument("--no-browser", action="store_true", help="print the address only")
     login.set_defaults(func=run_login)
-    token = subparsers.add_parser("token", help="print a valid access token of `nearline login`")
+    return login
+
+
+def add_token_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``token`` to ``subparsers``."""
+    token = subparsers.add_parser("token")
     token.set_defaults(func=run_token)
-    tokens = subparsers.add_parser("tokens", help="your personal tokens: create, list, revoke")
+    return token
+
+
+def add_tokens_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``tokens [--url URL] {create,list,revoke}`` to ``subparsers``."""
+    tokens = subparsers.add_parser("tokens")
     tokens.add_argument("--url", default=None, help="the service (default: the one signed in to)")
     actions = tokens.add_subparsers(dest="action", required=True)
     create = actions.add_parser("create", help="make a token and print it (shown once)")
@@ -328,3 +355,4 @@ def add_login_parsers(subparsers: Any) -> None:
     actions.add_parser("list", help="your tokens (never their secrets)")
     actions.add_parser("revoke", help="revoke one of your tokens").add_argument("id")
     tokens.set_defaults(func=run_tokens)
+    return tokens

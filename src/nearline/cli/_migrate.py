@@ -22,7 +22,6 @@ def add_migrate_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``migrate SOURCE ARCHIVE [--watch | --once]`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "migrate",
-        help="bundle closed file sets and move them, verified, to the archive tier",
         description="Bundle every closed (marked complete) file set below SOURCE, copy it to "
         "ARCHIVE, verify the copy by reading it back, and only then remove it from SOURCE. "
         "Safe to kill and start again: a journal in SOURCE resumes where it stopped.",
@@ -64,7 +63,6 @@ def add_restore_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``restore ARCHIVE DEST [--step S] [--file F]`` to ``subparsers``."""
     parser = subparsers.add_parser(
         "restore",
-        help="bring archived sets back, verified, into their original layout",
         description="Copy archived sets back below DEST (DEST/<step>/<file>/...), checking "
         "every file's SHA-256 against its bundle's manifest before it takes its name.",
     )

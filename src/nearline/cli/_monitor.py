@@ -12,9 +12,7 @@ from typing import Any
 
 def add_monitor_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``monitor {record,mark,plot}`` to ``subparsers``."""
-    monitor = subparsers.add_parser(
-        "monitor", help="sample CPU, memory, swap and disks into a run folder; plot them"
-    )
+    monitor = subparsers.add_parser("monitor")
     actions = monitor.add_subparsers(dest="action", required=True)
     record = actions.add_parser(
         "record", help="sample the machine into RUN/system.ndjson until Ctrl-C or --seconds"

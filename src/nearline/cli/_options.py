@@ -5,15 +5,18 @@ and the object store's (--endpoint-url, --profile, --storage-option)."""
 from __future__ import annotations
 
 import argparse
-import getpass
-import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nearline.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# getpass, json and pathlib are imported where they are used, and SharedOptions is a
+# NamedTuple, not a dataclass (dataclasses imports inspect): every command and its --help
+# import this module
 
 DB_HELP = (
     "the PostgreSQL database holding the catalogue and the jobs, shared by several servers: "
@@ -24,6 +27,8 @@ DB_HELP = (
 def data_folder(args: argparse.Namespace) -> Path:
     """The service's data folder: --data, else $NEARLINE_DATA, else ./nearline-data (as
     ServiceSettings.resolve says, without importing the service)."""
+    from pathlib import Path
+
     return Path(args.data or os.environ.get("NEARLINE_DATA") or "nearline-data").absolute()
 
 
@@ -38,8 +43,7 @@ def add_data_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help=DB_HELP)
 
 
-@dataclass(frozen=True)
-class SharedOptions:
+class SharedOptions(NamedTuple):
     """A command family's shared options, taken before its verb and after it alike:
     ``nearline users --data D add erin`` and ``nearline users add erin --data D``.
 
@@ -84,6 +88,8 @@ def state_options(whose: str) -> SharedOptions:
 
 def user_of(args: argparse.Namespace) -> str:
     """--user, else $NEARLINE_USER, else the login name."""
+    import getpass
+
     return args.user or os.environ.get("NEARLINE_USER") or getpass.getuser()
 
 
@@ -118,6 +124,8 @@ def add_s3_options(parser: argparse.ArgumentParser) -> None:
 def s3_options(args: argparse.Namespace) -> dict[str, Any]:
     """The storage options the command line gives: ``--storage-option`` pairs (VALUE read as
     JSON when it parses), then --endpoint-url and --profile (only those given)."""
+    import json
+
     options: dict[str, Any] = {}
     for pair in args.storage_option:
         key, sep, text = pair.partition("=")

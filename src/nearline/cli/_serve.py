@@ -102,7 +102,6 @@ def _url(host: str, port: int) -> str:
 def add_serve_parser(subparsers: Any) -> None:
     serve = subparsers.add_parser(
         "serve",
-        help="run the near-archive service (STAC API, OGC API - Processes)",
         description="Serve the catalogue, the algorithms and orders over HTTP. Runs go to "
         "local sandboxed processes; state lives in --data.",
     )

@@ -25,7 +25,6 @@ def add_subscriptions_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = options.family(
         subparsers,
         "subscriptions",
-        help="subscribe a process to newly ingested granules; list and remove subscriptions",
         description="Manage the subscriptions of a nearline service's data folder: each runs "
         "a process on the granules a saved search finds as they are ingested (and, for a "
         "datetime reaching into the past, on those the archive holds already).",

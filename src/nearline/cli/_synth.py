@@ -10,7 +10,7 @@ from typing import Any
 def add_synth_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``synth avhrr --date D --orbits N --out DIR`` and ``synth modis --product P
     --date D --granules N --out DIR`` to ``subparsers``."""
-    synth = subparsers.add_parser("synth", help="make synthetic input data")
+    synth = subparsers.add_parser("synth")
     kinds = synth.add_subparsers(dest="kind", required=True)
     avhrr = kinds.add_parser(
         "avhrr",

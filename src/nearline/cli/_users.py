@@ -12,9 +12,7 @@ from nearline.cli._options import DATA_OPTIONS, data_folder
 
 def add_users_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``users {add,set,token,revoke,list,tokens,revoke-token}`` to ``subparsers``."""
-    users = DATA_OPTIONS.family(
-        subparsers, "users", help="add users, set their quotas, issue and revoke their API tokens"
-    )
+    users = DATA_OPTIONS.family(subparsers, "users")
     actions = users.add_subparsers(dest="action", required=True)
     add = DATA_OPTIONS.verb(
         actions, "add", help="add a user and print their API token (shown once)"
