@@ -102,9 +102,10 @@ class Block:
 
 
 # the pages of half a minute or more of real work each (a day of orbits composited, a service
-# ordered, synthetic days made), run section by section by a test file of their own
-# (tests/test_docs_long_pages.py) so that no one test holds a whole page's minutes
-LONG_PAGES = ("docs/service.md", "docs/composite.md", "docs/swath.md")
+# ordered, models built and run on MPI ranks, synthetic days made), run section by section by
+# a test file of their own (tests/test_docs_long_pages.py), so that no one test holds a whole
+# page's minutes
+LONG_PAGES = ("docs/service.md", "docs/burst.md", "docs/composite.md", "docs/swath.md")
 
 _SECTION = re.compile(r"^## +(.+?)\s*$", re.M)
 
