@@ -61,6 +61,8 @@ demo: $(STAMP)
 # (eight of the service, burst, layout, web, composite and archive files: 209 s with -n 2,
 # 179 s with -n 3, one run each, niced, on a machine shared with benchmarks).
 TEST_WORKERS ?= 3
+# --durations: each run ends by listing its slowest tests, so one creeping towards the minute no
+# test should take alone (README, "On a busy machine") is seen before a busy machine times it out
 
 test: $(STAMP)
 	scripts/system-packages
@@ -70,7 +72,7 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mkdocs build --strict
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # The tests on real product files from outside the project (../shared/realdata, or
 # $$NEARLINE_REALDATA; docs/realdata.md): .ci/run runs them after `make test`. Without the files

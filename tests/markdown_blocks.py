@@ -55,7 +55,8 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.page.relative_to(ROOT)}:{self.line} ({self.language or 'no language'})"
+        page = self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page
+        return f"{page}:{self.line} ({self.language or 'no language'})"
 
     def runnable_code(self) -> str:
         code = self.code
@@ -100,9 +101,13 @@ class Block:
         return commands
 
 
-# the pages of a minute or more of real work each (a day of orbits composited, a service
-# ordered), run by a test file of their own so that another worker can take them
-LONG_PAGES = ("docs/service.md", "docs/composite.md")
+# the pages of half a minute or more of real work each (a day of orbits composited, a service
+# ordered, models built and run on MPI ranks, synthetic days made), run section by section by
+# a test file of their own (tests/test_docs_long_pages.py), so that no one test holds a whole
+# page's minutes
+LONG_PAGES = ("docs/service.md", "docs/burst.md", "docs/composite.md", "docs/swath.md")
+
+_SECTION = re.compile(r"^## +(.+?)\s*$", re.M)
 
 
 def pages() -> list[Path]:
@@ -120,6 +125,29 @@ def blocks(page: Path) -> list[Block]:
             above.pop()
             _apply(block, directive.group(1), directive.group(2))
         found.append(block)
+    return found
+
+
+def sections(page: Path) -> list[tuple[str, list[Block]]]:
+    """``page``'s blocks grouped by the second-level section (``## Title``) they stand in, in
+    page order, each with its title: the blocks above the first such heading under the
+    page's own (``# Title``). A heading inside a fence is code, not a section; a section
+    without blocks is left out."""
+    text = page.read_text()
+    fences = [(match.start(), match.end()) for match in _FENCE.finditer(text)]
+    headings = [
+        (text.count("\n", 0, match.start()) + 1, match.group(1))
+        for match in _SECTION.finditer(text)
+        if not any(start <= match.start() < end for start, end in fences)
+    ]
+    title = text.splitlines()[0].lstrip("# ").strip() if text else page.stem
+    found: list[tuple[str, list[Block]]] = []
+    for block in blocks(page):
+        above = [name for line, name in headings if line < block.line]
+        name = above[-1] if above else title
+        if not found or found[-1][0] != name:
+            found.append((name, []))
+        found[-1][1].append(block)
     return found
 
 

@@ -3,9 +3,10 @@ a page marks an excerpt or makes a small input).
 
 A page's blocks run in order in one folder of their own, so a later block can read what an
 earlier one wrote, as a reader following the page would. The pages of
-``markdown_blocks.LONG_PAGES`` run in tests/test_docs_long_pages.py, every other page here:
-``--dist loadfile`` gives a file to one worker, and all the pages in one file made the
-suite's longest file by far, left running alone at the end while the other workers idled.
+``markdown_blocks.LONG_PAGES`` run in tests/test_docs_long_pages.py, a section a test, every
+other page here, a page a test: ``--dist loadfile`` gives a file to one worker, and all the
+pages in one file made the suite's longest file by far, left running alone at the end while
+the other workers idled; and a whole long page as one test took minutes on a busy machine.
 """
 
 from __future__ import annotations
@@ -127,19 +128,26 @@ def stop_left_behind(folder: Path) -> None:
                 process.kill()
 
 
+def run_blocks(
+    found: list[Block], folder: Path, request: pytest.FixtureRequest, buckets: set[str]
+) -> None:
+    """Run (or check) each block of ``found`` in order, in ``folder``; ``buckets`` are the S3
+    buckets the page has named so far (s3_environment)."""
+    for block in found:
+        if block.excerpt is not None:
+            check_excerpt(block)
+        elif block.language in RUN:
+            run_block(block, folder, s3_environment(block, request, buckets))
+        elif block.source_name():
+            (folder / block.source_name()).write_text(block.runnable_code())
+        else:
+            check_data(block)
+
+
 def run_page(page: Path, folder: Path, request: pytest.FixtureRequest) -> None:
     """Run (or check) each of ``page``'s blocks in order, in ``folder``."""
-    buckets: set[str] = set()
     try:
-        for block in blocks(page):
-            if block.excerpt is not None:
-                check_excerpt(block)
-            elif block.language in RUN:
-                run_block(block, folder, s3_environment(block, request, buckets))
-            elif block.source_name():
-                (folder / block.source_name()).write_text(block.runnable_code())
-            else:
-                check_data(block)
+        run_blocks(blocks(page), folder, request, set())
     finally:
         stop_left_behind(folder)
 
