@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from nearline.algorithms._disk import SPACE_PREFIX, pool_disks
+from nearline.algorithms import DiskPool, keep_run_disks
+from nearline.algorithms._disk import SPACE_PREFIX
 from nearline.algorithms._sandbox import Limits, Outcome, cleanup_stale, isolation, run_sandboxed
 
 MiB = 2**20
@@ -33,9 +34,16 @@ def full_level() -> None:
         pytest.fail(f"these tests need bubblewrap as root (run's own file system); here: {level}")
 
 
-def run(folder: Path, script: str, *, disk: str, keep: tuple[str, ...] = ("outputs",)) -> Outcome:
+def run(
+    folder: Path,
+    script: str,
+    *,
+    disk: str,
+    keep: tuple[str, ...] = ("outputs",),
+    disks: DiskPool | None = None,
+) -> Outcome:
     """``script`` run by /bin/sh in ``folder`` (which holds job.json and outputs/) with a
-    disk of 20 MiB, held as ``disk`` says."""
+    disk of 20 MiB, held as ``disk`` says, taken from ``disks`` if given."""
     (folder / "outputs").mkdir(parents=True, exist_ok=True)
     (folder / "job.json").write_text("{}")
     return run_sandboxed(
@@ -46,6 +54,7 @@ def run(folder: Path, script: str, *, disk: str, keep: tuple[str, ...] = ("outpu
         log=folder.parent / "run.log",
         enforce=dataclasses.replace(isolation(), disk=disk),
         keep=keep,
+        disks=disks,
     )
 
 
@@ -181,17 +190,27 @@ LOOK = (  # what a run after another finds in its three places (but its own fold
 
 @pytest.fixture
 def pooled(tmp_path: Path):
-    """Run disks kept for reuse, as ``nearline serve`` keeps them; the pool's folder."""
+    """Run disks kept for reuse, as ``nearline serve`` keeps them; the pool."""
     folder = tmp_path / "disks"
-    pool_disks(folder)
-    try:
-        yield folder
-    finally:
-        pool_disks(None)
+    with keep_run_disks(folder) as pool:
+        yield pool
     assert list(folder.iterdir()) == []  # every disk kept was unmounted and deleted
 
 
-def test_a_kept_disk_holds_nothing_of_the_run_before(tmp_path: Path, pooled: Path) -> None:
+def test_a_disk_given_back_to_a_closed_pool_is_removed(tmp_path: Path) -> None:
+    """A run that ends after its pool's owner closed it (a server stopping) leaves no disk
+    waiting: it is unmounted and deleted, and nothing is kept from then on."""
+    pool = keep_run_disks(tmp_path / "disks")
+    assert run(tmp_path / "kept", "true", disk="filesystem", disks=pool).ok
+    assert len(list(pool.folder.iterdir())) == 1  # kept for the next run
+    pool.close()
+    assert list(pool.folder.iterdir()) == []
+    assert run(tmp_path / "late", "true", disk="filesystem", disks=pool).ok
+    assert list(pool.folder.iterdir()) == []
+    assert spaces_left(tmp_path / "late") == []
+
+
+def test_a_kept_disk_holds_nothing_of_the_run_before(tmp_path: Path, pooled: DiskPool) -> None:
     """Each attack above, then a clean run on the same disk: it finds its three places empty
     and its whole allotment free; the attack was stopped as on a fresh disk."""
     leftovers = (
@@ -199,13 +218,15 @@ def test_a_kept_disk_holds_nothing_of_the_run_before(tmp_path: Path, pooled: Pat
         "mkfifo p; ln -s /etc/passwd outputs/l; (sleep 600 > /tmp/held &) ; setsid sleep 600 &"
     )
     for index, (name, script) in enumerate([("leftovers", leftovers), *ATTACKS.items()]):
-        attack = run(tmp_path / f"attack-{index}", script, disk="filesystem")
+        attack = run(tmp_path / f"attack-{index}", script, disk="filesystem", disks=pooled)
         assert attack.reason == (None if name == "leftovers" else STOPPED), name
         after = tmp_path / f"after-{index}"
-        assert run(after, LOOK, disk="filesystem").ok, (tmp_path / "run.log").read_text()
+        assert run(after, LOOK, disk="filesystem", disks=pooled).ok, (
+            tmp_path / "run.log"
+        ).read_text()
         assert (after / "outputs" / "found").read_text() == "", name
         assert (after / "outputs" / "room").stat().st_size == 19 * MiB
-        kept = list(pooled.iterdir())
+        kept = list(pooled.folder.iterdir())
         assert len(kept) == 1, kept  # the one disk, reused each time
 
 
@@ -222,7 +243,7 @@ TREE = (  # the furnished folder as the run sees it: each entry, its kind, mode,
 )
 
 
-def test_a_kept_disk_furnishes_the_next_run_exactly(tmp_path: Path, pooled: Path) -> None:
+def test_a_kept_disk_furnishes_the_next_run_exactly(tmp_path: Path, pooled: DiskPool) -> None:
     """Folders furnished into a run's folder (nearline's kernel links) stay on a kept disk
     only while they are exactly as copied: whatever a run did to them, the next run finds
     the same links and modes, on the one disk kept; untouched, they are the same inodes."""
@@ -242,9 +263,10 @@ def test_a_kept_disk_furnishes_the_next_run_exactly(tmp_path: Path, pooled: Path
             log=tmp_path / "run.log",
             keep=("outputs",),
             furnish={"tmp/numba": source},
+            disks=pooled,
         )
         assert outcome.ok, (tmp_path / "run.log").read_text()
-        assert len(list(pooled.iterdir())) == 1  # the one disk, reused each time
+        assert len(list(pooled.folder.iterdir())) == 1  # the one disk, reused each time
         return sorted(
             line.split("|") for line in (folder / "outputs" / "tree").read_text().splitlines()
         )

@@ -17,7 +17,8 @@ from nearline.algorithms._base import (
 )
 from nearline.algorithms._cpu_gate import CpuGate, Turn
 from nearline.algorithms._deploy import DeploySettings
-from nearline.algorithms._disk import pool_disks
+from nearline.algorithms._disk import keep_run_disks
+from nearline.algorithms._disk_pool import DiskPool
 from nearline.algorithms._environment import WheelSource
 from nearline.algorithms._manifest import (
     manifest_from_dict,
@@ -58,6 +59,7 @@ __all__ = [
     "AlgorithmRegistry",
     "CpuGate",
     "DeploySettings",
+    "DiskPool",
     "EchoOrder",
     "InputSpec",
     "Isolation",
@@ -78,13 +80,13 @@ __all__ = [
     "cleanup_stale",
     "echo_description",
     "isolation",
+    "keep_run_disks",
     "limits_for",
     "manifest_from_dict",
     "manifest_to_process",
     "memory_budget",
     "parameters_with_defaults",
     "parse_manifest",
-    "pool_disks",
     "prepare_job",
     "read_echo_order",
     "read_manifest",

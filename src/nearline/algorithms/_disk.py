@@ -16,7 +16,6 @@ run's end, before anything is copied back.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import logging
@@ -27,7 +26,6 @@ import shutil
 import stat
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -175,19 +173,20 @@ class FileSystemSpace(Space):
         log: Path | None,
         also: Sequence[Path] = (),
         furnish: Mapping[str, Path] | None = None,
+        pool: DiskPool | None = None,
     ) -> FileSystemSpace:
         """An image for ``folder``'s content and ``limit`` bytes more, mounted, with the
         content copied in, and ``furnish``'s folders at their places (:func:`furnish_into`);
         ``also`` are more writable places (the caller's writable mounts), only walked. A
-        prepared one of the same size is taken if this process keeps them
-        (:func:`pool_disks`). Raises OSError (or CalledProcessError) if it cannot be made."""
+        prepared one of the same size is taken from ``pool`` if given, and goes back there
+        when the run is done (:func:`keep_run_disks`). Raises OSError (or
+        CalledProcessError) if it cannot be made."""
         _remove_orphans(folder)
         furnish = furnish or {}
         # never another attempt's disk: its image and mount are not the run's content
         content = [entry for entry in folder.iterdir() if not entry.name.startswith(SPACE_PREFIX)]
         taken = [*content, *furnish.values()]
         size = _image_size(limit + sum(_allocated(entry) for entry in taken))
-        pool = _pool
         wanted = tuple(sorted((place, Path(source)) for place, source in furnish.items()))
         prepared = pool.take(size, wanted) if pool is not None else None
         if prepared is None:
@@ -228,8 +227,8 @@ class FileSystemSpace(Space):
             copy_entry(source, target)
 
     def close(self) -> None:
-        if self.pool is not None and self.pool is _pool:
-            self.pool.give_back(self.prepared, remove_disk)
+        if self.pool is not None:
+            self.pool.give_back(self.prepared)
         else:
             remove_disk(self.home)
 
@@ -248,31 +247,19 @@ def _prepare(where: Path, size: int) -> Prepared:
         raise
 
 
-_pool: DiskPool | None = None
-_pool_lock = threading.Lock()
-
-
-def pool_disks(folder: Path | None) -> None:
-    """Keep run disks for the next run of the same size, under ``folder``, from now on in
-    this process; None stops that and removes the disks waiting (_disk_pool.py says why it
-    is safe). ``nearline serve`` keeps them for its local runs.
+def keep_run_disks(folder: Path) -> DiskPool:
+    """A pool that keeps run disks under ``folder`` for the next run of the same size
+    (_disk_pool.py says why that is safe); give it to the runs (``disks=``) and close it
+    when done, which unmounts and deletes the disks waiting. ``nearline serve`` keeps one
+    for its local runs. Should its owner never close it, the interpreter's exit does.
 
     Parameters
     ----------
     folder
-        Where the kept disks wait; None: keep none from now on.
+        Where the kept disks wait (made if missing).
     """
-    global _pool
-    with _pool_lock:
-        old, _pool = _pool, None
-        if folder is not None:
-            folder.mkdir(parents=True, exist_ok=True)
-            _pool = DiskPool(folder)
-    if old is not None:
-        old.drain(remove_disk)
-
-
-atexit.register(pool_disks, None)
+    folder.mkdir(parents=True, exist_ok=True)
+    return DiskPool(folder, remove_disk)
 
 
 def _allocated(path: Path) -> int:

@@ -12,13 +12,15 @@ Anything else, and the disk is unmounted and deleted as before. A deleted file's
 not wiped, but no run can read them: a run sees only files, never the image or its loop
 device, and a new file reads as zeros until written.
 
-Only a process that asks (``_disk.pool_disks``: ``nearline serve`` for its local runs) keeps
-disks, under one folder beside its runs; they are named after the process, as every run disk
-is, so ``cleanup_stale`` removes what a killed one left.
+Only an owner that asks (``_disk.keep_run_disks``: ``nearline serve`` for its local runs)
+keeps disks, under one folder beside its runs, and closes the pool when it stops (the
+interpreter's exit closes one left open). The disks are named after the process, as every
+run disk is, so ``cleanup_stale`` removes what a killed one left.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -27,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nearline.algorithms._furnish import clear_except, delete, layout
+from nearline.closing import Closing
 
 log = logging.getLogger(__name__)
 
@@ -86,17 +89,39 @@ def wipe(prepared: Prepared) -> Prepared | None:
     return None
 
 
-class DiskPool:
-    """Prepared disks under ``folder``, at most :data:`IDLE` of each size waiting."""
+class DiskPool(Closing):
+    """Prepared disks under ``folder``, at most :data:`IDLE` of each size waiting; each is
+    removed with ``remove(home)`` when it cannot be kept, and all of them on :meth:`close`.
+    Its owner (``nearline serve``'s local executor) closes it; a disk given back after that
+    is removed, not kept.
 
-    def __init__(self, folder: Path) -> None:
+    Parameters
+    ----------
+    folder
+        Where the kept disks wait.
+    remove
+        Unmounts and deletes a disk, given its folder.
+    """
+
+    def __init__(self, folder: Path, remove: Callable[[Path], None]) -> None:
         self.folder = folder
+        self.remove = remove
         self._idle: dict[int, list[Prepared]] = {}
         self._lock = threading.Lock()
+        self._closed = False
+        atexit.register(self.close)  # mounted disks never outlive the process
 
     def take(self, size: int, furnished: tuple[tuple[str, Path], ...] = ()) -> Prepared | None:
         """A prepared disk of ``size`` bytes, one already ``furnished`` so if there is one,
-        or None (the caller makes one)."""
+        or None (the caller makes one).
+
+        Parameters
+        ----------
+        size
+            The image's size in bytes.
+        furnished
+            The (place, source) folders the run wants copied in, sorted.
+        """
         with self._lock:
             waiting = self._idle.get(size)
             if not waiting:
@@ -104,23 +129,31 @@ class DiskPool:
             alike = [i for i, kept in enumerate(waiting) if kept.furnished == furnished]
             return waiting.pop(alike[-1] if alike else -1)
 
-    def give_back(self, prepared: Prepared, remove: Callable[[Path], None]) -> None:
-        """Keep ``prepared`` for the next run if it empties to as it was made; else remove
-        it with ``remove(home)``."""
-        emptied = wipe(prepared)
+    def give_back(self, prepared: Prepared) -> None:
+        """Keep ``prepared`` for the next run if it empties to as it was made and the pool
+        is open; else remove it.
+
+        Parameters
+        ----------
+        prepared
+            The disk a run is done with.
+        """
+        emptied = None if self._closed else wipe(prepared)
         if emptied is not None:
             prepared = emptied
             with self._lock:
                 waiting = self._idle.setdefault(prepared.size, [])
-                if len(waiting) < IDLE:
+                if not self._closed and len(waiting) < IDLE:
                     waiting.append(prepared)
                     return
-        remove(prepared.home)
+        self.remove(prepared.home)
 
-    def drain(self, remove: Callable[[Path], None]) -> None:
-        """Remove every disk waiting."""
+    def close(self) -> None:
+        """Keep no more disks, and remove every disk waiting; safe twice."""
         with self._lock:
+            self._closed = True
             waiting = [p for kept in self._idle.values() for p in kept]
             self._idle.clear()
+        atexit.unregister(self.close)
         for prepared in waiting:
-            remove(prepared.home)
+            self.remove(prepared.home)

@@ -23,6 +23,7 @@ from typing import Any
 
 from nearline.algorithms._base import JOB_VARIABLE, Algorithm, Resources
 from nearline.algorithms._cpu_gate import Turn
+from nearline.algorithms._disk_pool import DiskPool
 from nearline.algorithms._kernels import kernel_links
 from nearline.algorithms._sandbox import Limits, Mount, Outcome, run_sandboxed
 from nearline.algorithms._stages import StageClock
@@ -165,6 +166,7 @@ def run_algorithm(
     cancel: threading.Event | None = None,
     log: Path | None = None,
     turn: Callable[[], Turn | None] | None = None,
+    disks: DiskPool | None = None,
 ) -> RunResult:
     """Run a deployed algorithm on staged inputs, in the sandbox: the one way one runs.
 
@@ -192,6 +194,8 @@ def run_algorithm(
     turn
         Waits, once the run's sandbox is made, for its turn at the CPUs' gate (None: it
         starts at once); as for [`run_sandboxed`][nearline.algorithms.run_sandboxed].
+    disks
+        Run disks kept for reuse, as for [`run_sandboxed`][nearline.algorithms.run_sandboxed].
 
     Returns
     -------
@@ -236,6 +240,7 @@ def run_algorithm(
         clock=clock,
         turn=turn,
         furnish={"tmp/numba": kernel_links()},  # links to nearline's kernels, made once
+        disks=disks,
     )
     outputs = folder / "outputs"
     with clock.stage("teardown"):

@@ -30,6 +30,7 @@ from nearline.algorithms import _cgroups, _disk, _namespaces
 from nearline.algorithms._cgroups import MemoryBudget
 from nearline.algorithms._cpu_gate import Turn
 from nearline.algorithms._disk import FileSystemSpace, Space
+from nearline.algorithms._disk_pool import DiskPool
 from nearline.algorithms._furnish import furnish_into
 from nearline.algorithms._launch import OOM_SCORE_ADJ, Held, hold
 from nearline.algorithms._limits import Limits
@@ -270,6 +271,7 @@ def run_sandboxed(
     clock: StageClock | None = None,
     turn: Callable[[], Turn | None] | None = None,
     furnish: Mapping[str, Path] | None = None,
+    disks: DiskPool | None = None,
 ) -> Outcome:
     """Run a command in a folder under limits, isolated as well as this machine allows.
 
@@ -313,6 +315,9 @@ def run_sandboxed(
         Folders copied (links as links) into the run's folder at these relative places as it
         starts: into its disk if it has one, which is sized for them so they take nothing of
         its allotment, and never first into ``folder`` (nearline's kernels: _kernels.py).
+    disks
+        Where the run's disk is taken from and goes back to for the next run
+        ([`keep_run_disks`][nearline.algorithms.keep_run_disks]; None: made and removed).
 
     Returns
     -------
@@ -338,7 +343,9 @@ def run_sandboxed(
     space = None
     try:
         with clock.stage("disk"):
-            space = _space(level, limits, folder=folder, binds=binds, log=log, furnish=furnish)
+            space = _space(
+                level, limits, folder=folder, binds=binds, log=log, furnish=furnish, disks=disks
+            )
         argv = _wrap(command, level=level, folder=folder, binds=binds, limits=limits, space=space)
         with clock.stage("held"):
             held = _hold(argv, folder=folder, env=environment, log=log, level=level,
@@ -413,6 +420,7 @@ def _space(
     binds: list[tuple[Path, bool]],
     log: Path | None,
     furnish: Mapping[str, Path] | None = None,
+    disks: DiskPool | None = None,
 ) -> Space | None:
     """What the run's disk allotment is held by: a file system of its own, or its folder and
     writable mounts sampled; None without a disk limit. ``furnish`` is copied in either way."""
@@ -421,7 +429,7 @@ def _space(
     if limits.disk is not None and level.disk == "filesystem":
         try:
             return FileSystemSpace.make(
-                folder, limit=limits.disk, log=log, also=writable, furnish=furnish
+                folder, limit=limits.disk, log=log, also=writable, furnish=furnish, pool=disks
             )
         except (OSError, subprocess.SubprocessError) as error:
             raise SandboxError(f"cannot make the run's disk: {error}") from None

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from urllib.parse import urlparse
 
-from nearline.algorithms import CpuGate, RunResult, Turn, run_algorithm
+from nearline.algorithms import CpuGate, DiskPool, RunResult, Turn, run_algorithm
 from nearline.orders._base import Executor, RunTask
 from nearline.plugins import Registry
 
@@ -21,7 +21,8 @@ class LocalExecutor(Executor):
     sandbox is made waits there for its turn, so the service can ready the next runs while
     others run. ``owner_of(run)`` says whose a run is (turns go by fair share);
     ``waiting(run, True)`` is told when a run has waited there a while, ``waiting(run,
-    False)`` when it goes on.
+    False)`` when it goes on. Given ``disks`` (its owner's, who closes them), its runs' disks
+    are kept for the next run of the same size.
     """
 
     name = "local"
@@ -32,13 +33,16 @@ class LocalExecutor(Executor):
         *,
         owner_of: Callable[[str], str] = lambda run: "",
         waiting: Callable[[str, bool], object] | None = None,
+        disks: DiskPool | None = None,
     ) -> None:
         self.gate = gate
         self.owner_of = owner_of
         self.waiting = waiting
+        self.disks = disks
 
     def run(self, task: RunTask, *, cancel: threading.Event) -> RunResult:
-        return run_task(task, cancel=cancel, turn=self._turn(task, cancel))
+        turn = self._turn(task, cancel)
+        return run_task(task, cancel=cancel, turn=turn, disks=self.disks)
 
     def _turn(self, task: RunTask, cancel: threading.Event) -> Callable[[], Turn | None] | None:
         gate, told = self.gate, self.waiting
@@ -57,8 +61,10 @@ def run_task(
     *,
     cancel: threading.Event | None = None,
     turn: Callable[[], Turn | None] | None = None,
+    disks: DiskPool | None = None,
 ) -> RunResult:
-    """Run ``task`` here, in its sandbox: what every executor does on its machine."""
+    """Run ``task`` here, in its sandbox: what every executor does on its machine (``disks``:
+    run disks kept for reuse, where this process keeps them)."""
     return run_algorithm(
         task.algorithm,
         job_id=task.job,
@@ -69,6 +75,7 @@ def run_task(
         cancel=cancel,
         log=task.log,
         turn=turn,
+        disks=disks,
     )
 
 

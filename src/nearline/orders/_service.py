@@ -29,7 +29,7 @@ from nearline.algorithms import (
     Manifest,
     builtin_algorithms,
     cleanup_stale,
-    pool_disks,
+    keep_run_disks,
 )
 from nearline.archive import Item, ObjectArchive, ObjectStores, is_object_url, open_catalogue
 from nearline.closing import Closing
@@ -247,8 +247,9 @@ class Service(Closing):
                 if pid.isdigit() and not psutil.pid_exists(int(pid)):
                     shutil.rmtree(folder, ignore_errors=True)
         self.places.scratch.mkdir(parents=True)
-        if self.dispatcher.executor.name == LocalExecutor.name:  # runs here: keep their disks
-            pool_disks(self.places.scratch / "disks")  # for the next (_disk_pool.py)
+        executor = self.dispatcher.executor
+        if isinstance(executor, LocalExecutor):  # runs here: keep their disks for the next
+            executor.disks = keep_run_disks(self.places.scratch / "disks")  # (_disk_pool.py)
         for package in builtin_algorithms():
             self.algorithms.ensure_builtin(package, owner=SERVICE_OWNER)
         self._say_lending()
@@ -263,7 +264,10 @@ class Service(Closing):
         if self._started:
             self._watch.close()
             self.dispatcher.close()
-            pool_disks(None)  # the disks kept for runs: unmounted and gone
+            executor = self.dispatcher.executor
+            if isinstance(executor, LocalExecutor) and executor.disks is not None:
+                executor.disks.close()  # the disks kept for runs: unmounted and gone
+                executor.disks = None
         if self._sampler is not None:  # after the dispatcher: its runs' ends are marked
             self._sampler.close()
         self.catalogue.close()
