@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from nearline.burst._base import Sink, SinkFile, VariableSpec
+from nearline.burst.veros._deflate import write_deflated
+from nearline.burst.veros._pool import ArrayPool
 from nearline.burst.veros._recording import HEADER
 from nearline.errors import BurstError
 
@@ -57,29 +59,51 @@ def _open(kind: str, path: Path, mode: str) -> tuple[Any, Any]:
     return h5py.File(path, mode), _hdf5_target
 
 
-def replay(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """Apply one step's operations to its file, then make the file durable."""
+def replay(
+    header: dict[str, Any], arrays: dict[str, np.ndarray], pool: ArrayPool | None = None
+) -> None:
+    """Apply one step's operations to its file, then make the file durable.
+
+    Parameters
+    ----------
+    header
+        The step's operations and its file's path, format and mode (``Recording.header``).
+    arrays
+        The step's blocks, assembled, by their burst names.
+    pool
+        Arrays kept from earlier steps, for the chunk buffers (a new pool if None).
+    """
     path = Path(header["path"])
     handle, target = _open(header["format"], path, header["mode"])
+    pool = ArrayPool() if pool is None else pool
     try:
         for op in header["ops"]:
-            _apply(handle, target, _value(op), arrays)
+            _apply(handle, target, _value(op), arrays, pool)
     finally:
         handle.close()
     with open(path, "rb") as file:
         os.fsync(file.fileno())
 
 
-def _apply(handle: Any, target: Any, op: list[Any], arrays: dict[str, np.ndarray]) -> None:
+def _store(owner: Any, index: list[int], value: np.ndarray, pool: ArrayPool) -> None:
+    """``owner[index] = value``: deflated chunks written directly where that applies."""
+    dataset = getattr(owner, "_h5ds", owner)  # an h5netcdf variable wraps an h5py dataset
+    if not write_deflated(dataset, tuple(index), value, pool):
+        owner[tuple(index) or ...] = value
+
+
+def _apply(
+    handle: Any, target: Any, op: list[Any], arrays: dict[str, np.ndarray], pool: ArrayPool
+) -> None:
     kind, *args = op
     if kind == "write":
         name, index, burst_name, shape = args
-        target(handle, name)[tuple(index) or ...] = arrays[burst_name].reshape(shape)
+        _store(target(handle, name), index, arrays[burst_name].reshape(shape), pool)
     elif kind == "prepare":
         name, index, burst_name, shape, scale, mask_name, fill = args
         masks = None if mask_name is None else arrays[mask_name].view(bool)
         prepared = prepare(arrays[burst_name].reshape(shape[::-1]), scale, masks, fill)
-        target(handle, name)[tuple(index) or ...] = prepared.T
+        _store(target(handle, name), index, prepared.T, pool)
     elif kind == "attrs":
         *where, values = args
         owner = target(handle, where[0]) if where else handle  # a variable, a group, the file
@@ -128,19 +152,24 @@ class VerosSink(Sink):
     name = "veros"
     extension = "nc"
 
+    def __init__(self) -> None:
+        self._pool = ArrayPool()  # one writer thread per I/O server: never two at once
+
     def create(self, path: Path, *, step: int) -> SinkFile:
-        return _VerosStep()
+        return _VerosStep(self._pool)
 
 
 class _VerosStep(SinkFile):
-    """One step of one Veros file: blocks assembled in memory, replayed at close."""
+    """One step of one Veros file: blocks assembled in memory (arrays from the sink's pool,
+    given back when the step is written or dropped), replayed at close."""
 
-    def __init__(self) -> None:
+    def __init__(self, pool: ArrayPool) -> None:
         self._arrays: dict[str, np.ndarray] = {}
+        self._pool = pool
         self.consumed_by: str | None = None
 
     def define(self, spec: VariableSpec) -> None:
-        self._arrays[spec.name] = np.empty(spec.shape, dtype=spec.dtype)
+        self._arrays[spec.name] = self._pool.take(spec.shape, spec.dtype)
 
     def write(self, name: str, data: np.ndarray, *, start: tuple[int, ...]) -> None:
         slices = tuple(slice(s, s + n) for s, n in zip(start, data.shape, strict=True))
@@ -150,14 +179,22 @@ class _VerosStep(SinkFile):
         arrays, self._arrays = self._arrays, {}
         if HEADER not in arrays:
             raise BurstError(f"{CONSUMER}: a step arrived without its operations")
-        header = json.loads(arrays.pop(HEADER).tobytes())
+        header = json.loads(arrays.pop(HEADER).tobytes())  # its length varies: not kept
         try:
-            replay(header, arrays)
+            replay(header, arrays, self._pool)
         except Exception as error:
             raise BurstError(
                 f"{CONSUMER}: writing {header['path']} failed: {type(error).__name__}: {error}"
             ) from error
+        finally:
+            self._give_back(arrays)
         self.consumed_by = CONSUMER
 
     def abort(self) -> None:
-        self._arrays.clear()
+        arrays, self._arrays = self._arrays, {}
+        arrays.pop(HEADER, None)
+        self._give_back(arrays)
+
+    def _give_back(self, arrays: dict[str, np.ndarray]) -> None:
+        for array in arrays.values():
+            self._pool.give(array)
