@@ -1,0 +1,155 @@
+"""The real STAC Browser (4.0.1, built from its npm package) on another origin than the
+service, in Chromium, as a user opens it: the service runs with `--cors` naming the site's
+origin, STAC Browser's config.js names the catalogue and asks for a token the way its docs
+say (``authConfig``: an API key sent as ``Authorization: Bearer``), and the user types
+alice's token into its dialog.
+
+It opens the catalogue, a collection, an item with its footprint on the map, and a search by
+time and collection. (A search with a CQL2 filter waits for the Filter extension, which is
+not on this branch.) Nothing leaves 127.0.0.1: the map's OpenStreetMap tiles are the only
+other requests STAC Browser makes, and they are refused."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import Page, Request, Route
+
+from ..live_service import LiveService
+from ..service.conftest import serving
+from .conftest import QUICKLOOK_ITEM, QUICKLOOKS, add_web_items, snap
+from .stac_browser_site import Site, built_files, stac_browser_site
+
+BASEMAP_HOSTS = {"tile.openstreetmap.org"}  # STAC Browser's default basemap: refused here
+TOKEN_CONFIG = {
+    "type": "apiKey",
+    "in": "header",
+    "name": "Authorization",
+    "formatter": "Bearer",
+}
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    with stac_browser_site(built_files()) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory, site: Site) -> Iterator[LiveService]:
+    """The service, letting in pages from STAC Browser's origin alone."""
+    folder = tmp_path_factory.mktemp("stac-browser")
+    cors = ("--cors", site.origin)
+    with serving(folder, lambda service: add_web_items(service.data), cors) as s:
+        site.config.update(
+            catalogUrl=f"{s.url}/", allowExternalAccess=False, authConfig=TOKEN_CONFIG
+        )
+        yield s
+
+
+@pytest.fixture
+def tab(page: Page) -> Iterator[Page]:
+    """The test's tab, whose requests beyond 127.0.0.1 are refused (and must be basemap
+    tiles)."""
+    refused: list[str] = []
+
+    def loopback_only(route: Route, request: Request) -> None:
+        if urlsplit(request.url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            refused.append(request.url)
+            route.abort()
+
+    page.route("**/*", loopback_only)
+    yield page
+    assert {urlsplit(url).hostname for url in refused} <= BASEMAP_HOSTS
+
+
+def open_signed_in(tab: Page, site: Site, live: LiveService, view: str = "/") -> None:
+    """Open STAC Browser at ``view`` and give its token dialog alice's token."""
+    tab.goto(f"{site.origin}/#{view}")
+    dialog = tab.locator("#stac-browser-auth-modal")
+    assert dialog.locator(".card-header").inner_text() == "Authentication"
+    dialog.locator("input[type=password]").fill(live.tokens["alice"])
+    dialog.get_by_role("button", name="Submit").click()
+    dialog.wait_for(state="detached")
+
+
+def test_the_catalogue_opens_from_another_origin(
+    tab: Page, site: Site, live: LiveService, screens: Path
+) -> None:
+    open_signed_in(tab, site, live)
+    tab.get_by_role("link", name="Composite quicklooks").first.wait_for()
+    assert tab.locator("h1").inner_text() == "nearline"
+    assert tab.title() == "nearline"
+    assert tab.get_by_role("link", name="Test granules").count() >= 1
+    snap(tab, screens, "stac-browser")
+
+
+def test_a_collection_opens(tab: Page, site: Site, live: LiveService) -> None:
+    open_signed_in(tab, site, live)
+    tab.get_by_role("link", name="Composite quicklooks").first.click()
+    tab.get_by_role("link", name="NDVI over Europe").first.wait_for()
+    assert tab.locator("h1").inner_text() == "Composite quicklooks"
+    assert tab.url == f"{site.origin}/#/collections/{QUICKLOOKS}"
+
+
+def footprint_box(png: bytes) -> tuple[int, int, int]:
+    """(pixels, width, height) of what OpenLayers drew in its stroke's blue, #3399CC."""
+    import numpy as np
+    from PIL import Image
+
+    rgb = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    blue = (abs(rgb - (0x33, 0x99, 0xCC)).max(axis=-1) < 40).nonzero()
+    if len(blue[0]) == 0:
+        return 0, 0, 0
+    return len(blue[0]), int(np.ptp(blue[1])) + 1, int(np.ptp(blue[0])) + 1
+
+
+def test_an_item_shows_its_footprint_on_the_map(
+    tab: Page, site: Site, live: LiveService, screens: Path
+) -> None:
+    open_signed_in(tab, site, live, f"/collections/{QUICKLOOKS}/items/{QUICKLOOK_ITEM}")
+    tab.get_by_role("heading", name="NDVI over Europe").wait_for()
+    world = tab.locator(".ol-viewport").first  # OpenLayers' map
+    world.locator("canvas").first.wait_for()
+    tab.wait_for_timeout(1000)  # OpenLayers draws on its next animation frame
+    pixels, width, height = footprint_box(world.screenshot())
+    # 10°W-30°E, 35-60°N: 40° wide, 0.665 rad of Mercator's y high, so 1.05 times as wide
+    assert pixels > 300
+    assert width / height == pytest.approx(1.05, rel=0.1)
+    snap(tab, screens, "stac-browser-item")
+
+
+def test_a_search_by_time_and_collection(tab: Page, site: Site, live: LiveService) -> None:
+    open_signed_in(tab, site, live, "/search")
+    date = tab.locator("input[name=date]")
+    date.fill("2012-12-12 00:12:00 ~ 2012-12-12 00:27:00")
+    date.press("Enter")
+    tab.keyboard.press("Escape")
+    tab.locator("h1").click()  # the date picker's calendar closes
+    tab.locator(".filter-collection .multiselect").click()
+    tab.get_by_role("option", name="Test granules").click()
+    tab.keyboard.press("Escape")
+    with tab.expect_request(lambda r: urlsplit(r.url).path == "/search") as sent:
+        tab.get_by_role("button", name="Submit").click()
+    tab.get_by_role("link", name="granule-005").wait_for()
+    asked = sent.value
+    query = parse_qs(urlsplit(asked.url).query) if asked.method == "GET" else {}
+    body = asked.post_data_json if asked.method == "POST" else {}
+    collections = query.get("collections", [",".join(body.get("collections", []))])[0]
+    period = query.get("datetime", [body.get("datetime")])[0]
+    assert collections == "test-granules"
+    assert period == "2012-12-12T00:12:00.000Z/2012-12-12T00:27:00.000Z"
+    found = tab.get_by_role("link", name=re.compile(r"^granule-")).all_inner_texts()
+    assert [name.strip() for name in found] == [
+        "granule-002",
+        "granule-003",
+        "granule-004",
+        "granule-005",
+    ]
