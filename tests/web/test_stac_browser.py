@@ -4,9 +4,9 @@ origin, STAC Browser's config.js names the catalogue and asks for a token the wa
 say (``authConfig``: an API key sent as ``Authorization: Bearer``), and the user types
 alice's token into its dialog.
 
-It opens the catalogue, a collection, an item with its footprint on the map, and a search by
-time and collection. (A search with a CQL2 filter waits for the Filter extension, which is
-not on this branch.) Nothing leaves 127.0.0.1: the map's OpenStreetMap tiles are the only
+It opens the catalogue, a collection, an item with its footprint on the map, a search by
+time and collection, and one by a box drawn on the map. (A search with a CQL2 filter waits
+for the Filter extension, which is not on this branch.) Nothing leaves 127.0.0.1: the map's OpenStreetMap tiles are the only
 other requests STAC Browser makes, and they are refused."""
 
 from __future__ import annotations
@@ -153,3 +153,33 @@ def test_a_search_by_time_and_collection(tab: Page, site: Site, live: LiveServic
         "granule-004",
         "granule-005",
     ]
+
+
+def test_a_search_by_a_box_drawn_on_the_map(tab: Page, site: Site, live: LiveService) -> None:
+    """The box STAC Browser draws where the map is clicked; it lists what the API finds."""
+    open_signed_in(tab, site, live, "/search")
+    tab.locator("#bbox1").check(force=True)  # "Filter by spatial extent"
+    world = tab.locator(".filter-bbox .ol-viewport").first
+    world.locator("canvas").first.wait_for()
+    tab.get_by_text("Click on the map to add a bounding box.").wait_for()
+    corner = world.bounding_box()
+    assert corner is not None
+    tab.mouse.click(corner["x"] + corner["width"] / 2, corner["y"] + corner["height"] / 2)
+    tab.get_by_text("Click inside the bounding box to remove it.").wait_for()
+    with tab.expect_request(lambda r: urlsplit(r.url).path == "/search") as sent:
+        tab.get_by_role("button", name="Submit").click()
+    asked = sent.value
+    assert asked.method == "POST"
+    west, south, east, north = asked.post_data_json["bbox"]
+    assert west < 0 < east
+    assert south < 0 < north
+    with live.client("alice") as alice:
+        answer = alice.post("/search", json={"bbox": [west, south, east, north], "limit": 100})
+    names = [f["properties"].get("title", f["id"]) for f in answer.json()["features"]]
+    assert any(name.startswith("granule-") for name in names)
+    assert len(names) < 14  # the box leaves some of the granules walking round the equator out
+    tab.get_by_role("link", name=names[-1]).first.wait_for()
+    for name in names:
+        assert tab.get_by_role("link", name=name, exact=True).count() >= 1, name
+    listed = tab.get_by_role("link", name=re.compile(r"^granule-")).all_inner_texts()
+    assert sorted(n.strip() for n in listed) == sorted(n for n in names if n.startswith("granule-"))
