@@ -6,8 +6,9 @@ alice's token into its dialog.
 
 It opens the catalogue, a collection, an item with its footprint on the map, a search by
 time and collection, and one by a box drawn on the map. (A search with a CQL2 filter waits
-for the Filter extension, which is not on this branch.) Nothing leaves 127.0.0.1: the map's OpenStreetMap tiles are the only
-other requests STAC Browser makes, and they are refused."""
+for the Filter extension, which is not on this branch.) Nothing leaves 127.0.0.1: the
+map's OpenStreetMap tiles are the only other requests STAC Browser makes, and they are
+refused."""
 
 from __future__ import annotations
 
