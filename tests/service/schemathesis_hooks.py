@@ -8,3 +8,17 @@ from __future__ import annotations
 import schemathesis
 
 schemathesis.serializer.alias("application/zip", "application/octet-stream")
+
+
+@schemathesis.hook
+def filter_query(ctx, query):
+    """Leave out a "negative" case of GET /jobs whose processID holds no strings: a query
+    string has only text, so ``processID=false`` is a process id that may exist, rightly
+    answered 200 (schemathesis' false positive for arrays of strings in a query,
+    schemathesis/schemathesis#3056, fix open in #3129; it failed 2 runs of 4)."""
+    operation = ctx.operation
+    if operation is None or (operation.method.upper(), operation.path) != ("GET", "/jobs"):
+        return True
+    named = (query or {}).get("processID")
+    items = named if isinstance(named, list) else [named]
+    return named is None or all(isinstance(item, str) for item in items)
