@@ -1,0 +1,144 @@
+"""Virtual Zarr over a live server: the kerchunk references asset of a netCDF4 composite and
+granule opens in xarray (``engine="kerchunk"``, the references and the chunks fetched over
+HTTP with the user's token) with the same values as the file; its chunks point at the asset's
+own download URL and nothing else; another user's is a 404; and they are made once, then kept
+(the composite and its orbits: composites.py)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import fsspec
+import numpy as np
+import orjson
+import pytest
+import xarray as xr
+
+from ..live_service import LiveService
+from .access_log import asset_url, bytes_sent, token_headers
+from .composites import COMPOSITE, made_composite, made_day, seen_window, serving_composite
+
+
+@pytest.fixture(scope="module")
+def day(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return made_day(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def composite_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return made_composite(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def live(
+    tmp_path_factory: pytest.TempPathFactory, day: list[Path], composite_file: Path
+) -> Iterator[LiveService]:
+    with serving_composite(tmp_path_factory, day, composite_file) as service:
+        yield service
+
+
+def open_virtual(live: LiveService, user: str, url: str, request_id: str) -> xr.Dataset:
+    """The references at ``url`` fetched and opened as xarray opens kerchunk references, the
+    chunks read over HTTP with the user's token."""
+    headers = token_headers(live, user, request_id)
+    references = orjson.loads(fsspec.filesystem("http", headers=headers).cat_file(url))
+    return xr.open_dataset(
+        references,
+        engine="kerchunk",
+        storage_options={"remote_protocol": "http", "remote_options": {"headers": headers}},
+    )
+
+
+def assert_same_values(virtual: xr.Dataset, path: Path) -> None:
+    """Every variable of the file, its values and dtype, and its attributes, as xarray
+    decodes them from the file itself."""
+    with xr.open_dataset(path) as local:
+        assert sorted(virtual.variables) == sorted(local.variables)
+        for name, variable in local.variables.items():
+            got, expected = virtual[name].values, variable.values
+            if expected.dtype.kind == "U":  # variable-length strings come as numpy's StringDType
+                got = got.astype(expected.dtype)
+            assert got.dtype == expected.dtype, name
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+            assert virtual[name].attrs.keys() == variable.attrs.keys(), name
+
+
+@pytest.mark.parametrize("which", ["composite", "granule"])
+def test_references_open_in_xarray_with_the_files_values(live, day, composite_file, which):
+    collection, path = ("pathfinder", composite_file)
+    if which == "granule":
+        collection, path = "avhrr-gac", day[0]
+    data = asset_url(live, "alice", collection, path.name, "data")
+    references = asset_url(live, "alice", collection, path.name, "references")
+    assert references == data.removesuffix("/data") + "/references"
+    with open_virtual(live, "alice", references, f"virtual-{which}") as virtual:
+        assert_same_values(virtual, path)
+    with live.client("alice") as client:
+        kept = client.get(references)
+    assert kept.status_code == 200
+    assert kept.headers["Content-Type"] == "application/json"
+    refs = orjson.loads(kept.content)["refs"]
+    chunks = [value for value in refs.values() if isinstance(value, list)]
+    assert chunks
+    assert {chunk[0] for chunk in chunks} == {data}  # the service's own URL, and only it
+    assert str(path.parent) not in kept.text
+    assert str(live.data) not in kept.text
+
+
+def test_a_slice_through_the_references_reads_only_its_chunks(live, composite_file):
+    """The server sends the chunks the slice falls in and the coordinates xarray loads as
+    its index, byte for byte what the references say they are, and nothing else."""
+    url = asset_url(live, "alice", "pathfinder", COMPOSITE, "references")
+    request_id = "virtual-slice"
+    rows, cols = seen_window(composite_file, "ndvi", (64, 128))
+    with open_virtual(live, "alice", url, request_id) as virtual:
+        got = virtual["ndvi"][rows, cols].values
+        chunk_rows, chunk_cols = virtual["ndvi"].encoding["chunks"]
+    with xr.open_dataset(composite_file) as local:
+        expected = local["ndvi"][rows, cols].values
+    np.testing.assert_array_equal(got, expected)
+    with live.client("alice") as client:
+        refs = orjson.loads(client.get(url).content)["refs"]
+    needed = ["x/0", "y/0"] + [
+        f"ndvi/{row}.{col}"
+        for row in range(rows.start // chunk_rows, (rows.stop - 1) // chunk_rows + 1)
+        for col in range(cols.start // chunk_cols, (cols.stop - 1) // chunk_cols + 1)
+    ]
+    size = composite_file.stat().st_size
+    sent, requests = bytes_sent(live, request_id, "/assets/data")
+    print(f"slice through references: {requests} requests, {sent} B of {size} B")
+    assert sent == sum(refs[key][2] for key in needed if isinstance(refs.get(key), list))
+    assert sent < 0.05 * size
+
+
+def test_another_users_references_are_a_404(live):
+    url = asset_url(live, "alice", "pathfinder", COMPOSITE, "references")
+    with live.client("bob") as client:
+        assert client.get(url).status_code == 404
+        assert client.head(url).status_code == 404
+        listed = client.get("/collections/pathfinder/items")
+    assert listed.status_code == 404  # bob cannot see alice's collection at all
+    with live.client("alice") as client:
+        assert client.head(url).status_code == 200
+
+
+def test_references_are_made_once_and_kept_by_the_datas_digest(live, composite_file):
+    url = asset_url(live, "alice", "pathfinder", COMPOSITE, "references")
+    with live.client("alice") as client:
+        first, again = client.get(url), client.get(url)
+    assert first.content == again.content
+    digest = hashlib.sha256(composite_file.read_bytes()).hexdigest()
+    kept = live.data / "references" / digest[:2] / f"{digest}.json"
+    stored = orjson.loads(kept.read_bytes())
+    assert {value[0] for value in stored["refs"].values() if isinstance(value, list)} == {"{{u}}"}
+    assert len(kept.read_bytes()) < 0.01 * composite_file.stat().st_size
+
+
+def test_an_item_that_is_not_netcdf_shows_no_references(live):
+    with live.client("bob") as client:
+        item = client.get("/collections/test-granules/items/granule-000").json()
+        missing = client.get(f"{item['links'][0]['href']}/assets/references")
+    assert sorted(item["assets"]) == ["data"]
+    assert missing.status_code == 404
