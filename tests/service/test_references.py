@@ -7,6 +7,7 @@ own download URL and nothing else; another user's is a 404; and they are made on
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,28 +88,36 @@ def test_references_open_in_xarray_with_the_files_values(live, day, composite_fi
     assert str(live.data) not in kept.text
 
 
-def test_a_slice_through_the_references_reads_only_its_chunks(live, composite_file):
-    """The server sends the chunks the slice falls in and the coordinates xarray loads as
-    its index, byte for byte what the references say they are, and nothing else."""
-    url = asset_url(live, "alice", "pathfinder", COMPOSITE, "references")
-    request_id = "virtual-slice"
-    rows, cols = seen_window(composite_file, "ndvi", (64, 128))
+@pytest.mark.parametrize(("which", "name"), [("composite", "ndvi"), ("granule", "counts")])
+def test_a_slice_through_the_references_reads_only_its_chunks(
+    live, day, composite_file, which, name
+):
+    """The server sends the chunks the slice falls in, the coordinates xarray loads as its
+    index and a granule's time, which xarray reads twice as it opens (its first and last
+    values, to choose how to decode it): byte for byte what the references say they are, and
+    nothing else. A granule's contiguous variables are cut into chunks of about 256 KiB."""
+    collection, path = ("pathfinder", composite_file)
+    if which == "granule":
+        collection, path = "avhrr-gac", day[0]
+    url = asset_url(live, "alice", collection, path.name, "references")
+    request_id = f"virtual-slice-{which}"
+    window = seen_window(path, name, (64, 128))
     with open_virtual(live, "alice", url, request_id) as virtual:
-        got = virtual["ndvi"][rows, cols].values
-        chunk_rows, chunk_cols = virtual["ndvi"].encoding["chunks"]
-    with xr.open_dataset(composite_file) as local:
-        expected = local["ndvi"][rows, cols].values
+        got = virtual[name][window].values
+        chunks, dims = virtual[name].encoding["chunks"], virtual[name].dims
+    with xr.open_dataset(path) as local:
+        expected = local[name][window].values
     np.testing.assert_array_equal(got, expected)
     with live.client("alice") as client:
         refs = orjson.loads(client.get(url).content)["refs"]
-    needed = ["x/0", "y/0"] + [
-        f"ndvi/{row}.{col}"
-        for row in range(rows.start // chunk_rows, (rows.stop - 1) // chunk_rows + 1)
-        for col in range(cols.start // chunk_cols, (cols.stop - 1) // chunk_cols + 1)
-    ]
-    size = composite_file.stat().st_size
+    cuts = zip(window, chunks, strict=True)
+    reached = itertools.product(*(range(c.start // n, (c.stop - 1) // n + 1) for c, n in cuts))
+    needed = [f"{name}/{'.'.join(map(str, index))}" for index in reached]
+    needed += [key for key in refs if key.split("/")[0] in dims and not key.endswith(".zarray")]
+    needed += ["time/0", "time/0"] if which == "granule" else []
+    size = path.stat().st_size
     sent, requests = bytes_sent(live, request_id, "/assets/data")
-    print(f"slice through references: {requests} requests, {sent} B of {size} B")
+    print(f"slice of {which} through references: {requests} requests, {sent} B of {size} B")
     assert sent == sum(refs[key][2] for key in needed if isinstance(refs.get(key), list))
     assert sent < 0.05 * size
 

@@ -19,8 +19,10 @@ from pathlib import Path
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, RedirectResponse, Response, StreamingResponse
 from starlette.background import BackgroundTask
+from starlette.exceptions import HTTPException
 
 from nearline.api._adapter import ERRORS, OGC_ERROR, User, service_of
+from nearline.api._ranges import one_range, requested_ranges
 from nearline.api._references import ReferenceCache, References, make_references, with_url
 from nearline.api._stac import base_url
 from nearline.archive import (
@@ -32,7 +34,7 @@ from nearline.archive import (
     is_object_url,
     item_to_stac,
 )
-from nearline.errors import ItemNotFound, NearlineError, ServiceError
+from nearline.errors import InvalidRequest, ItemNotFound, NearlineError, ServiceError
 from nearline.orders import Service
 
 log = logging.getLogger(__name__)
@@ -155,8 +157,8 @@ def build_router() -> APIRouter:
             return references_response(service, collection_id, item_id, request, user)
         found = asset_file(service, collection_id, item_id, key, user=user, redirect=redirect)
         if isinstance(found, BucketObject):
-            return _from_bucket(service, found)
-        return file_response(found)
+            return _from_bucket(service, found, request)
+        return file_response(found, request)
 
     @router.head(
         path,
@@ -171,13 +173,12 @@ def build_router() -> APIRouter:
         if key == REFERENCES:
             return references_response(service, collection_id, item_id, request, user)
         asset = find_asset(service, collection_id, item_id, key, user=user)
-        if is_local(asset.location):
-            return file_response(local_file(service, asset, f"item {item_id}'s file {key!r}"))
-        size = asset.size
+        size = None if is_local(asset.location) else asset.size  # a local file: its own
         if size is None and is_object_url(asset.location):
             size = service.stores.size(asset.location)
-        if size is None:  # a bundle member of unknown size: restored to learn it
-            return file_response(local_file(service, asset, f"item {item_id}'s file {key!r}"))
+        if size is None:  # a local file, or a bundle member of unknown size (restored)
+            found = local_file(service, asset, f"item {item_id}'s file {key!r}")
+            return file_response(found, request)
         headers = {"Content-Length": str(size), "Accept-Ranges": "bytes"}
         if (etag := entity_tag(asset)) is not None:
             headers["ETag"] = etag
@@ -186,12 +187,19 @@ def build_router() -> APIRouter:
     return router
 
 
-def file_response(found: Download) -> FileResponse:
+def file_response(found: Download, request: Request) -> FileResponse:
     """A local file's response: whole, a range or several (Starlette answers ``Range`` and
     ``If-Range``), under the asset's own ETag; a restored copy removed once sent."""
     removal = None
     if found.scratch is not None:
         removal = BackgroundTask(shutil.rmtree, found.scratch, ignore_errors=True)
+    if "if-range" not in request.headers:  # else a stale If-Range sends it whole, Range unread
+        try:
+            requested_ranges(request.headers.get("range"), found.path.stat().st_size)
+        except (InvalidRequest, HTTPException):
+            if found.scratch is not None:
+                shutil.rmtree(found.scratch, ignore_errors=True)
+            raise
     return FileResponse(
         found.path,
         media_type=found.media_type,
@@ -225,25 +233,39 @@ def references_response(
     return Response(with_url(kept, url), media_type="application/json")
 
 
-def _from_bucket(service: Service, found: BucketObject) -> Response:
-    """A redirect to the object's presigned link, or its bytes streamed from the bucket."""
+def _from_bucket(service: Service, found: BucketObject, request: Request) -> Response:
+    """A redirect to the object's presigned link (the client sends its Range on to the
+    store), or its bytes streamed from the bucket: all of them, or the one range asked."""
     if found.link is not None:
         return RedirectResponse(found.link, status_code=307)
+    start, stop = one_range(request.headers, found.size, found.etag) or (0, found.size)
     try:
         stream = service.stores.open(found.location)
+        stream.seek(start)
     except (OSError, NearlineError) as error:
         log.error("download of %s failed: %s", found.location, error)
         raise ServiceError("the file cannot be read from the archive now", status=503) from None
 
     def pieces() -> Iterator[bytes]:
+        left = None if stop is None else stop - start
         with stream:
-            while piece := stream.read(CHUNK):
+            while (left is None or left > 0) and (
+                piece := stream.read(CHUNK if left is None else min(CHUNK, left))
+            ):
+                if left is not None:
+                    left -= len(piece)
                 yield piece
 
     name = found.location.rpartition("/")[2]
-    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', "Accept-Ranges": "bytes"}
     if found.etag is not None:
         headers["ETag"] = found.etag
-    if found.size is not None:
-        headers["Content-Length"] = str(found.size)
-    return StreamingResponse(pieces(), media_type=found.media_type, headers=headers)
+    if stop is not None:
+        headers["Content-Length"] = str(stop - start)
+    status = 200
+    if (start, stop) != (0, found.size):
+        status = 206
+        headers["Content-Range"] = f"bytes {start}-{stop - 1}/{found.size}"
+    return StreamingResponse(
+        pieces(), status_code=status, media_type=found.media_type, headers=headers
+    )

@@ -12,18 +12,22 @@ about, under the server's public base URL.
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import numpy as np
 import orjson
 
 from nearline.durable import publish
 from nearline.errors import ItemNotFound
 
 URL = "{{u}}"  # stands for the data asset's URL in kept references
+PIECE = 256 * 1024  # bytes: about what a contiguous variable's virtual chunks hold
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"  # netCDF4 is HDF5; netCDF classic is not
 References = dict[str, Any]
 
@@ -32,7 +36,10 @@ def make_references(source: BinaryIO, *, name: str) -> References:
     """Kerchunk references (version 1) to the HDF5 file ``source``, its chunks at ``{{u}}``.
 
     A variable without a ``_FillValue`` gets none in Zarr either: HDF5's default fill (0)
-    would otherwise be read as one and mask real zeros, which opening the file does not.
+    would otherwise be read as one and mask real zeros, which opening the file does not. A
+    contiguous variable (HDF5's layout when it is not chunked: nearline's granules) is one
+    chunk to kerchunk, so a slice of it would fetch it all; it is cut into virtual chunks of
+    about 256 KiB along its outer axes (:func:`split_contiguous`).
 
     Parameters
     ----------
@@ -54,7 +61,54 @@ def make_references(source: BinaryIO, *, name: str) -> References:
             variable = key.removesuffix(".zarray").rstrip("/") or "/"
             if "_FillValue" not in hdf5[variable].attrs:
                 refs[key] = orjson.dumps({**orjson.loads(refs[key]), "fill_value": None}).decode()
+    for key in [key for key in refs if key.endswith("/.zarray")]:
+        split_contiguous(refs, key.removesuffix("/.zarray"))
     return references
+
+
+def split_contiguous(refs: dict[str, Any], variable: str, piece: int = PIECE) -> None:
+    """Cut ``variable``'s one uncompressed chunk into chunks of about ``piece`` bytes, in
+    place: whole rows of its inner axes, as many as divide its axis evenly (Zarr's edge
+    chunks are full-sized, so a cut must divide), each a byte range of the one before.
+
+    Parameters
+    ----------
+    refs
+        The references' ``refs``.
+    variable
+        The variable's Zarr path.
+    piece
+        Bytes a chunk should hold, about.
+    """
+    meta = orjson.loads(refs[f"{variable}/.zarray"])
+    shape, itemsize = meta["shape"], np.dtype(meta["dtype"]).itemsize
+    whole = ".".join("0" * len(shape)) if shape else "0"
+    found = refs.get(f"{variable}/{whole}")
+    if (
+        meta["chunks"] != shape
+        or meta["compressor"] is not None
+        or meta["filters"]
+        or not isinstance(found, list)
+        or len(found) != 3
+        or math.prod(shape) * itemsize <= piece
+    ):
+        return
+    chunks = list(shape)
+    for axis, length in enumerate(shape):
+        inner = math.prod(shape[axis + 1 :]) * itemsize
+        if inner >= piece:
+            chunks[axis] = 1
+            continue
+        wanted = max(1, piece // inner)
+        chunks[axis] = max(d for d in range(1, min(wanted, length) + 1) if length % d == 0)
+        break
+    url, offset, _ = found
+    del refs[f"{variable}/{whole}"]
+    size = math.prod(chunks) * itemsize
+    counts = [length // chunk for length, chunk in zip(shape, chunks, strict=True)]
+    for number, index in enumerate(itertools.product(*map(range, counts))):
+        refs[f"{variable}/{'.'.join(map(str, index))}"] = [url, offset + number * size, size]
+    refs[f"{variable}/.zarray"] = orjson.dumps({**meta, "chunks": chunks}).decode()
 
 
 def with_url(references: References, url: str) -> bytes:
