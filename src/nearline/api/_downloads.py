@@ -236,8 +236,11 @@ def references_response(
 def _from_bucket(service: Service, found: BucketObject, request: Request) -> Response:
     """A redirect to the object's presigned link (the client sends its Range on to the
     store), or its bytes streamed from the bucket: all of them, or the one range asked."""
-    if found.link is not None:
+    if found.link is not None and request.headers.get("if-range", found.etag) == found.etag:
         return RedirectResponse(found.link, status_code=307)
+    # streamed: asked to, the store cannot sign, or an If-Range naming other bytes (a store
+    # may ignore If-Range, as SeaweedFS does, and would send a range of bytes the client
+    # does not have): so the service sends the whole object itself
     start, stop = one_range(request.headers, found.size, found.etag) or (0, found.size)
     try:
         stream = service.stores.open(found.location)
