@@ -20,7 +20,8 @@ GEOJSON = "application/geo+json"
 JSON = "application/json"
 SHA2_256_MULTIHASH = "1220"  # multihash prefix: SHA2-256, 32 bytes
 WHOLE_EARTH = [-180.0, -90.0, 180.0, 90.0]
-REFERENCES = "references"  # the asset key of a data asset's kerchunk references
+REFERENCES = "references"
+"""The asset key of an item's kerchunk references to its netCDF4/HDF5 data (virtual Zarr)."""
 REFERABLE = frozenset({"application/x-netcdf", "application/netcdf", "application/x-hdf5"})
 
 
