@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -45,21 +44,28 @@ def made_composite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def catalogue_output(data: Path, path: Path, *, owner: str) -> None:
-    """``path`` catalogued as ``owner``'s item in the pathfinder collection, as the service
-    keeps an order's output."""
+def catalogue_netcdf(
+    data: Path,
+    path: Path,
+    *,
+    collection: str,
+    owner: str | None,
+    location: str | None = None,
+) -> None:
+    """The netCDF file ``path`` catalogued as an item of ``collection`` (created, owned by
+    ``owner``), as the service keeps an order's output; ``location``: where its bytes lie, if
+    not at ``path`` (an object in a bucket)."""
     payload = path.read_bytes()
     item = Item(
         id=path.name,
-        collection="pathfinder",
+        collection=collection,
         start=DAY,
         end=DAY,
         geometry=None,
         bbox=None,
-        properties={"nearline:output": "composite"},
         assets={
             "data": Asset(
-                location=str(path),
+                location=location or str(path),
                 media_type="application/x-netcdf",
                 size=len(payload),
                 sha256=hashlib.sha256(payload).hexdigest(),
@@ -69,23 +75,34 @@ def catalogue_output(data: Path, path: Path, *, owner: str) -> None:
         owner=owner,
     )
     with open_catalogue(database_of(data), data / "catalogue.db") as catalogue:
-        catalogue.put_collection(Collection(id="pathfinder", title="Composites", owner=owner))
+        catalogue.put_collection(Collection(id=collection, title=collection, owner=owner))
         catalogue.add_items([item])
 
 
-@contextmanager
-def serving_composite(
+@pytest.fixture(scope="module")
+def day(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return made_day(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def composite_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return made_composite(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def live(
     tmp_path_factory: pytest.TempPathFactory, day: list[Path], composite_file: Path
 ) -> Iterator[LiveService]:
     """A server logging JSON (its access lines count the bytes sent), with the orbits
-    ingested for everyone and the composite alice's."""
+    ingested for everyone and the composite alice's; one a test module that imports it."""
 
     def prepare(service: LiveService) -> None:
         nearline("ingest", str(day[0].parent), "--collection", "avhrr-gac", data=service.data)
-        catalogue_output(service.data, composite_file, owner="alice")
+        catalogue_netcdf(service.data, composite_file, collection="pathfinder", owner="alice")
 
-    folder = tmp_path_factory.mktemp("served")
-    with serving(folder, prepare, extra=("--log-format", "json")) as service:
+    with serving(
+        tmp_path_factory.mktemp("served"), prepare, extra=("--log-format", "json")
+    ) as service:
         yield service
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from collections.abc import Iterator
 from email.parser import BytesParser
-from pathlib import Path
 
 import fsspec
 import numpy as np
@@ -19,26 +17,11 @@ import pytest
 import xarray as xr
 
 from ..live_service import LiveService
+from . import composites
 from .access_log import asset_url, bytes_sent, ranged, token_headers
-from .composites import COMPOSITE, made_composite, made_day, seen_window, serving_composite
+from .composites import COMPOSITE, seen_window
 
-
-@pytest.fixture(scope="module")
-def day(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    return made_day(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def composite_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return made_composite(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def live(
-    tmp_path_factory: pytest.TempPathFactory, day: list[Path], composite_file: Path
-) -> Iterator[LiveService]:
-    with serving_composite(tmp_path_factory, day, composite_file) as service:
-        yield service
+day, composite_file, live = composites.day, composites.composite_file, composites.live  # fixtures
 
 
 @pytest.fixture(scope="module")

@@ -19,38 +19,13 @@ import orjson
 import pytest
 import xarray as xr
 
-from nearline.archive import Asset, Collection, Item, open_catalogue
 from nearline.testing.s3server import SeaweedFS
 
-from ..live_service import LiveService, database_of
+from ..live_service import LiveService
 from .access_log import asset_url, token_headers
-from .composites import DAY, made_day, seen_window
+from .composites import catalogue_netcdf, made_day, seen_window
 
 COLLECTION = "bucket-orbits"
-
-
-def catalogue_in_bucket(data: Path, path: Path, location: str) -> None:
-    """The granule ``path``, lying in the bucket at ``location``, catalogued for everyone."""
-    payload = path.read_bytes()
-    item = Item(
-        id=path.name,
-        collection=COLLECTION,
-        start=DAY,
-        end=DAY,
-        geometry=None,
-        bbox=None,
-        assets={
-            "data": Asset(
-                location=location,
-                media_type="application/x-netcdf",
-                size=len(payload),
-                sha256=hashlib.sha256(payload).hexdigest(),
-            )
-        },
-    )
-    with open_catalogue(database_of(data), data / "catalogue.db") as catalogue:
-        catalogue.put_collection(Collection(id=COLLECTION, title="Orbits in a bucket"))
-        catalogue.add_items([item])
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +44,8 @@ def served(
     key = f"granules/{granule.name}"
     s3_server.client().upload_file(str(granule), s3_bucket, key)
     live.data.mkdir(parents=True)
-    catalogue_in_bucket(live.data, granule, f"s3://{s3_bucket}/{key}")
+    location = f"s3://{s3_bucket}/{key}"
+    catalogue_netcdf(live.data, granule, collection=COLLECTION, owner=None, location=location)
     live.add_user("alice")
     live.start("--cpus", "2", "--log-format", "json")
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
 
 import fsspec
@@ -18,26 +17,11 @@ import pytest
 import xarray as xr
 
 from ..live_service import LiveService
+from . import composites
 from .access_log import asset_url, bytes_sent, token_headers
-from .composites import COMPOSITE, made_composite, made_day, seen_window, serving_composite
+from .composites import COMPOSITE, seen_window
 
-
-@pytest.fixture(scope="module")
-def day(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    return made_day(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def composite_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return made_composite(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def live(
-    tmp_path_factory: pytest.TempPathFactory, day: list[Path], composite_file: Path
-) -> Iterator[LiveService]:
-    with serving_composite(tmp_path_factory, day, composite_file) as service:
-        yield service
+day, composite_file, live = composites.day, composites.composite_file, composites.live  # fixtures
 
 
 def open_virtual(live: LiveService, user: str, url: str, request_id: str) -> xr.Dataset:
