@@ -19,7 +19,7 @@ import xarray as xr
 from ..live_service import LiveService
 from . import composites
 from .access_log import asset_url, bytes_sent, token_headers
-from .composites import COMPOSITE, seen_window
+from .composites import COMPOSITE, catalogue_netcdf, seen_window
 
 day, composite_file, live = composites.day, composites.composite_file, composites.live  # fixtures
 
@@ -135,3 +135,26 @@ def test_an_item_that_is_not_netcdf_shows_no_references(live):
         missing = client.get(f"{item['links'][0]['href']}/assets/references")
     assert sorted(item["assets"]) == ["data"]
     assert missing.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"\x89HDF\r\n\x1a\n" + bytes(range(256)) * 64, "cannot be read as netCDF4/HDF5"),
+        (b"CDF\x01" + bytes(4096), "is not netCDF4/HDF5 (netCDF classic?)"),
+    ],
+    ids=["broken-hdf5", "netcdf-classic"],
+)
+def test_a_file_that_cannot_be_indexed_is_a_404_saying_why(live, tmp_path, content, why):
+    """A user's output that only claims to be netCDF4 is read apart from the server (the
+    process that reads it may fail as it likes): a 404 saying why, and the server goes on."""
+    path = tmp_path / "claims-to-be.nc"
+    path.write_bytes(content)
+    catalogue_netcdf(live.data, path, collection="outputs-of-alice", owner="alice")
+    url = asset_url(live, "alice", "outputs-of-alice", path.name, "references")
+    with live.client("alice") as client:
+        refused = client.get(url)
+        assert client.get(url.removesuffix("/references") + "/data").content == content
+    assert refused.status_code == 404
+    assert why in refused.json()["detail"]
+    assert str(tmp_path) not in refused.text

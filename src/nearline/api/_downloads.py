@@ -23,7 +23,8 @@ from starlette.exceptions import HTTPException
 
 from nearline.api._adapter import ERRORS, OGC_ERROR, User, service_of
 from nearline.api._ranges import one_range, requested_ranges
-from nearline.api._references import ReferenceCache, References, make_references, with_url
+from nearline.api._reference_process import make_references_apart
+from nearline.api._references import ReferenceCache, References, with_url
 from nearline.api._stac import base_url
 from nearline.archive import (
     REFERENCES,
@@ -222,8 +223,7 @@ def references_response(
     def make() -> References:
         found = local_file(service, data, f"item {item_id}'s data")
         try:
-            with found.path.open("rb") as source:
-                return make_references(source, name=f"item {item_id}'s data")
+            return make_references_apart(found.path, name=f"item {item_id}'s data")
         finally:
             if found.scratch is not None:
                 shutil.rmtree(found.scratch, ignore_errors=True)

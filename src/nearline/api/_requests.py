@@ -48,8 +48,8 @@ class RequestLog:
                 headers = [(k, v) for k, v in message.get("headers", []) if k != HEADER]
                 answer["location"] = dict(headers).get(b"location", b"").decode("latin-1")
                 message = {**message, "headers": [*headers, (HEADER, request_id.encode())]}
-            elif message["type"] == "http.response.body":
-                answer["bytes"] += len(message.get("body", b""))
+            elif message["type"] == "http.response.body" and scope["method"] != "HEAD":
+                answer["bytes"] += len(message.get("body", b""))  # the server drops HEAD's
             await send(message)
 
         began = time.perf_counter()
