@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException
 
 from nearline.api._adapter import ERRORS, OGC_ERROR, User, service_of
 from nearline.api._ranges import one_range, requested_ranges
-from nearline.api._reference_process import make_references_apart
+from nearline.api._reference_process import ReferenceMakers
 from nearline.api._references import ReferenceCache, References, with_url
 from nearline.api._stac import base_url
 from nearline.archive import (
@@ -125,6 +125,7 @@ def local_file(service: Service, asset: Asset, what: str) -> Download:
 
 def build_router() -> APIRouter:
     router = APIRouter(responses=ERRORS)
+    makers = ReferenceMakers()
     path = "/collections/{collection_id}/items/{item_id}/assets/{key}"
 
     @router.get(
@@ -155,7 +156,7 @@ def build_router() -> APIRouter:
     ) -> Response:
         service = service_of(request)
         if key == REFERENCES:
-            return references_response(service, collection_id, item_id, request, user)
+            return references_response(service, makers, collection_id, item_id, request, user)
         found = asset_file(service, collection_id, item_id, key, user=user, redirect=redirect)
         if isinstance(found, BucketObject):
             return _from_bucket(service, found, request)
@@ -172,7 +173,7 @@ def build_router() -> APIRouter:
     ) -> Response:
         service = service_of(request)
         if key == REFERENCES:
-            return references_response(service, collection_id, item_id, request, user)
+            return references_response(service, makers, collection_id, item_id, request, user)
         asset = find_asset(service, collection_id, item_id, key, user=user)
         size = None if is_local(asset.location) else asset.size  # a local file: its own
         if size is None and is_object_url(asset.location):
@@ -211,7 +212,12 @@ def file_response(found: Download, request: Request) -> FileResponse:
 
 
 def references_response(
-    service: Service, collection_id: str, item_id: str, request: Request, user: str
+    service: Service,
+    makers: ReferenceMakers,
+    collection_id: str,
+    item_id: str,
+    request: Request,
+    user: str,
 ) -> Response:
     """Kerchunk references to the item's data asset, its chunks at the asset's URL under the
     server's public base URL; made from the file on first request, then kept."""
@@ -223,7 +229,7 @@ def references_response(
     def make() -> References:
         found = local_file(service, data, f"item {item_id}'s data")
         try:
-            return make_references_apart(found.path, name=f"item {item_id}'s data")
+            return makers.make(found.path, name=f"item {item_id}'s data")
         finally:
             if found.scratch is not None:
                 shutil.rmtree(found.scratch, ignore_errors=True)

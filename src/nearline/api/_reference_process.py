@@ -9,6 +9,7 @@ import logging
 import resource
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import orjson
@@ -22,6 +23,39 @@ CPU_SECONDS = 60
 WALL_SECONDS = 120
 MOST_REFERENCES = 500_000  # a file cut finer is refused (its JSON would pass 50 MB)
 NOT_HDF5 = 3  # the process's exit status for a file it cannot index (its message on stderr)
+AT_ONCE = 2  # processes making references at once, a server
+WAIT_SECONDS = 60  # a request waits this long for its turn, then is told to come back
+
+
+class ReferenceMakers:
+    """Who may make references now: at most ``at_once`` processes a server, so requests for
+    many files nobody has opened yet queue rather than start a process each.
+
+    Parameters
+    ----------
+    at_once
+        Processes at once.
+    """
+
+    def __init__(self, at_once: int = AT_ONCE) -> None:
+        self._turns = threading.BoundedSemaphore(at_once)
+
+    def make(self, path: Path, *, name: str) -> References:
+        """:func:`make_references_apart`, once a turn is free.
+
+        Parameters
+        ----------
+        path
+            The file.
+        name
+            The asset's name, for messages.
+        """
+        if not self._turns.acquire(timeout=WAIT_SECONDS):
+            raise ServiceError(f"{name} is waiting to be indexed: try again soon", status=503)
+        try:
+            return make_references_apart(path, name=name)
+        finally:
+            self._turns.release()
 
 
 def make_references_apart(path: Path, *, name: str) -> References:
