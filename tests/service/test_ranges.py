@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from email.parser import BytesParser
 
@@ -123,7 +124,15 @@ def test_gdal_vsicurl_reads_the_composites_metadata_with_the_token_header(
         capture_output=True, text=True, env=env, timeout=120, check=False,
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr
-    assert "ndvi" in shown.stdout
+    with xr.open_dataset(composite_file) as local:
+        bands = sorted(name for name, band in local.data_vars.items() if band.ndim == 2)
+    described = re.findall(
+        r"SUBDATASET_\d+_DESC=\[2168x5004\] //(\w+) ", shown.stdout, flags=re.MULTILINE
+    )
+    assert sorted(described) == bands  # the twelve bands, each a subdataset GDAL can open
+    assert shown.stdout.startswith("Driver: HDF5/")  # netCDF4 read as HDF5, over /vsicurl/
+    assert "  grid=igh-8km\n" in shown.stdout  # the composite's own attributes
+    assert "crs_proj4=+proj=igh +R=6370997" in shown.stdout
     sent, requests = bytes_sent(live, request_id, "/items/")
     size = composite_file.stat().st_size
     print(f"gdalinfo: {requests} requests, {sent} bytes sent of {size} ({sent / size:.2%})")
