@@ -177,7 +177,11 @@ def build_router() -> APIRouter:
         asset = find_asset(service, collection_id, item_id, key, user=user)
         size = None if is_local(asset.location) else asset.size  # a local file: its own
         if size is None and is_object_url(asset.location):
-            size = service.stores.size(asset.location)
+            try:
+                size = service.stores.size(asset.location)
+            except (OSError, NearlineError) as error:
+                log.error("looking up %s failed: %s", asset.location, error)
+                raise ServiceError("the file cannot be reached now", status=503) from None
         if size is None:  # a local file, or a bundle member of unknown size (restored)
             found = local_file(service, asset, f"item {item_id}'s file {key!r}")
             return file_response(found, request)

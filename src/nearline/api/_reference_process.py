@@ -1,7 +1,7 @@
 """Making a file's references in a process of its own, bounded in memory, CPU time and wall
 time: the file may be any user's algorithm's output, so HDF5's parser (a C library) reads it
 apart from the server, and a file made to crash it, fill memory or spin ends that process
-alone. A fresh interpreter each time (about a second, once a file: they are kept after)."""
+alone. A fresh interpreter each time (a second or two of CPU, once a file: they are kept)."""
 
 from __future__ import annotations
 
