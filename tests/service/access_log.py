@@ -19,7 +19,7 @@ def access_lines(live: LiveService, request_id: str) -> list[dict]:
         client.get("/conformance", headers={"X-Request-ID": request_id})
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        lines = [json.loads(line) for line in live.log.read_text().splitlines() if "{" in line]
+        lines = [json.loads(line) for line in live.log.read_text().splitlines() if line[:1] == "{"]
         mine = [line for line in lines if line.get("request_id") == request_id and "route" in line]
         if mine and mine[-1].get("route") == "/conformance":
             return mine[:-1]
