@@ -45,6 +45,7 @@ ROUTES = [  # every operation the service has, as its OpenAPI document names it
     ("GET", "/collections/{collection_id}/items"),
     ("GET", "/collections/{collection_id}/items/{item_id}"),
     ("GET", "/collections/{collection_id}/items/{item_id}/assets/{key}"),
+    ("HEAD", "/collections/{collection_id}/items/{item_id}/assets/{key}"),
     ("GET", "/search"),
     ("POST", "/search"),
     ("GET", "/processes"),

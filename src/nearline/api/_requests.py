@@ -1,7 +1,8 @@
 """Each request, seen from the operator's side: a request id (the client's ``X-Request-ID``
 honoured when it is a plain token, else one made, and sent back), its latency in the
 service's histogram by route template, and one access line in the log carrying the id, the
-user, the job it made or asked about, and the status.
+user, the job it made or asked about, the status and the bytes of body sent (a range read's
+cost, as a web server's access log counts it).
 
 A plain ASGI middleware rather than Starlette's ``BaseHTTPMiddleware``: it adds nothing to a
 request's path but a header and a clock, and the fields it binds reach the endpoint's thread
@@ -39,7 +40,7 @@ class RequestLog:
             return
         given = dict(scope["headers"]).get(HEADER, b"")
         request_id = given.decode() if _GIVEN_ID.match(given) else uuid.uuid4().hex
-        answer: dict[str, Any] = {"status": 500, "location": ""}
+        answer: dict[str, Any] = {"status": 500, "location": "", "bytes": 0}
 
         async def send_with_id(message: dict) -> None:
             if message["type"] == "http.response.start":
@@ -47,6 +48,8 @@ class RequestLog:
                 headers = [(k, v) for k, v in message.get("headers", []) if k != HEADER]
                 answer["location"] = dict(headers).get(b"location", b"").decode("latin-1")
                 message = {**message, "headers": [*headers, (HEADER, request_id.encode())]}
+            elif message["type"] == "http.response.body" and scope["method"] != "HEAD":
+                answer["bytes"] += len(message.get("body", b""))  # the server drops HEAD's
             await send(message)
 
         began = time.perf_counter()
@@ -63,15 +66,17 @@ class RequestLog:
         found = _JOB_IN.search(answer["location"]) or _JOB_IN.search(scope["path"])
         user = scope.get("state", {}).get("user")
         log.info(
-            "%s %s %d %.1f ms",
+            "%s %s %d %.1f ms %d B",
             method,
             scope["path"],  # never the query string: it may carry what a log must not
             status,
             seconds * 1000,
+            answer["bytes"],
             extra={
                 "route": route,
                 "status": status,
                 "seconds": round(seconds, 6),
+                "bytes": answer["bytes"],
                 **({"user": user} if user else {}),
                 **({"job": found.group(1)} if found else {}),
             },

@@ -26,12 +26,19 @@ from nearline.archive._search import (
     whole_number,
 )
 from nearline.archive._sqlite_catalogue import SQLiteCatalogue
-from nearline.archive._stac import collection_to_stac, item_to_stac, rfc3339
+from nearline.archive._stac import (
+    REFERENCES,
+    collection_to_stac,
+    has_references,
+    item_to_stac,
+    rfc3339,
+)
 from nearline.archive._synthetic import modis_like_items
 from nearline.swath import union_footprints  # output footprints: the swath's own union
 
 __all__ = [
     "FILE_EXTENSION",
+    "REFERENCES",
     "STAC_VERSION",
     "Asset",
     "BBox",
@@ -46,6 +53,7 @@ __all__ = [
     "Search",
     "collection_to_stac",
     "fetch",
+    "has_references",
     "ingest",
     "ingest_archive",
     "ingest_bucket",

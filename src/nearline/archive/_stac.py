@@ -3,7 +3,9 @@
 Hrefs point at the service (``BASE/collections/C/items/I/assets/KEY`` downloads an asset), so
 an asset's private location (a path on the archive's disks, a bucket, a bundle member) never
 leaves the service. Sizes and checksums use the STAC file extension (``file:size``,
-``file:checksum`` as a SHA2-256 multihash).
+``file:checksum`` as a SHA2-256 multihash). An item whose data is netCDF or HDF5 also shows a
+``references`` asset: kerchunk references that open its data as a virtual Zarr store, which
+the service makes from the file when first asked (docs/service.md, "Reading part of a file").
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ GEOJSON = "application/geo+json"
 JSON = "application/json"
 SHA2_256_MULTIHASH = "1220"  # multihash prefix: SHA2-256, 32 bytes
 WHOLE_EARTH = [-180.0, -90.0, 180.0, 90.0]
+REFERENCES = "references"
+"""The asset key of an item's kerchunk references to its netCDF4/HDF5 data (virtual Zarr)."""
+REFERABLE = frozenset({"application/x-netcdf", "application/netcdf", "application/x-hdf5"})
 
 
 def rfc3339(moment: datetime | None) -> str | None:
@@ -88,7 +93,27 @@ def item_to_stac(item: Item, base: str) -> dict[str, Any]:
         key: _asset_to_stac(asset, f"{href}/assets/{quote(key, safe='')}")
         for key, asset in item.assets.items()
     }
+    if has_references(item):
+        stac["assets"][REFERENCES] = {
+            "href": f"{href}/assets/{REFERENCES}",
+            "type": JSON,
+            "roles": [REFERENCES],
+            "title": "kerchunk references: the data asset as a virtual Zarr store",
+        }
     return stac
+
+
+def has_references(item: Item) -> bool:
+    """Whether the service offers kerchunk references to ``item``'s data asset: it is netCDF
+    or HDF5, and the item keeps no asset of that key itself.
+
+    Parameters
+    ----------
+    item
+        The catalogue's item.
+    """
+    data = item.assets.get("data")
+    return data is not None and data.media_type in REFERABLE and REFERENCES not in item.assets
 
 
 def _has_file_fields(item: Item) -> bool:

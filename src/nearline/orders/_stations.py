@@ -55,6 +55,11 @@ class Places:
         return self.data / self.scratch_name
 
     @property
+    def references(self) -> Path:
+        """Kerchunk references made for downloads, kept by the data's SHA-256."""
+        return self.data / "references"
+
+    @property
     def outputs(self) -> Path:
         return self.data / "archive" / "outputs"
 
