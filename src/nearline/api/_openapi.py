@@ -72,6 +72,31 @@ QUERY: dict[str, dict[str, Any]] = {  # GET search parameters: what parse_search
     },
     "datetime": {"description": DATETIME_SCHEMA["description"], "schema": DATETIME_SCHEMA},
     "limit": {"description": LIMIT["description"], "schema": LIMIT},
+    "filter": {
+        "description": "A CQL2 filter (STAC's Filter extension, OGC API - Features Part 3): "
+        "CQL2 text, or CQL2 JSON with filter-lang=cql2-json; it names only queryables "
+        "(/queryables); a syntax error or an unknown name is a 400",
+        "schema": {"type": "string"},
+    },
+    "filter-lang": {
+        "description": "cql2-text (the default) or cql2-json",
+        "schema": {"enum": ["cql2-text", "cql2-json"]},
+    },
+    "filter-crs": {
+        "description": "Only CRS84 (longitude, latitude)",
+        "schema": {"const": "http://www.opengis.net/def/crs/OGC/1.3/CRS84"},
+    },
+    "sortby": {
+        "description": "The order (STAC's Sort extension): fields comma-separated, each with "
+        "- for descending (-properties.datetime,id); ties fall by id; a field that cannot be "
+        "sorted by is a 400",
+        "schema": {"type": "string"},
+    },
+    "fields": {
+        "description": "Which parts of each item to answer with (STAC's Fields extension): "
+        "id,properties.datetime to include, -geometry to exclude",
+        "schema": {"type": "string"},
+    },
 }
 ITEMS = "/collections/{collection_id}/items"
 MAX_LIMIT = 10_000  # as the catalogue cuts a page (nearline.archive's search)

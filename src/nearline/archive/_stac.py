@@ -18,6 +18,7 @@ GEOJSON = "application/geo+json"
 JSON = "application/json"
 SHA2_256_MULTIHASH = "1220"  # multihash prefix: SHA2-256, 32 bytes
 WHOLE_EARTH = [-180.0, -90.0, 180.0, 90.0]
+QUERYABLES = "http://www.opengis.net/def/rel/ogc/1.0/queryables"
 
 
 def rfc3339(moment: datetime | None) -> str | None:
@@ -148,4 +149,10 @@ def _collection_links(collection: Collection, href: str, base: str) -> list[dict
         {"rel": "parent", "type": JSON, "title": "The archive", "href": f"{base}/"},
         {"rel": "root", "type": JSON, "title": "The archive", "href": f"{base}/"},
         {"rel": "items", "type": GEOJSON, "title": f"Items of {name}", "href": f"{href}/items"},
+        {
+            "rel": QUERYABLES,
+            "type": "application/schema+json",
+            "title": f"What a filter of {name}'s items may name",
+            "href": f"{href}/queryables",
+        },
     ]

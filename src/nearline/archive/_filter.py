@@ -1,0 +1,112 @@
+"""A STAC API filter as users send it (CQL2 text or CQL2 JSON) turned into checked CQL2 JSON.
+
+The grammar is the ``cql2`` package's (OGC's CQL2 1.0, parsed by a maintained parser, not by
+hand here); what nearline can answer is checked as the filter is translated to SQL
+(_filter_sql.py), where an operator or a property it does not offer is refused by name. A
+syntax error is refused with its line and column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import cql2
+import orjson
+
+from nearline.errors import SearchError
+
+TEXT = "cql2-text"
+JSON = "cql2-json"
+LANGUAGES = (TEXT, JSON)
+CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+WHERE = re.compile(r"-->\s*(\d+):(\d+)")
+EXPECTED = re.compile(r"=\s*(expected .*)$", re.MULTILINE)
+
+
+def parse_filter(value: Any, *, lang: Any = None, crs: Any = None) -> dict[str, Any] | bool:
+    """A filter as CQL2 JSON, checked against CQL2's grammar.
+
+    Parameters
+    ----------
+    value
+        CQL2 text (a string) or CQL2 JSON (an object, or its JSON text in a query string).
+    lang
+        ``filter-lang``: ``cql2-text`` or ``cql2-json`` (None: text for a string, JSON for
+        an object). With ``cql2-json``, a string is the JSON's text (as GET sends it).
+    crs
+        ``filter-crs``: only CRS84 (longitude, latitude), as GeoJSON's, is offered.
+
+    Returns
+    -------
+    dict or bool
+        The filter as CQL2 JSON (a boolean literal is a filter too).
+
+    Raises
+    ------
+    SearchError
+        Not CQL2 (naming the line and column of a syntax error), or a language or CRS not
+        offered.
+    """
+    if crs is not None and crs != CRS84:
+        raise SearchError(f"filter-crs: only {CRS84} (longitude, latitude) is offered")
+    if lang is None:
+        lang = TEXT if isinstance(value, str) else JSON
+    if lang not in LANGUAGES:
+        raise SearchError(f"filter-lang: expected cql2-text or cql2-json, got {lang!r}")
+    if lang == TEXT:
+        if not isinstance(value, str):
+            raise SearchError("filter: cql2-text is a string, such as platform = 'noaa19'")
+        expression = _parsed(lambda: cql2.parse_text(value))
+    else:
+        if isinstance(value, str):
+            try:
+                value = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                raise SearchError("filter: cql2-json given, but the filter is not JSON") from None
+        if not isinstance(value, dict | bool):
+            raise SearchError('filter: cql2-json is an object, such as {"op": "=", "args": ...}')
+        expression = _parsed(lambda: cql2.parse_json(orjson.dumps(value).decode()))
+    try:
+        expression.validate()
+    except cql2.ValidationError as error:
+        raise SearchError(f"filter: not valid CQL2: {_first_line(str(error))}") from None
+    return expression.to_json()
+
+
+def _parsed(parse: Any) -> Any:
+    try:
+        return parse()
+    except cql2.ParseError as error:
+        message = str(error)
+        where = WHERE.search(message)
+        expected = EXPECTED.search(message)
+        at = f" at line {where[1]}, column {where[2]}" if where else ""
+        said = f": {expected[1]}" if expected else f": {_first_line(message)}"
+        raise SearchError(f"filter: CQL2 syntax error{at}{said}") from None
+    except (ValueError, cql2.ValidationError) as error:
+        raise SearchError(f"filter: not CQL2: {_first_line(str(error))}") from None
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0][:300] if message.strip() else "unreadable"
+
+
+def filter_properties(expression: Any) -> Iterator[str]:
+    """Every property name a CQL2 JSON expression names, in order (repeats included).
+
+    Parameters
+    ----------
+    expression
+        CQL2 JSON, or any part of it.
+    """
+    if isinstance(expression, Mapping):
+        if set(expression) == {"property"}:
+            yield str(expression["property"])
+            return
+        for value in expression.values():
+            yield from filter_properties(value)
+    elif isinstance(expression, list):
+        for value in expression:
+            yield from filter_properties(value)
