@@ -2,11 +2,12 @@
 
 GET gives ``fields=id,properties.datetime,-geometry`` (``-`` excludes, ``+`` or nothing
 includes; an unescaped ``+`` arrives as a space and is read as one); POST gives
-``{"include": [...], "exclude": [...]}``. Fields are dotted paths into the item. With an
-include, an item carries only what is included, less what is excluded below it; with only
-excludes, everything but them; with neither, the whole item. A field both included and
-excluded is included, as the extension asks. This shapes the answer only: which items match
-is the search's alone.
+``{"include": [...], "exclude": [...]}``. Fields are dotted paths into the item. As the
+extension asks: with an include, an item carries only what is included, less what is
+excluded below it; with only excludes, everything but them; a POST whose ``include`` is
+given but null or empty starts from the default set (:data:`DEFAULT`) instead; with no
+fields at all, the whole item. A field both included and excluded is included. This shapes
+the answer only: which items match is the search's alone.
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ from typing import Any
 from nearline.errors import SearchError
 
 WANTED = 'id,properties.datetime,-geometry, or {"include": [...], "exclude": [...]}'
+DEFAULT = (  # the extension's recommended default set
+    ("type",),
+    ("stac_version",),
+    ("id",),
+    ("geometry",),
+    ("bbox",),
+    ("links",),
+    ("assets",),
+    ("properties", "datetime"),
+)
 
 
 @dataclass(frozen=True)
@@ -26,12 +37,14 @@ class Fields:
 
     include: tuple[tuple[str, ...], ...] = ()
     exclude: tuple[tuple[str, ...], ...] = ()
+    default: bool = False  # start from DEFAULT, not the whole item, where nothing is included
 
     def shape(self, item: dict[str, Any]) -> dict[str, Any]:
         """``item`` as these fields shape it."""
-        if not self.include and not self.exclude:
+        if not self.include and not self.exclude and not self.default:
             return item
-        shaped = _copy(item, self.include) if self.include else dict(item)
+        start = self.include or (DEFAULT if self.default else ())
+        shaped = _copy(item, start) if start else dict(item)
         for path in self.exclude:
             if not any(kept[: len(path)] == path for kept in self.include):
                 _drop(shaped, path)
@@ -73,6 +86,7 @@ def parse_fields(value: Any) -> Fields:
         exclude=tuple(
             tuple(name.split(".")) for name in exclude if name not in include
         ),  # both: included, as the extension asks
+        default=isinstance(value, Mapping) and "include" in value and not include,
     )
 
 

@@ -33,19 +33,20 @@ def queryables_link(href: str, title: str) -> dict[str, Any]:
     return {"rel": QUERYABLES_REL, "type": SCHEMA_JSON, "title": title, "href": href}
 
 
-def _respond(document: dict[str, Any]) -> Response:
+def _respond(request: Request, types: dict[str, set[str]], path: str, title: str) -> Response:
+    """The queryables document of ``types``, served at ``path``."""
+    url = f"{str(request.base_url).rstrip('/')}{path}"
+    document = queryables_schema(types, url=url, title=title)
     return Response(orjson.dumps(document), media_type=SCHEMA_JSON)
 
 
 def build_router() -> APIRouter:
     router = APIRouter(responses=ERRORS, dependencies=[Depends(require_reader)])
 
+    route: dict[str, Any] = {"tags": ["Data"], "response_class": Response, "responses": DOCUMENT}
+
     @router.get(
-        "/queryables",
-        tags=["Data"],
-        summary="What a search's filter may name, over every collection you see",
-        response_class=Response,
-        responses=DOCUMENT,
+        "/queryables", summary="What a search's filter may name, over every collection", **route
     )
     def every_collection(request: Request) -> Response:
         catalogue = service_of(request).catalogue
@@ -58,15 +59,12 @@ def build_router() -> APIRouter:
                     types.setdefault(name, set()).update(kinds)
         else:
             types = catalogue.queryables(viewer=user)
-        url = f"{str(request.base_url).rstrip('/')}/queryables"
-        return _respond(queryables_schema(types, url=url, title="Every collection's items"))
+        return _respond(request, types, "/queryables", "Every collection's items")
 
     @router.get(
         "/collections/{collection_id}/queryables",
-        tags=["Data"],
         summary="What a filter of a collection's items may name",
-        response_class=Response,
-        responses=DOCUMENT,
+        **route,
     )
     def one_collection(collection_id: str, request: Request) -> Response:
         check_public(request, collection_id)
@@ -74,8 +72,7 @@ def build_router() -> APIRouter:
         user = getattr(request.state, "user", None)
         found = catalogue.get_collection(collection_id, viewer=user)  # 404 if none
         types = catalogue.queryables(collection_id, viewer=user)
-        base = str(request.base_url).rstrip("/")
-        url = f"{base}/collections/{quote(collection_id, safe='')}/queryables"
-        return _respond(queryables_schema(types, url=url, title=found.title or found.id))
+        path = f"/collections/{quote(collection_id, safe='')}/queryables"
+        return _respond(request, types, path, found.title or found.id)
 
     return router

@@ -67,7 +67,8 @@ def parse_filter(value: Any, *, lang: Any = None, crs: Any = None) -> dict[str, 
                 raise SearchError("filter: cql2-json given, but the filter is not JSON") from None
         if not isinstance(value, dict | bool):
             raise SearchError('filter: cql2-json is an object, such as {"op": "=", "args": ...}')
-        expression = _parsed(lambda: cql2.parse_json(orjson.dumps(value).decode()))
+        text = orjson.dumps(_drafts_between(value)).decode()
+        expression = _parsed(lambda: cql2.parse_json(text))
     try:
         expression.validate()
     except cql2.ValidationError as error:
@@ -87,6 +88,25 @@ def _parsed(parse: Any) -> Any:
         raise SearchError(f"filter: CQL2 syntax error{at}{said}") from None
     except (ValueError, cql2.ValidationError) as error:
         raise SearchError(f"filter: not CQL2: {_first_line(str(error))}") from None
+
+
+def _drafts_between(node: Any) -> Any:
+    """``node`` with the CQL2 drafts' BETWEEN (``[x, [low, high]]``, which clients such as
+    stac-api-validator still send) as CQL2 1.0's (``[x, low, high]``)."""
+    if isinstance(node, list):
+        return [_drafts_between(part) for part in node]
+    if not isinstance(node, dict):
+        return node
+    args = node.get("args")
+    if (
+        str(node.get("op", "")).lower() == "between"
+        and isinstance(args, list)
+        and len(args) == 2
+        and isinstance(args[1], list)
+        and len(args[1]) == 2
+    ):
+        return {**node, "args": [_drafts_between(args[0]), *args[1]]}
+    return {key: _drafts_between(value) for key, value in node.items()}
 
 
 def _first_line(message: str) -> str:
