@@ -10,6 +10,7 @@ import os
 import subprocess
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -269,27 +270,45 @@ def test_bad_input_is_a_400_problem_naming_it(live, parameters, said):
     assert said.split(" (")[0].replace("'-cloudiness'", "'cloudiness'") in response.json()["detail"]
 
 
-def test_ogr2ogr_where_on_a_queryable_finds_what_pystac_client_filters(live, client):
-    """GDAL's ogr2ogr -where on queryables gives the items pystac-client's filter= does.
-
-    GDAL 3.6 (Debian 12's) sends a -where to the server only in the drafts' ``cql-text``,
-    which it looks for in the OpenAPI document, never as CQL2: its requests (curl's verbose
-    lines, recorded here) carry no filter, and it filters the pages on its side. GDAL 3.7
-    and later send CQL2 text where the conformance classes declare it."""
+def gdal_ids(live: LiveService, where: str, **options: str) -> tuple[list[str], list[str]]:
+    """The ids ogr2ogr writes from AVHRR with ``-where``, and the GET request lines its curl
+    recorded (CPL_CURL_VERBOSE); ``options``: GDAL configuration options."""
     environment = {
         **os.environ,
+        **options,
         "GDAL_HTTP_HEADERS": f"Authorization: Bearer {live.tokens['bob']}",
         "CPL_CURL_VERBOSE": "YES",
     }
-    where = "\"eo:cloud_cover\" < 20 AND platform = 'noaa19'"
     command = ["ogr2ogr", "-f", "GeoJSON", "/vsistdout/", f"OAPIF:{live.url}", AVHRR]
     done = subprocess.run(
         [*command, "-where", where], capture_output=True, text=True, timeout=300, env=environment
     )
     assert done.returncode == 0, done.stderr
     written = sorted(f["properties"]["id"] for f in json.loads(done.stdout)["features"])
-    text = "eo:cloud_cover < 20 AND platform = 'noaa19'"
-    assert written == sorted(found(client, collections=[AVHRR], filter=text))
-    assert written == ["orbit-00", "orbit-03", "orbit-06"]
     requests = [line for line in done.stderr.splitlines() if line.startswith("> GET ")]
-    assert any(f"/collections/{AVHRR}/items?" in line for line in requests), requests
+    return written, [line for line in requests if f"/collections/{AVHRR}/items?" in line]
+
+
+WHERE = "\"eo:cloud_cover\" < 20 AND platform = 'noaa19'"
+
+
+def test_ogr2ogr_where_on_a_queryable_finds_what_pystac_client_filters(live, client):
+    text = "eo:cloud_cover < 20 AND platform = 'noaa19'"
+    wanted = sorted(found(client, collections=[AVHRR], filter=text))
+    assert wanted == ["orbit-00", "orbit-03", "orbit-06"]
+    # GDAL 3.6 (Debian 12's) knows only the drafts' cql-text, and looks for it in the OpenAPI
+    # document under a path template of its own naming ({collectionId}): left to itself, it
+    # reads the pages and keeps what its -where holds on its side
+    written, requests = gdal_ids(live, WHERE)
+    assert written == wanted
+    assert requests
+    assert not any("filter=" in line for line in requests), requests
+    # with its own switch for servers it cannot detect, it sends the -where as the filter,
+    # which nearline reads as CQL2 text, and the server alone filters: after the first page
+    # (where GDAL learns the fields), one page, of the three items
+    written, requests = gdal_ids(live, WHERE, OGR_OAPIF_ALLOW_CQL_TEXT="YES")
+    assert written == wanted
+    assert len(requests) == 2, requests
+    sent = unquote(requests[1])
+    assert "filter=(eo:cloud_cover < 20) AND (platform = 'noaa19')&" in sent, sent
+    assert sent.endswith("&filter-lang=cql-text HTTP/1.1"), sent

@@ -17,7 +17,12 @@ from nearline.archive import queryables_schema
 
 SCHEMA_JSON = "application/schema+json"
 QUERYABLES_REL = "http://www.opengis.net/def/rel/ogc/1.0/queryables"
-DOCUMENT = {200: {"description": "A JSON Schema", "content": {SCHEMA_JSON: {"schema": {}}}}}
+DOCUMENT = {
+    200: {
+        "description": "A JSON Schema (as application/json to a client that asks for only that)",
+        "content": {SCHEMA_JSON: {"schema": {}}, "application/json": {"schema": {}}},
+    }
+}
 
 
 def queryables_link(href: str, title: str) -> dict[str, Any]:
@@ -37,7 +42,17 @@ def _respond(request: Request, types: dict[str, set[str]], path: str, title: str
     """The queryables document of ``types``, served at ``path``."""
     url = f"{str(request.base_url).rstrip('/')}{path}"
     document = queryables_schema(types, url=url, title=title)
-    return Response(orjson.dumps(document), media_type=SCHEMA_JSON)
+    return Response(orjson.dumps(document), media_type=media_type(request))
+
+
+def media_type(request: Request) -> str:
+    """``application/schema+json``, or plain JSON to a client that accepts that and not the
+    schema type (GDAL 3.6 asks for ``application/geo+json, application/json`` and refuses
+    anything else)."""
+    accept = request.headers.get("accept", "")
+    if SCHEMA_JSON not in accept and "application/json" in accept:
+        return "application/json"
+    return SCHEMA_JSON
 
 
 def build_router() -> APIRouter:

@@ -19,7 +19,8 @@ from nearline.errors import SearchError
 
 TEXT = "cql2-text"
 JSON = "cql2-json"
-LANGUAGES = (TEXT, JSON)
+DRAFT_TEXT = "cql-text"  # the drafts' name, which GDAL 3.6's OAPIF driver sends: read as CQL2
+LANGUAGES = (TEXT, JSON, DRAFT_TEXT)
 CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
 WHERE = re.compile(r"-->\s*(\d+):(\d+)")
 EXPECTED = re.compile(r"=\s*(expected .*)$", re.MULTILINE)
@@ -34,7 +35,8 @@ def parse_filter(value: Any, *, lang: Any = None, crs: Any = None) -> dict[str, 
         CQL2 text (a string) or CQL2 JSON (an object, or its JSON text in a query string).
     lang
         ``filter-lang``: ``cql2-text`` or ``cql2-json`` (None: text for a string, JSON for
-        an object). With ``cql2-json``, a string is the JSON's text (as GET sends it).
+        an object). With ``cql2-json``, a string is the JSON's text (as GET sends it). The
+        drafts' ``cql-text`` (GDAL 3.6 sends it) is read as CQL2 text.
     crs
         ``filter-crs``: only CRS84 (longitude, latitude), as GeoJSON's, is offered.
 
@@ -55,7 +57,7 @@ def parse_filter(value: Any, *, lang: Any = None, crs: Any = None) -> dict[str, 
         lang = TEXT if isinstance(value, str) else JSON
     if lang not in LANGUAGES:
         raise SearchError(f"filter-lang: expected cql2-text or cql2-json, got {lang!r}")
-    if lang == TEXT:
+    if lang in (TEXT, DRAFT_TEXT):
         if not isinstance(value, str):
             raise SearchError("filter: cql2-text is a string, such as platform = 'noaa19'")
         expression = _parsed(lambda: cql2.parse_text(value))

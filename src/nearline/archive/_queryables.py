@@ -100,4 +100,6 @@ def queryables_schema(types: Mapping[str, set[str]], *, url: str, title: str) ->
         "by (sortby=: the columns and the properties of one type of string, number or boolean)",
         "properties": properties,
         "additionalProperties": False,
+        # the names as Part 3's drafts listed them, where GDAL 3.6's OAPIF driver reads them
+        "queryables": [{"id": name} for name in properties],
     }

@@ -149,10 +149,13 @@ def _collection_links(collection: Collection, href: str, base: str) -> list[dict
         {"rel": "parent", "type": JSON, "title": "The archive", "href": f"{base}/"},
         {"rel": "root", "type": JSON, "title": "The archive", "href": f"{base}/"},
         {"rel": "items", "type": GEOJSON, "title": f"Items of {name}", "href": f"{href}/items"},
-        {
-            "rel": QUERYABLES,
-            "type": "application/schema+json",
-            "title": f"What a filter of {name}'s items may name",
-            "href": f"{href}/queryables",
-        },
+        *(  # the drafts' relation too, which GDAL 3.6's OAPIF driver follows
+            {
+                "rel": rel,
+                "type": "application/schema+json",
+                "title": f"What a filter of {name}'s items may name",
+                "href": f"{href}/queryables",
+            }
+            for rel in (QUERYABLES, "queryables")
+        ),
     ]
