@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from nearline.archive import Collection, Item, SQLiteCatalogue, parse_filter, parse_search
+from nearline.archive import (
+    Collection,
+    Item,
+    SQLiteCatalogue,
+    open_catalogue,
+    parse_filter,
+    parse_search,
+)
 from nearline.archive._filter_sql import SQLITE, filter_sql, glob
 from nearline.errors import SearchError
 
@@ -122,13 +129,13 @@ def test_sorted_pages_follow_one_another(catalogue):
 @pytest.mark.parametrize(
     ("query", "said"),
     [
-        ({"filter": "cloud < 3"}, "unknown queryable 'cloud'"),
+        ({"filter": "cloud < 3"}, "filter: unknown queryable 'cloud'"),
         ({"filter": "platform > 3"}, "filter: platform is a string"),
         ({"filter": "rare = 'yes'"}, "filter: rare is a boolean"),
         ({"filter": "eo:cloud_cover = platform"}, "compare a property with a value"),
         ({"filter": "datetime > 3"}, "filter: datetime is a time"),
         ({"filter": "geometry = 'x'"}, "geometry is compared with S_INTERSECTS only"),
-        ({"sortby": "rare,-nothing"}, "unknown queryable 'nothing'"),
+        ({"sortby": "rare,-nothing"}, "sortby: unknown queryable 'nothing'"),
         ({"sortby": "properties"}, "sortby: 'properties' is not sortable"),
     ],
 )
@@ -136,3 +143,40 @@ def test_what_cannot_be_answered_is_refused_by_name(catalogue, query, said):
     with pytest.raises(SearchError) as refused:
         ids(catalogue, **query)
     assert said in str(refused.value)
+
+
+def orbit(index: int, collection: str = "a") -> Item:
+    """A granule with a platform and a cloud cover, and no place."""
+    start = START + timedelta(hours=index)
+    properties = {"platform": "noaa19", "eo:cloud_cover": 5.0 * index}
+    return Item(f"o{index}", collection, start, start, None, None, properties)
+
+
+def test_a_catalogue_made_before_queryables_were_kept_learns_them_when_opened(tmp_path):
+    with SQLiteCatalogue(tmp_path / "old.db") as catalogue:
+        catalogue.put_collection(Collection(id="a"))
+        catalogue.add_items([orbit(1), orbit(2)])
+        catalogue.database.apply("DROP TABLE item_properties;")  # as it was made
+    with SQLiteCatalogue(tmp_path / "old.db") as reopened:
+        assert reopened.queryables("a") == {"platform": {"string"}, "eo:cloud_cover": {"number"}}
+        assert ids(reopened, filter="eo:cloud_cover > 6") == ["o2"]
+
+
+def test_on_postgresql_too(postgres_server, tmp_path):
+    url = postgres_server.new_database("filter")
+    with open_catalogue(url, tmp_path / "unused.db") as catalogue:
+        catalogue.put_collection(Collection(id="a"))
+        catalogue.add_items([orbit(n) for n in range(6)])
+        with catalogue.connection() as connection:
+            connection.execute("DROP TABLE item_properties")  # as it was made
+    with open_catalogue(url, tmp_path / "unused.db") as reopened:
+        assert reopened.queryables() == {"platform": {"string"}, "eo:cloud_cover": {"number"}}
+        assert ids(reopened, filter="eo:cloud_cover BETWEEN 6 AND 20") == ["o2", "o3", "o4"]
+        assert ids(reopened, sortby="-eo:cloud_cover", limit=2) == ["o5", "o4"]
+        empty = {"type": "MultiPolygon", "coordinates": []}  # finds nothing, sorted or not
+        assert ids(reopened, sortby="-eo:cloud_cover", intersects=empty) == []
+
+
+def test_a_geometry_without_positions_finds_nothing_in_any_order(catalogue):
+    empty = {"type": "MultiPolygon", "coordinates": []}
+    assert ids(catalogue, sortby="-eo:cloud_cover", intersects=empty) == []

@@ -226,7 +226,7 @@ def test_queryables_are_what_the_items_carry(live):
 
 
 BAD = [
-    ({"filter": "cloud_cover < 20"}, "unknown queryable 'cloud_cover'"),
+    ({"filter": "cloud_cover < 20"}, "filter: unknown queryable 'cloud_cover'"),
     ({"filter": "eo:cloud_cover <"}, "filter: CQL2 syntax error at line 1, column 17"),
     ({"filter": "eo:cloud_cover < 'high'"}, "filter: eo:cloud_cover is a number"),
     (
@@ -241,7 +241,7 @@ BAD = [
     ({"filter": "platform = 'x'", "filter-lang": "cql3"}, "filter-lang: expected cql2-text"),
     ({"sortby": "instruments"}, "sortby: instruments is not sortable (array)"),
     ({"sortby": "geometry"}, "sortby: 'geometry' is not sortable"),
-    ({"sortby": "-cloudiness"}, "unknown queryable 'cloudiness'"),
+    ({"sortby": "-cloudiness"}, "sortby: unknown queryable 'cloudiness'"),
     ({"query": '{"platform": {"eq": "noaa19"}}'}, "unknown search parameter 'query'"),
     ({"fields": "id,,geometry"}, "fields: a field is empty"),
 ]

@@ -233,6 +233,9 @@ class Catalogue(Closing, ABC):
       widens each collection's extent; the collection must exist (``CollectionNotFound``);
     - ``search`` never reads every item: it goes through a spatial and temporal index, and
       pages by token so page n costs what page 1 does;
+    - a search's ``filter`` is evaluated by the database (translated to its SQL), never by
+      reading items into Python, and names only queryables (``queryables``); its ``sortby``
+      orders the pages, ties broken by id, and its tokens carry the sort keys;
     - a viewer never sees another user's collection or item: those are ``NotFound``,
       exactly as if they did not exist.
     """

@@ -157,8 +157,11 @@ class Operand:
     types: frozenset[str] = frozenset()
 
 
-def sort_operand(name: str, dialect: Dialect, types: Mapping[str, set[str]]) -> Operand:
-    """A queryable as a value to compare or sort by, or SearchError naming it."""
+def sort_operand(
+    name: str, dialect: Dialect, types: Mapping[str, set[str]], *, what: str = "filter"
+) -> Operand:
+    """A queryable as a value to compare or sort by (for ``what``: filter or sortby), or
+    SearchError naming it."""
     if name in TIME_COLUMNS:
         return Operand(TIME_COLUMNS[name], [], "time", name)
     if name == "id":
@@ -172,7 +175,7 @@ def sort_operand(name: str, dialect: Dialect, types: Mapping[str, set[str]]) -> 
         return Operand(sql, parameters, "json", name, frozenset(types[name]))
     offered = [*CORE, *sorted(types)]
     raise SearchError(
-        f"unknown queryable {name!r}; the items searched offer {', '.join(offered[:30])} "
+        f"{what}: unknown queryable {name!r}; the items searched offer {', '.join(offered[:30])} "
         "(GET /queryables, or /collections/{id}/queryables)"
     )
 

@@ -51,7 +51,7 @@ def sort_keys(search: Search, dialect: Dialect, types: Mapping[str, set[str]]) -
     """
     keys = []
     for name, descending in search.sortby:
-        operand = sort_operand(name, dialect, types)
+        operand = sort_operand(name, dialect, types, what="sortby")
         kinds = operand.types - {"null"}
         if (
             operand.kind == "geometry"

@@ -220,7 +220,7 @@ class SQLiteCatalogue(Catalogue):
 
     def _search(self, connection: Any, search: Search) -> Page:
         """A filter (as SQL) and a chosen order (_ordered.py) beside the time-index walk."""
-        if search.filter is None and not search.sortby:
+        if search.impossible or (search.filter is None and not search.sortby):
             return search_items(connection, search)
         names = self._visible(connection, search)
         types = property_types(self._property_rows(connection, list(names)))
