@@ -67,6 +67,7 @@ def ids(catalogue: SQLiteCatalogue, **query: Any) -> list[str]:
         ("datetime > TIMESTAMP('2020-01-01T09:30:00Z')", ["g10", "g11"]),
         ("end_datetime <= '2020-01-01T01:05:00Z'", ["g00", "g01"]),  # RFC 3339 text, as GDAL's
         ("collection = 'a' AND eo:cloud_cover = 0", ["g00"]),
+        ('geometry IS NULL AND "properties.eo:cloud_cover" < 1', ["g00"]),
     ],
 )
 def test_each_filter_finds_its_items(catalogue, text, wanted):

@@ -169,7 +169,7 @@ def sort_operand(
     if name == "collection":
         return Operand(COLLECTION_ID, [], "text", name)
     if name == "geometry":
-        return Operand("", [], "geometry", name)
+        return Operand("i.footprint" if dialect.postgres else "i.wkb", [], "geometry", name)
     if name in types:
         sql, parameters = dialect.json_property(name)
         return Operand(sql, parameters, "json", name, frozenset(types[name]))
@@ -224,7 +224,10 @@ class Translation:
     def operand(self, node: Any, *, scalar: bool = True) -> Operand:
         if not (isinstance(node, Mapping) and set(node) == {"property"}):
             raise SearchError(f"filter: expected a property, got {_shown(node)}")
-        found = sort_operand(str(node["property"]), self.dialect, self.types)
+        name = str(node["property"])
+        if name not in self.types and name.startswith("properties."):
+            name = name.removeprefix("properties.")  # as an item names it
+        found = sort_operand(name, self.dialect, self.types)
         if found.kind == "geometry" and scalar:
             raise SearchError("filter: geometry is compared with S_INTERSECTS only")
         if found.kind == "json" and scalar and not found.types & SCALARS:
