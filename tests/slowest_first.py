@@ -28,7 +28,6 @@ SLOWEST = {  # file: its seconds in that run (files over 30 s)
     "tests/service/test_fuzz.py": 74,
     "tests/service/test_two_hosts_s3.py": 67,
     "tests/layout/test_s3_upload_file.py": 67,
-    "tests/burst/test_full_disk.py": 63,
     "tests/archive/test_postgres.py": 60,
     "tests/burst/test_mpi.py": 59,
     "tests/service/test_two_servers.py": 57,

@@ -72,3 +72,22 @@ def test_the_pool_hands_back_what_it_kept_up_to_its_limit():
     assert pool.take((10, 10), "f4") is not first
     pool.give(np.empty(200, "f8"))  # 1600 bytes: over the limit, dropped
     assert pool.kept == 0
+
+
+def test_new_shapes_are_carved_from_the_touched_reserve_until_it_is_spent():
+    pool = ArrayPool(limit=4096, reserve=4096)
+    reserve = pool._reserve
+    reserve._thread.join()
+    assert reserve.touched == 4096
+    first = pool.take((16, 16), "f8")  # 2048 bytes
+    second = pool.take((100,), "f4")  # 400 bytes, rounded up to 448
+    assert np.shares_memory(first, reserve._buffer)
+    assert np.shares_memory(second, reserve._buffer)
+    assert not np.shares_memory(first, second)
+    assert reserve.carved == 2048 + 448
+    fresh = pool.take((16, 16), "f8")  # 2048 more would pass the end: a new array
+    assert not np.shares_memory(fresh, reserve._buffer)
+    assert fresh.shape == (16, 16)
+    assert fresh.dtype == np.float64
+    pool.give(first)
+    assert pool.take((16, 16), "f8") is first  # kept by shape, as any other

@@ -4,6 +4,7 @@ file equals the one Veros's own writer makes in a serial run of the same setup."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -69,7 +70,14 @@ def runs(tmp_path_factory) -> Path:
         path.rename(folder / "serial" / path.name)
     burst = veros_burst(folder, *SHORT)
     assert burst.returncode == 0, burst.stderr[-3000:]
-    assert "nearline.burst.veros:" in burst.stdout
+    (line,) = [x for x in burst.stdout.splitlines() if x.startswith("nearline.burst.veros: ")]
+    report = json.loads(line.split(": ", 1)[1])
+    assert len(report["pauses"]["snapshot"]) == 3  # the file made at set-up, two records
+    assert len(report["pauses"]["restart"]) == 2  # after day 1 and day 2
+    clock = report["clock"]
+    assert clock["began"] < clock["ran"] <= clock["drained"] <= time.time()
+    assert 0 < report["timers"]["setup"] < clock["ran"] - clock["began"]
+    assert report["timers"]["main"] > 0
     return folder
 
 

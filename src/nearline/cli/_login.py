@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     import httpx
 
-# nearline.orders is imported by the commands that use it (importing the service's room
-# costs more than a second), and httpx by _httpx() alone, when a request is about to be made
+# nearline.identity (for PKCE) is imported by the two flows that use it, and httpx by
+# _httpx() alone, when a request is about to be made: `nearline token --help` needs neither
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"

@@ -5,7 +5,8 @@
 Everything after the setup file is ``veros run``'s own command line, passed to Veros's CLI
 unchanged. The last ``--io-ranks`` ranks serve; the others run Veros, which gets their
 communicator through its ``mpi_comm`` runtime setting. On rank 0 a last line reports how long
-the compute ranks paused per output record (``nearline.burst.veros: {...}``, JSON).
+the compute ranks paused per output record and where the time went (``nearline.burst.veros:
+{"pauses": ..., "clock": ..., "timers": ...}``, JSON).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import logging
 import os
 import sys
+import time
 from typing import Any
 
 from nearline.errors import ConfigError, NearlineError
@@ -50,12 +52,29 @@ def _model(setup: str, veros_args: list[str]) -> Any:
 
         from nearline.burst.veros._output import ATTACHED, Attachment
 
-        ATTACHED.append(Attachment(io, comm))
+        attached = Attachment(io, comm)
+        ATTACHED.append(attached)
+        began = time.time()
         cli.main(args=[setup, *veros_args], prog_name="veros run", standalone_mode=False)
+        ran = time.time()
         io.wait()
-        return dict(ATTACHED[0].pauses)  # seconds per step of each file, in order
+        return {
+            "pauses": dict(attached.pauses),  # seconds per step of each file, in order
+            # when Veros began and returned and the I/O ranks had written all (the epoch's
+            # seconds, to set beside the launcher's clock), and Veros's own timers
+            "clock": {"began": began, "ran": ran, "drained": time.time()},
+            "timers": timers(attached.state),
+        }
 
     return main
+
+
+def timers(state: Any) -> dict[str, float]:
+    """Veros's own timers (its timing summary; the first step is not counted)."""
+    if state is None:
+        return {}
+    names = ("setup", "main", "diagnostics", "plugins")
+    return {name: state.timers[name].total_time for name in names}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     from nearline.burst.veros._replay import VerosSink
 
     try:
-        pauses = burst.run(
+        report = burst.run(
             _model(args.setup, args.veros_args),
             io_ranks=args.io_ranks,
             memory=args.memory,
@@ -81,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from mpi4py import MPI
 
-    if MPI.COMM_WORLD.rank == 0 and pauses is not None:
-        print("nearline.burst.veros: " + json.dumps({"pauses": pauses}), flush=True)
+    if MPI.COMM_WORLD.rank == 0 and report is not None:
+        print("nearline.burst.veros: " + json.dumps(report), flush=True)
     return 0
 
 

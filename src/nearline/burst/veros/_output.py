@@ -40,6 +40,7 @@ class Attachment:
     steps: dict[str, int] = field(default_factory=dict)  # next burst step of each file
     pauses: dict[str, list[float]] = field(default_factory=dict)  # seconds per handed record
     taken: dict[str, Any] = field(default_factory=dict)  # settings the plug-in blanked: theirs
+    state: Any = None  # Veros's state, once the plug-in's set-up saw it (for its timers)
 
 
 ATTACHED: list[Attachment] = []  # the one attachment of this process, once the runner made it
@@ -243,7 +244,8 @@ class BurstOutput:
             if not var.time_dependent:
                 nctools.write_variable(state, key, var, self.variables.get(key), ncfile)
         send(recording, self.name, began=began)
-        attachment().io.wait(self.name)  # the file exists before anyone asks (Snapshot does)
+        # not waited for: a diagnostic's output() asks os.path.isfile before each record,
+        # and the path check above answers it for a file this run made
         self._burst_file, self._burst_path = ncfile, path
 
     def write_output(self, state: Any) -> None:

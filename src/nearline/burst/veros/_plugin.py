@@ -70,6 +70,7 @@ def _setup(state: Any) -> None:
                 "python -m nearline.burst.veros SETUP.py (docs/burst.md, 'A real model: Veros')"
             )
         return  # serial `veros run`: Veros writes its own files
+    attached.state = state
     for diagnostic in state.diagnostics.values():
         if not isinstance(diagnostic, BurstRestart):
             through_burst(diagnostic)

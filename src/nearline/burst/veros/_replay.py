@@ -19,7 +19,7 @@ import numpy as np
 
 from nearline.burst._base import Sink, SinkFile, VariableSpec
 from nearline.burst.veros._deflate import write_deflated
-from nearline.burst.veros._pool import ArrayPool
+from nearline.burst.veros._pool import LIMIT, ArrayPool
 from nearline.burst.veros._recording import HEADER
 from nearline.errors import BurstError
 
@@ -153,7 +153,9 @@ class VerosSink(Sink):
     extension = "nc"
 
     def __init__(self) -> None:
-        self._pool = ArrayPool()  # one writer thread per I/O server: never two at once
+        # one writer thread per I/O server, never two at once; the reserve is touched
+        # while Veros sets itself up, before the first record arrives
+        self._pool = ArrayPool(reserve=LIMIT)
 
     def create(self, path: Path, *, step: int) -> SinkFile:
         return _VerosStep(self._pool)
