@@ -312,3 +312,38 @@ def test_ogr2ogr_where_on_a_queryable_finds_what_pystac_client_filters(live, cli
     sent = unquote(requests[1])
     assert "filter=(eo:cloud_cover < 20) AND (platform = 'noaa19')&" in sent, sent
     assert sent.endswith("&filter-lang=cql-text HTTP/1.1"), sent
+
+
+def test_conformance_declares_what_is_offered_and_nothing_more(live):
+    classes = set(httpx.get(f"{live.url}/conformance").json()["conformsTo"])
+    cql2 = {c.rsplit("/", 1)[1] for c in classes if "/spec/cql2/" in c}
+    assert cql2 == {
+        "cql2-text",
+        "cql2-json",
+        "basic-cql2",
+        "advanced-comparison-operators",
+        "basic-spatial-functions",
+    }
+    part3 = {c.rsplit("/", 1)[1] for c in classes if "/ogcapi-features-3/" in c}
+    assert part3 == {"filter", "features-filter", "queryables"}  # not queryables-query-parameters
+    stac = {c.split("/", 4)[4] for c in classes if c.startswith("https://api.stacspec.org/")}
+    assert {
+        "item-search#filter",
+        "item-search#sort",
+        "item-search#fields",
+        "ogcapi-features#filter",
+        "ogcapi-features#sort",
+        "ogcapi-features#fields",
+    } <= stac
+    assert not {c for c in stac if c.endswith("#query")}  # the Query extension: not offered
+
+
+@pytest.mark.parametrize("path", ["/queryables", f"/collections/{AVHRR}/queryables"])
+def test_queryables_need_a_reader(live, path):
+    assert httpx.get(f"{live.url}{path}").status_code == 401
+    nobody = httpx.get(f"{live.url}/collections/nope/queryables", headers=bearer(live))
+    assert nobody.status_code == 404
+
+
+def bearer(live: LiveService) -> dict[str, str]:
+    return {"Authorization": f"Bearer {live.tokens['bob']}"}
