@@ -98,6 +98,11 @@ QUERY: dict[str, dict[str, Any]] = {  # GET search parameters: what parse_search
         "schema": {"type": "string"},
     },
 }
+SHAPED_ITEM: dict[str, Any] = {
+    "type": "object",
+    "description": "The parts of an item that the fields parameter asked for (STAC's Fields "
+    "extension): a whole Item when it asks for none",
+}
 ITEMS = "/collections/{collection_id}/items"
 MAX_LIMIT = 10_000  # as the catalogue cuts a page (nearline.archive's search)
 ITEMS_GET = (
@@ -155,6 +160,9 @@ def describe_inputs(document: dict[str, Any]) -> dict[str, Any]:
     schemas["SearchPost"] = SEARCH_BODY
     schemas["SubscriptionRequest"] = SUBSCRIPTION
     schemas["ReprocessRequest"] = REPROCESS
+    answers = schemas.get("ItemCollection", {}).get("properties", {}).get("features")
+    if answers is not None:  # a page of /search and of a collection's items, as fields shape it
+        answers["items"] = {"anyOf": [answers["items"], SHAPED_ITEM]}
     for path in ("/search", ITEMS):
         operation = document["paths"][path]["get"]
         for parameter in operation.get("parameters", []):
