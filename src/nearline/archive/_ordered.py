@@ -40,7 +40,8 @@ class Key:
     sql: str
     parameters: list[Any]
     descending: bool
-    property: bool  # an item property (compared as the dialect compares JSON values)
+    property: bool  # an item property (compared as the dialect compares JSON values; may
+    # be missing: NULL), not a column (never NULL, and walked in order by an index)
 
 
 def sort_keys(search: Search, dialect: Dialect, types: Mapping[str, set[str]]) -> list[Key]:
@@ -155,10 +156,12 @@ def _statement(
         conditions.append(sql)
         parameters.extend(values)
 
-    if dialect.postgres:
+    if len(collections) == 1:  # the (collection, start) and (collection, id) indexes
+        add(f"i.collection = {mark}", collections[0])
+    elif dialect.postgres:
         add("i.collection = ANY(%s)", collections)
-    else:
-        add(f"i.collection IN ({', '.join('?' * len(collections))})", *collections)
+    else:  # SQLite: unary + keeps it off the collection's indexes, to walk the sort's own
+        add(f"+i.collection IN ({', '.join('?' * len(collections))})", *collections)
     if search.viewer is None:
         add("i.owner IS NULL")
     else:
@@ -178,10 +181,7 @@ def _statement(
     if after is not None:
         sql, values = _after(dialect, keys, after)
         add(sql, *values)
-    order = ", ".join(
-        f"k{n} DESC NULLS FIRST" if key.descending else f"k{n} ASC NULLS LAST"
-        for n, key in enumerate(keys)
-    )
+    order = ", ".join(_order(n, key) for n, key in enumerate(keys))
     sql = (
         f"SELECT i.id, i.owner, i.start_us, i.end_us, i.body, i.collection, "
         f"{dialect.footprint} AS wkb, {selected} FROM items AS i "
@@ -190,9 +190,19 @@ def _statement(
     return sql, [*parameters, most]
 
 
+def _order(n: int, key: Key) -> str:
+    """Key ``n`` in ORDER BY: a property's NULLs after every value (before, descending); a
+    column's as the database orders it, which its index can give."""
+    direction = "DESC" if key.descending else "ASC"
+    if not key.property:
+        return f"k{n} {direction}"
+    return f"k{n} {direction} NULLS {'FIRST' if key.descending else 'LAST'}"
+
+
 def _after(dialect: Dialect, keys: list[Key], values: list[Any]) -> tuple[str, list[Any]]:
     """What sorts after ``values`` (NULLs after every value, ascending): the disjunction of
-    (equal on the first keys, after on the next)."""
+    (equal on the first keys, after on the next), and, where the first key is a column, the
+    bound on it that lets its index start there."""
     ors, parameters = [], []
     for n, key in enumerate(keys):
         ands, these = [], []
@@ -205,7 +215,12 @@ def _after(dialect: Dialect, keys: list[Key], values: list[Any]) -> tuple[str, l
         these += params
         ors.append("(" + " AND ".join(ands) + ")")
         parameters += these
-    return "(" + " OR ".join(ors) + ")", parameters
+    either = "(" + " OR ".join(ors) + ")"
+    first = keys[0]
+    if first.property:
+        return either, parameters
+    bound = f"{first.sql} {'<=' if first.descending else '>='} {dialect.mark}"
+    return f"{bound} AND {either}", [*first.parameters, values[0], *parameters]
 
 
 def _value(dialect: Dialect, key: Key, value: Any) -> tuple[str, list[Any]]:
@@ -223,8 +238,9 @@ def _beyond(dialect: Dialect, key: Key, value: Any) -> tuple[str, list[Any]]:
     if value is None:
         return ("1 = 0", []) if not key.descending else (f"{key.sql} IS NOT NULL", key.parameters)
     sql, params = _value(dialect, key, value)
-    if key.descending:
-        return f"{key.sql} < {sql}", [*key.parameters, *params]
+    if key.descending or not key.property:
+        operator = "<" if key.descending else ">"
+        return f"{key.sql} {operator} {sql}", [*key.parameters, *params]
     return f"({key.sql} > {sql} OR {key.sql} IS NULL)", [
         *key.parameters,
         *params,

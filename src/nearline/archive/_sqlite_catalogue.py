@@ -68,7 +68,8 @@ CREATE INDEX IF NOT EXISTS items_by_id ON items (id);
 CREATE VIRTUAL TABLE IF NOT EXISTS items_index USING rtree (
     id, x0, x1, y0, y1, t0, t1, c0, c1
 );
-CREATE INDEX IF NOT EXISTS items_by_start ON items (start_us);
+CREATE INDEX IF NOT EXISTS items_by_start ON items (collection, start_us);
+CREATE INDEX IF NOT EXISTS items_by_start_all ON items (start_us);
 """
 PROPERTIES = """
 CREATE TABLE IF NOT EXISTS item_properties (
