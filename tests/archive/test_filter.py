@@ -64,6 +64,11 @@ def ids(catalogue: SQLiteCatalogue, **query: Any) -> list[str]:
         ("rare IS NULL AND eo:cloud_cover < 6", ["g00", "g01", "g02", "g03", "g05"]),
         ("rare = true", ["g04"]),
         ("id IN ('g03', 'g05', 'nope')", ["g03", "g05"]),
+        (
+            "eo:cloud_cover IN (1, 2.0, 5) AND platform IN ('noaa%19', 'metop-a')",
+            ["g01", "g02", "g05"],
+        ),
+        (" AND ".join(["eo:cloud_cover < 2"] * 250), ["g00", "g01"]),  # SQLite takes 250
         ("datetime > TIMESTAMP('2020-01-01T09:30:00Z')", ["g10", "g11"]),
         ("end_datetime <= '2020-01-01T01:05:00Z'", ["g00", "g01"]),  # RFC 3339 text, as GDAL's
         ("collection = 'a' AND eo:cloud_cover = 0", ["g00"]),
@@ -138,6 +143,9 @@ def test_sorted_pages_follow_one_another(catalogue):
         ({"filter": "geometry = 'x'"}, "geometry is compared with S_INTERSECTS only"),
         ({"sortby": "rare,-nothing"}, "sortby: unknown queryable 'nothing'"),
         ({"sortby": "properties"}, "sortby: 'properties' is not sortable"),
+        ({"filter": " AND ".join(["platform = 'x'"] * 252)}, "filter: 251 ANDs and ORs"),
+        ({"filter": "eo:cloud_cover = ---1"}, "filter: three or more signs in a row"),
+        ({"filter": "(" * 65 + "rare = true" + ")" * 65}, "filter: parentheses 65 deep"),
     ],
 )
 def test_what_cannot_be_answered_is_refused_by_name(catalogue, query, said):

@@ -213,8 +213,13 @@ class Translation:
             below, second = self.comparison("<=", [args[0], high])
             return f"({above} AND {below})", [*first, *second]
         if op == "in" and len(args) == 2 and isinstance(args[1], list) and args[1]:
-            equal = [self.comparison("=", [args[0], value]) for value in args[1]]
-            return "(" + " OR ".join(s for s, _ in equal) + ")", [p for _, ps in equal for p in ps]
+            operand = self.operand(args[0])
+            values = [self.value(operand, value) for value in args[1]]
+            listed = ", ".join(sql for sql, _ in values)
+            return f"{operand.sql} IN ({listed})", [
+                *operand.parameters,
+                *(p for _, parameters in values for p in parameters),
+            ]
         if op == "s_intersects" and len(args) == 2:
             return self.intersects(args)
         raise SearchError(
