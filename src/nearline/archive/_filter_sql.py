@@ -193,7 +193,7 @@ class Translation:
         if not isinstance(node, Mapping) or "op" not in node:
             raise SearchError(f"filter: expected a condition, got {_shown(node)}")
         op, args = str(node["op"]).lower(), list(node.get("args", []))
-        if op in ("and", "or"):
+        if op in ("and", "or") and args:
             parts = [self.condition(arg) for arg in args]
             joined = f" {op.upper()} ".join(f"({sql})" for sql, _ in parts)
             return f"({joined})", [p for _, parameters in parts for p in parameters]
@@ -207,8 +207,9 @@ class Translation:
             return f"{operand.sql} IS NULL", operand.parameters
         if op == "like" and len(args) == 2:
             return self.like(args)
-        if op == "between" and len(args) in (2, 3):
-            low, high = args[1] if len(args) == 2 and isinstance(args[1], list) else args[1:3]
+        bounds = args[1] if len(args) == 2 and isinstance(args[1], list) else args[1:]
+        if op == "between" and len(bounds) == 2:
+            low, high = bounds
             above, first = self.comparison(">=", [args[0], low])
             below, second = self.comparison("<=", [args[0], high])
             return f"({above} AND {below})", [*first, *second]
