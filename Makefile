@@ -54,7 +54,9 @@ demo: $(STAMP)
 # `make test` first installs the Debian packages the suite needs (as root: scripts/system-packages),
 # builds SeaweedFS, the tests' S3 server, once a machine (into ~/.cache/nearline: 5 to 6 minutes
 # on two cores the first time), fetches Keycloak, their OpenID Connect provider, from Maven
-# Central and starts it once to build it (about 2 minutes the first time), and proves with
+# Central and starts it once to build it (about 2 minutes the first time), builds STAC Browser,
+# which a web test runs against the service, from the npm registry (scripts/stac-browser: 2 to 4
+# minutes the first time, into ~/.cache/nearline; it needs the doctor's node), and proves with
 # `nearline doctor` that each capability works, stopping with its lines when one does not. Tests run in TEST_WORKERS processes (pytest-xdist),
 # each test file in one of them so that a file's server starts once: most tests wait on servers,
 # ranks and disks, not on a core, so three workers on two cores keep both busier than two did
@@ -72,6 +74,7 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mkdocs build --strict
+	scripts/stac-browser > /dev/null
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # The tests on real product files from outside the project (../shared/realdata, or

@@ -21,6 +21,11 @@ from nearline.cli._serve import wait_until_serving
 from nearline.errors import NearlineError
 from nearline.mpirun import MPI_ENV
 
+# How long a server may take to answer at start: a guard against one that never will, not a
+# limit. Quiet, it answers in 1-2 s; beside stress-ng and two other suites (load 12) one took
+# more than 60 s just to import.
+START_GUARD = 300.0
+
 
 def database_of(data: Path) -> str | None:
     """The PostgreSQL URL a test service on ``data`` keeps its state in (None: SQLite files),
@@ -65,7 +70,7 @@ class LiveService:
         return f"http://127.0.0.1:{self.port}"
 
     def start(
-        self, *extra: str, timeout: float = 60, preexec: Callable[[], None] | None = None
+        self, *extra: str, timeout: float = START_GUARD, preexec: Callable[[], None] | None = None
     ) -> None:
         """Start the server with ``extra`` options and wait until it answers; ``preexec``
         runs in the server's process before it execs (system calls only)."""

@@ -12,12 +12,18 @@ the other workers idled; and a whole long page as one test took minutes on a bus
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -144,12 +150,64 @@ def run_blocks(
             check_data(block)
 
 
+class PagePorts:
+    """The fixed ports a page serves on (its ``127.0.0.1:PORT``), held for this machine while
+    the page runs.
+
+    A reader's page names the ports a reader would use, so pages share them: service.md and
+    operations.md both serve on 8000, and two suites on one machine run the same page. Two
+    holders at once answered each other's requests (a search got another server's 401). So
+    each port is a lock file that a page takes before its first block and gives back when it
+    stops, waiting for another page to finish; a port still taken then is a program outside
+    the suite, said in one line.
+
+    Parameters
+    ----------
+    page : Path
+        The Markdown page.
+    """
+
+    def __init__(self, page: Path) -> None:
+        self.page = page
+        self.ports = sorted(
+            {int(p) for p in re.findall(r"127\.0\.0\.1:(\d{4,5})", page.read_text())}
+        )
+        self._held: list[Any] = []
+
+    def hold(self) -> None:
+        """Take every port's lock (waiting for another page to give it back), then check it
+        is free."""
+        for port in self.ports:
+            lock = open(Path(tempfile.gettempdir()) / f"nearline-docs-port-{port}.lock", "w")  # noqa: SIM115
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._held.append(lock)
+            with socket.socket() as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    probe.bind(("127.0.0.1", port))
+                except OSError:
+                    self.release()
+                    pytest.fail(
+                        f"{self.page.name} serves on 127.0.0.1:{port}, which a program outside "
+                        "the test suite holds: stop it and run the page again"
+                    )
+
+    def release(self) -> None:
+        """Give every lock back."""
+        for lock in self._held:
+            lock.close()
+        self._held.clear()
+
+
 def run_page(page: Path, folder: Path, request: pytest.FixtureRequest) -> None:
     """Run (or check) each of ``page``'s blocks in order, in ``folder``."""
+    ports = PagePorts(page)
+    ports.hold()
     try:
         run_blocks(blocks(page), folder, request, set())
     finally:
         stop_left_behind(folder)
+        ports.release()
 
 
 def short_pages() -> list[Path]:
@@ -217,3 +275,33 @@ def test_c_and_fortran_blocks_are_saved_under_the_name_they_start_with(tmp_path:
     assert named_c.source_name() == "ocean.c"
     assert named_fortran.source_name() == "ocean.f90"
     assert unnamed.source_name() is None
+
+
+def test_a_page_waits_for_its_ports_and_names_a_stranger_holding_one(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    with socket.socket() as spare:
+        spare.bind(("127.0.0.1", 0))
+        free = spare.getsockname()[1]
+    page.write_text(f"curl http://127.0.0.1:{free}/conformance\n")
+    first, second = PagePorts(page), PagePorts(page)
+    assert first.ports == [free]
+    first.hold()
+    waiting = threading.Thread(target=second.hold)
+    waiting.start()
+    waiting.join(0.5)
+    assert waiting.is_alive()  # the second page waits while the first runs
+    first.release()
+    waiting.join(10)
+    assert not waiting.is_alive()
+    second.release()
+    with socket.socket() as stranger:
+        stranger.bind(("127.0.0.1", 0))
+        stranger.listen()
+        taken = stranger.getsockname()[1]
+        page.write_text(f"curl http://127.0.0.1:{taken}/conformance\n")
+        held = PagePorts(page)
+        with pytest.raises(pytest.fail.Exception, match=f"127.0.0.1:{taken}, which a program"):
+            held.hold()
+        assert held._held == []
+    for port in (free, taken):  # this test's own lock files: the pages' ones stay, reused
+        (Path(tempfile.gettempdir()) / f"nearline-docs-port-{port}.lock").unlink()

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from .markdown_blocks import LONG_PAGES, ROOT, Block, blocks, sections
-from .test_docs import run_blocks, stop_left_behind
+from .test_docs import PagePorts, run_blocks, stop_left_behind
 
 
 class PageRun:
@@ -42,6 +42,7 @@ class PageRun:
         self.done = 0  # sections run, from the top
         self.failed: str | None = None  # the section that failed, if one did
         self.buckets: set[str] = set()  # the S3 buckets the page has named so far
+        self.ports = PagePorts(page)  # held from the first section until stop()
 
     def run_through(self, index: int, request: pytest.FixtureRequest) -> None:
         """Run the page's sections up to and including section ``index``, those not run yet.
@@ -55,6 +56,8 @@ class PageRun:
         """
         if self.failed is not None:
             pytest.fail(f"{self.page.name}: section {self.failed!r} failed, and this one needs it")
+        if self.done == 0 and self.done <= index:
+            self.ports.hold()
         while self.done <= index:
             title, found = self.parts[self.done]
             try:
@@ -70,6 +73,7 @@ class PageRun:
     def stop(self) -> None:
         """Stop what the page started in the background and left running (a server)."""
         stop_left_behind(self.folder)
+        self.ports.release()
 
 
 def anchor(title: str) -> str:

@@ -75,6 +75,7 @@ def no_postgresql(tmp_path: Path) -> dict[str, str]:
         ("mpi-fortran", empty_path, "gfortran missing"),
         ("postgis", no_postgresql, "PostgreSQL's initdb and postgres were not found"),
         ("prometheus", empty_path, "Prometheus's promtool and prometheus not on PATH"),
+        ("node", empty_path, "node is not on PATH"),
         ("s3-server", no_seaweedfs, "SeaweedFS (the tests' S3 server) is not built at"),
     ],
 )

@@ -19,7 +19,7 @@ import pytest
 
 from nearline.algorithms._cgroups import hierarchies
 
-from ..live_service import LiveService
+from ..live_service import START_GUARD, LiveService
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class BudgetedService(LiveService):
 
     budget: Budget | None = None
 
-    def start(self, *extra: str, timeout: float = 60, preexec: None = None) -> None:
+    def start(self, *extra: str, timeout: float = START_GUARD, preexec: None = None) -> None:
         assert self.budget is not None
         procs = os.fsencode(self.budget.folder / "cgroup.procs")
 

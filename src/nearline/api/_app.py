@@ -4,9 +4,10 @@ landing page for browsers. Each part's routes sit beside its handlers; this modu
 them together.
 
 Every route needs ``Authorization: Bearer TOKEN`` except the landing page, /conformance and the
-OpenAPI document at /api. Every request gets a request id, a line in the log and its latency
-in the service's metrics (_requests.py); the metrics themselves are served apart, on the
-address ``nearline serve --metrics`` names, never here.
+OpenAPI document at /api. Pages from the origins the operator names may call it from a
+browser (_cors.py; none by default). Every request gets a request id, a line in the log and
+its latency in the service's metrics (_requests.py); the metrics themselves are served apart,
+on the address ``nearline serve --metrics`` names, never here.
 """
 
 from __future__ import annotations
@@ -25,11 +26,21 @@ from nearline.api import _stac as stac
 from nearline.api import _subscriptions as subscriptions
 from nearline.api import _users as users
 from nearline.api import _web as web
+from nearline.api._cors import CrossOrigin, CrossOriginMiddleware
 from nearline.orders import Service
 
 
-def create_app(service: Service) -> FastAPI:
-    """The app over a started :class:`~nearline.orders.Service`."""
+def create_app(service: Service, *, cors: CrossOrigin | None = None) -> FastAPI:
+    """The app over a started :class:`~nearline.orders.Service`.
+
+    Parameters
+    ----------
+    service
+        The started service whose catalogue, algorithms and jobs the app serves.
+    cors
+        The origins whose pages may call the app from a browser; None (the default): no
+        CORS header is ever sent, and a browser on another origin reads nothing.
+    """
     app = stac.build_app(service)
     app.state.service = service
     for part in (processes, users, jobs, downloads, subscriptions, queryables):
@@ -38,5 +49,7 @@ def create_app(service: Service) -> FastAPI:
     openapi.install(app)
     web.install(app)
     signin.install(app)
+    if cors is not None:  # inside the request log: refused preflights are logged too
+        app.add_middleware(CrossOriginMiddleware, allowed=cors)
     app.add_middleware(requests.RequestLog, latency=service.metrics.request_seconds)
     return app

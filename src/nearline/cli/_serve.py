@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import re
 import socket
 import subprocess
@@ -160,6 +161,16 @@ def add_serve_parser(subparsers: Any) -> None:
         "OGC's conformance suite and new clients); off (default) in production "
         "(default: $NEARLINE_ECHO or off)",
     )
+    serve.add_argument(
+        "--cors",
+        nargs="+",
+        default=None,
+        metavar="ORIGIN",
+        help="let web pages from these origins (https://host[:port]) call the API from a "
+        "browser, e.g. a STAC Browser hosted elsewhere; '*': pages from any origin, never "
+        'with credentials (docs/service.md, "CORS and STAC Browser"; default: $NEARLINE_CORS, '
+        "else none)",
+    )
     add_door_options(serve)
     add_s3_options(serve)
     add_operator_options(serve)
@@ -172,6 +183,14 @@ def _service(args: argparse.Namespace, **settings: Any):
     return Service(ServiceSettings.resolve(data=args.data, db=args.db, **settings))
 
 
+def _cross_origin(args: argparse.Namespace):
+    """--cors, else $NEARLINE_CORS (origins apart by spaces or commas); None: off."""
+    from nearline.api import CrossOrigin
+
+    texts = args.cors if args.cors is not None else os.environ.get("NEARLINE_CORS", "").split()
+    return CrossOrigin.parse(texts) if texts else None
+
+
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
     from rich.console import Console
@@ -180,6 +199,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from nearline.api import create_app, open_doors
 
     logs.configure(args.log_format)
+    cors = _cross_origin(args)
     logging.getLogger("botocore").setLevel(logging.WARNING)  # "found credentials in ..."
     listener = listening_socket(args.host, args.port)
     port = listener.getsockname()[1]
@@ -205,7 +225,7 @@ def run_serve(args: argparse.Namespace) -> int:
         if args.metrics is not None:  # bound first: a taken address is one line, at once
             metrics = service.metrics.serve(*args.metrics)
         service.start()
-        app = create_app(service)
+        app = create_app(service, cors=cors)
         doors = open_doors(app, service, **door_options(args))
         if metrics is not None:
             say(f"nearline metrics for Prometheus at {_url(args.metrics[0], metrics.port)}"
@@ -215,6 +235,8 @@ def run_serve(args: argparse.Namespace) -> int:
             say(f"guest: requests without a token act as user {doors.guest}")
         if doors.public is not None:
             say(f"anonymous readers may read: {', '.join(sorted(doors.public))}")
+        if cors is not None:
+            say(cors.describe())
         if service.settings.echo:
             say("echo: the echo test process is served (--echo on)")
         if not service.users.list():

@@ -1,7 +1,8 @@
 """Checks of the programs the service's conformance runs and client tests use: Java 17 for
 the OGC's executable test suites (``python -m nearline.testing.ogc_suites``), and GDAL's
 command-line tools with their OGC API - Features driver (OAPIF), the client of QGIS and of
-most GIS scripts."""
+most GIS scripts, and Node.js with npm, which build STAC Browser for its test
+(scripts/stac-browser)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from nearline.doctor._base import run
 from nearline.errors import CapabilityMissing
 
 JAVA_RELEASE = 17  # the OGC suites' jars are built for it
+NODE_RELEASE = 18  # STAC Browser's build (webpack 5, Vue CLI 5) runs on 18 and newer
 
 
 def java(folder: Path) -> str:
@@ -47,3 +49,25 @@ def gdal_oapif(folder: Path) -> str:
         raise CapabilityMissing(f"ogrinfo did not read the probe's one feature: {summary[-200:]}")
     version = run(["ogrinfo", "--version"], folder=folder, what="ogrinfo --version")
     return version.strip().split(",")[0]
+
+
+def node_npm(folder: Path) -> str:
+    """Node.js runs a script and is new enough, and npm packs a package made here (offline:
+    the registry is reached only by the build itself)."""
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            raise CapabilityMissing(f"{tool} is not on PATH")
+    version = run(
+        ["node", "-e", "process.stdout.write(process.versions.node)"], folder=folder, what="node"
+    ).strip()
+    if int(version.split(".")[0]) < NODE_RELEASE:
+        raise CapabilityMissing(f"Node.js {version}; STAC Browser's build needs {NODE_RELEASE}")
+    package = folder / "probe"
+    package.mkdir()
+    (package / "package.json").write_text(json.dumps({"name": "probe", "version": "1.0.0"}))
+    run(["npm", "pack", "--silent", "--pack-destination", folder, package], folder=folder,
+        what="npm pack")  # fmt: skip
+    if not (folder / "probe-1.0.0.tgz").is_file():
+        raise CapabilityMissing("npm pack made no probe-1.0.0.tgz")
+    npm = run(["npm", "--version"], folder=folder, what="npm --version").strip()
+    return f"Node.js {version}, npm {npm}"

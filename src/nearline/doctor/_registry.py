@@ -73,6 +73,12 @@ CAPABILITIES: tuple[Capability, ...] = (
         packages=("gdal-bin",),
     ),
     Capability(
+        name="node",
+        purpose="building STAC Browser from the npm registry for its test (scripts/stac-browser)",
+        probe=clients.node_npm,
+        packages=("nodejs", "npm"),
+    ),
+    Capability(
         name="s3-server",
         purpose="the archive on object storage: a real S3 server (SeaweedFS) for the tests",
         probe=services.s3_server,
