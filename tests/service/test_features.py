@@ -81,6 +81,8 @@ READ = {  # what --anonymous-read opens, with the paths tried (public collection
     ),
     ("GET", "/search"): "/search",
     ("POST", "/search"): "/search",
+    ("GET", "/queryables"): "/queryables",
+    ("GET", "/collections/{collection_id}/queryables"): "/collections/test-granules/queryables",
     ("GET", "/processes"): "/processes",
     ("GET", "/processes/{process_id}"): "/processes/pathfinder",
 }

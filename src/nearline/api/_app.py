@@ -19,6 +19,7 @@ from nearline.api import _jobs as jobs
 from nearline.api import _openapi as openapi
 from nearline.api import _problems as problems
 from nearline.api import _processes as processes
+from nearline.api import _queryables as queryables
 from nearline.api import _requests as requests
 from nearline.api import _signin as signin
 from nearline.api import _stac as stac
@@ -42,7 +43,7 @@ def create_app(service: Service, *, cors: CrossOrigin | None = None) -> FastAPI:
     """
     app = stac.build_app(service)
     app.state.service = service
-    for part in (processes, users, jobs, downloads, subscriptions):
+    for part in (processes, users, jobs, downloads, subscriptions, queryables):
         app.include_router(part.build_router())
     problems.install(app)
     openapi.install(app)

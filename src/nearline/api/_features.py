@@ -13,9 +13,11 @@ from nearline.archive.search_schema import ITEMS_DATETIME, matches
 from nearline.errors import SearchError
 from nearline.orders import OUTPUTS_OF
 
-# OGC API - Features' parameters, and STAC's that pystac-client sends to a collection's items
-# (collections, naming it; ids)
-ITEMS_PARAMETERS = {"bbox", "datetime", "limit", "token", "collections", "ids"}
+# OGC API - Features' parameters (Part 3's filter), STAC's Sort and Fields, and STAC's that
+# pystac-client sends to a collection's items (collections, naming it; ids)
+FILTERING = {"filter", "filter-lang", "filter-crs", "sortby", "fields"}
+ITEMS_PARAMETERS = {"bbox", "datetime", "limit", "token", "collections", "ids", *FILTERING}
+SEARCH_PARAMETERS = ITEMS_PARAMETERS | {"intersects"}
 BARE_T = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt](?=/|$)")
 FEATURES_UNKNOWN_PARAMETER = (
     "http://www.opengis.net/spec/ogcapi-features-1/1.0/req/core/query-param-unknown"
@@ -47,6 +49,7 @@ def unfiltered(search: Search, collection: Collection) -> bool:
         and search.ids is None
         and search.start is None
         and search.end is None
+        and search.filter is None
         and collection.owner is None
         and OUTPUTS_OF not in collection.properties
     )
@@ -59,7 +62,8 @@ def items_query(collection_id: str, parameters: Mapping[str, str]) -> dict[str, 
     if unknown := sorted(set(parameters) - ITEMS_PARAMETERS):
         raise UnknownParameter(
             f"unknown parameter {unknown[0]!r} of a collection's items; use bbox, datetime, "
-            "limit, ids (and the token a next link gives)"
+            "limit, ids, filter, filter-lang, filter-crs, sortby, fields (and the token a next "
+            "link gives)"
         )
     named = parameters.get("collections")
     if named is not None and named.split(",") != [collection_id]:
@@ -71,4 +75,5 @@ def items_query(collection_id: str, parameters: Mapping[str, str]) -> dict[str, 
         "datetime": gdal_dates(parameters.get("datetime")),
         "limit": parameters.get("limit"),
         "token": parameters.get("token"),
+        **{name: parameters[name] for name in FILTERING if name in parameters},
     }

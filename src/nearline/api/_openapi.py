@@ -72,6 +72,36 @@ QUERY: dict[str, dict[str, Any]] = {  # GET search parameters: what parse_search
     },
     "datetime": {"description": DATETIME_SCHEMA["description"], "schema": DATETIME_SCHEMA},
     "limit": {"description": LIMIT["description"], "schema": LIMIT},
+    "filter": {
+        "description": "A CQL2 filter (STAC's Filter extension, OGC API - Features Part 3): "
+        "CQL2 text, or CQL2 JSON with filter-lang=cql2-json; it names only queryables "
+        "(/queryables); a syntax error or an unknown name is a 400",
+        "schema": {"type": "string"},
+    },
+    "filter-lang": {
+        "description": "cql2-text (the default) or cql2-json",
+        "schema": {"enum": ["cql2-text", "cql2-json"]},
+    },
+    "filter-crs": {
+        "description": "Only CRS84 (longitude, latitude)",
+        "schema": {"const": "http://www.opengis.net/def/crs/OGC/1.3/CRS84"},
+    },
+    "sortby": {
+        "description": "The order (STAC's Sort extension): fields comma-separated, each with "
+        "- for descending (-properties.datetime,id); ties fall by id; a field that cannot be "
+        "sorted by is a 400",
+        "schema": {"type": "string"},
+    },
+    "fields": {
+        "description": "Which parts of each item to answer with (STAC's Fields extension): "
+        "id,properties.datetime to include, -geometry to exclude",
+        "schema": {"type": "string"},
+    },
+}
+SHAPED_ITEM: dict[str, Any] = {
+    "type": "object",
+    "description": "The parts of an item that the fields parameter asked for (STAC's Fields "
+    "extension): a whole Item when it asks for none",
 }
 ITEMS = "/collections/{collection_id}/items"
 MAX_LIMIT = 10_000  # as the catalogue cuts a page (nearline.archive's search)
@@ -130,6 +160,9 @@ def describe_inputs(document: dict[str, Any]) -> dict[str, Any]:
     schemas["SearchPost"] = SEARCH_BODY
     schemas["SubscriptionRequest"] = SUBSCRIPTION
     schemas["ReprocessRequest"] = REPROCESS
+    answers = schemas.get("ItemCollection", {}).get("properties", {}).get("features")
+    if answers is not None:  # a page of /search and of a collection's items, as fields shape it
+        answers["items"] = {"anyOf": [answers["items"], SHAPED_ITEM]}
     for path in ("/search", ITEMS):
         operation = document["paths"][path]["get"]
         for parameter in operation.get("parameters", []):

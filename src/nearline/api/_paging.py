@@ -53,6 +53,8 @@ class PageTokens:
                 search.intersects,
                 search.start,
                 search.end,
+                search.filter,
+                search.sortby,
             ],
             option=orjson.OPT_SORT_KEYS,
         )

@@ -33,9 +33,16 @@ from nearline.api._auth import (
     public_collections,
     require_reader,
 )
-from nearline.api._features import items_query, unfiltered
+from nearline.api._features import (
+    SEARCH_PARAMETERS,
+    UnknownParameter,
+    items_query,
+    unfiltered,
+)
+from nearline.api._fields import Fields, parse_fields
 from nearline.api._landing import landing_html
 from nearline.api._paging import PageTokens
+from nearline.api._queryables import queryables_link
 from nearline.archive import (
     STAC_VERSION,
     Collection,
@@ -68,6 +75,29 @@ OGC_PROCESSES = [
 ]
 
 
+STAC_API = "https://api.stacspec.org/v1.0.0"
+CQL2 = "http://www.opengis.net/spec/cql2/1.0/conf/"
+FEATURES_3 = "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/"
+# STAC's Filter, Sort and Fields extensions on /search and on a collection's items, and what
+# of OGC's CQL2 the filter offers (_filter_sql.py): no temporal, array or arithmetic class,
+# no property-property comparisons, no accent- or case-insensitive comparison
+EXTENSIONS = [
+    "https://api.stacspec.org/v1.0.0-rc.3/item-search#filter",
+    "https://api.stacspec.org/v1.0.0-rc.3/ogcapi-features#filter",
+    f"{STAC_API}/item-search#sort",
+    f"{STAC_API}/item-search#fields",
+    f"{STAC_API}/ogcapi-features#sort",
+    f"{STAC_API}/ogcapi-features#fields",
+    f"{FEATURES_3}filter",
+    f"{FEATURES_3}features-filter",
+    f"{FEATURES_3}queryables",
+    f"{CQL2}cql2-text",
+    f"{CQL2}cql2-json",
+    f"{CQL2}basic-cql2",
+    f"{CQL2}advanced-comparison-operators",
+    f"{CQL2}basic-spatial-functions",
+]
+
 # Every search parameter arrives as the text sent and is checked by parse_search alone, against
 # nearline.archive.search_schema, which the OpenAPI document publishes (_openapi.py): so what the
 # document says and what the service accepts are one thing. The paging token is left out of
@@ -75,6 +105,8 @@ OGC_PROCESSES = [
 # of the API specification").
 Text = Annotated[str | None, Query()]
 TokenText = Annotated[str | None, Query(include_in_schema=False)]
+LangText = Annotated[str | None, Query(alias="filter-lang")]
+CrsText = Annotated[str | None, Query(alias="filter-crs")]
 
 
 @attr.s
@@ -88,6 +120,11 @@ class SearchGet(APIRequest):
     datetime: Text = attr.ib(default=None)
     limit: Text = attr.ib(default=None)
     token: TokenText = attr.ib(default=None)
+    filter: Text = attr.ib(default=None)
+    filter_lang: LangText = attr.ib(default=None)
+    filter_crs: CrsText = attr.ib(default=None)
+    sortby: Text = attr.ib(default=None)
+    fields: Text = attr.ib(default=None)
 
 
 @attr.s
@@ -99,6 +136,11 @@ class ItemsGet(APIRequest):
     datetime: Text = attr.ib(default=None)
     limit: Text = attr.ib(default=None)
     token: TokenText = attr.ib(default=None)
+    filter: Text = attr.ib(default=None)
+    filter_lang: LangText = attr.ib(default=None)
+    filter_crs: CrsText = attr.ib(default=None)
+    sortby: Text = attr.ib(default=None)
+    fields: Text = attr.ib(default=None)
 
 
 class SearchPost(BaseModel):
@@ -140,7 +182,7 @@ class CatalogueClient(BaseCoreClient):
     _signer: PageTokens | None = attr.ib(default=None, init=False)
 
     def conformance_classes(self) -> list[str]:
-        return sorted(set(super().conformance_classes()) | set(OGC_PROCESSES))
+        return sorted(set(super().conformance_classes()) | set(OGC_PROCESSES) | set(EXTENSIONS))
 
     def all_collections(self, **kwargs: Any) -> Response:
         request: Request = kwargs["request"]
@@ -197,15 +239,7 @@ class CatalogueClient(BaseCoreClient):
         **kwargs: Any,
     ) -> Response:
         request: Request = kwargs["request"]
-        query = {
-            "collections": collections,
-            "ids": ids,
-            "bbox": bbox,
-            "intersects": intersects,
-            "datetime": datetime,
-            "limit": limit,
-            "token": kwargs.get("token"),
-        }
+        query = search_query(request.query_params)
         return self._page(request, query, f"{base_url(request)}/search")
 
     def post_search(self, search_request: Any, **kwargs: Any) -> Response:
@@ -234,7 +268,8 @@ class CatalogueClient(BaseCoreClient):
         if not post:
             refuse_repeated(request)
         values = query if post else query_values(query)  # GET's text as JSON values
-        given = {k: v for k, v in values.items() if v is not None and k != "token"}
+        fields = wanted_fields(values, post=post)
+        given = {k: v for k, v in values.items() if v is not None and k not in ("token", "fields")}
         search = scoped(request, parse_search(given, viewer=viewer(request), dates=dates))
         token = query.get("token")
         if token is not None and not isinstance(token, str):
@@ -277,7 +312,7 @@ class CatalogueClient(BaseCoreClient):
                 )
         body: dict[str, Any] = {
             "type": "FeatureCollection",
-            "features": [item_to_stac(item, base) for item in page.items],
+            "features": [fields.shape(item_to_stac(item, base)) for item in page.items],
             "links": links,
             "numberReturned": len(page.items),
             "timeStamp": f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ}",
@@ -285,6 +320,27 @@ class CatalogueClient(BaseCoreClient):
         if matched is not None:
             body["numberMatched"] = matched
         return respond(body, media_type=GEOJSON)
+
+
+def search_query(parameters: Mapping[str, str]) -> dict[str, Any]:
+    """GET /search's query string as the search it asks (the text of each parameter), or
+    UnknownParameter for one nearline does not take (a 400: never silently ignored)."""
+    if unknown := sorted(set(parameters) - SEARCH_PARAMETERS):
+        raise UnknownParameter(
+            f"unknown search parameter {unknown[0]!r}; use "
+            f"{', '.join(sorted(SEARCH_PARAMETERS - {'token'}))} (and the token a next link gives)"
+        )
+    return dict(parameters)
+
+
+def wanted_fields(values: Mapping[str, Any], *, post: bool) -> Fields:
+    """The Fields extension's ``fields`` of a search: GET's empty text, or none, is the whole
+    item; POST's null is a 400 (stac-api-validator asks; leave it out instead)."""
+    if "fields" not in values or (not post and values["fields"] in (None, "")):
+        return Fields()
+    if values["fields"] is None:
+        raise SearchError("fields: null is not a fields object; leave it out, or give {}")
+    return parse_fields(values["fields"])
 
 
 def scoped(request: Request, search: Search) -> Search:
@@ -343,6 +399,7 @@ class NearlineStacApi(StacApi):
 
 def _ogc_links(base: str) -> list[dict[str, Any]]:
     return [
+        queryables_link(f"{base}/queryables", "What a search's filter may name"),
         {
             "rel": "http://www.opengis.net/def/rel/ogc/1.0/processes",
             "type": "application/json",

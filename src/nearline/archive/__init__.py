@@ -16,8 +16,10 @@ from nearline.archive._base import (
 )
 from nearline.archive._bucket_ingest import ingest_bucket
 from nearline.archive._catalogues import open_catalogue
+from nearline.archive._filter import parse_filter
 from nearline.archive._ingest import ingest, ingest_archive
 from nearline.archive._object_archive import ObjectArchive, ObjectStores, is_object_url
+from nearline.archive._queryables import queryables_schema
 from nearline.archive._search import (
     parse_bbox,
     parse_datetime,
@@ -64,8 +66,10 @@ __all__ = [
     "open_catalogue",
     "parse_bbox",
     "parse_datetime",
+    "parse_filter",
     "parse_search",
     "query_values",
+    "queryables_schema",
     "rfc3339",
     "sha256_of",
     "union_footprints",

@@ -158,6 +158,12 @@ class Search:
     count_to
         Count the matches too, as long as the index finds no more than this many
         candidates (0: do not count).
+    filter
+        A CQL2 JSON filter the items must pass too (see
+        [`parse_filter`][nearline.archive.parse_filter]).
+    sortby
+        (queryable, descending) pairs to order the answer by, ties broken by id (empty:
+        start-time order, then the order items were catalogued).
     """
 
     collections: tuple[str, ...] | None = None
@@ -170,6 +176,8 @@ class Search:
     token: str | None = None
     viewer: str | None = None
     count_to: int = 0
+    filter: Mapping[str, Any] | bool | None = None
+    sortby: tuple[tuple[str, bool], ...] = ()
 
     @property
     def impossible(self) -> bool:
@@ -225,6 +233,9 @@ class Catalogue(Closing, ABC):
       widens each collection's extent; the collection must exist (``CollectionNotFound``);
     - ``search`` never reads every item: it goes through a spatial and temporal index, and
       pages by token so page n costs what page 1 does;
+    - a search's ``filter`` is evaluated by the database (translated to its SQL), never by
+      reading items into Python, and names only queryables (``queryables``); its ``sortby``
+      orders the pages, ties broken by id, and its tokens carry the sort keys;
     - a viewer never sees another user's collection or item: those are ``NotFound``,
       exactly as if they did not exist.
     """
@@ -321,6 +332,27 @@ class Catalogue(Closing, ABC):
         -------
         Page
             The items and the token of the next page.
+        """
+
+    @abstractmethod
+    def queryables(
+        self, collection: str | None = None, *, viewer: str | None = None
+    ) -> dict[str, set[str]]:
+        """What the items carry beyond their id, collection, times and footprint: each
+        property's name with the JSON types it has been seen with (every property an item
+        ever carried since the catalogue began recording them, deleted items' included).
+
+        Parameters
+        ----------
+        collection
+            This collection's items (None: of every collection the viewer sees).
+        viewer
+            The user asking.
+
+        Returns
+        -------
+        dict
+            Property name to JSON Schema types (``"string"``, ``"integer"``, ...).
         """
 
     @abstractmethod

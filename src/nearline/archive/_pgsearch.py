@@ -52,6 +52,7 @@ class Stream:
     key: int | None
     keys: tuple[int, ...]
     longest: int  # microseconds
+    condition: tuple[str, tuple[Any, ...]] | None = None  # a filter's SQL on items (alias i)
 
 
 @dataclass
@@ -70,24 +71,33 @@ class Query:
         return " AND ".join(self.conditions) or "TRUE"
 
 
-def search_rows(run: Run, search: Search) -> tuple[list[Any], dict[int, str]]:
+def search_rows(
+    run: Run, search: Search, condition: tuple[str, list[Any]] | None = None
+) -> tuple[list[Any], dict[int, str]]:
     """Up to ``limit + 1`` rows of ``search``'s answer from its token on, in order, and the
-    ids of their collections by key; ``run`` executes each statement (in one snapshot)."""
+    ids of their collections by key; ``run`` executes each statement (in one snapshot);
+    ``condition``: a filter's SQL the items must pass too."""
     decode_token(search.token)  # a forged token is refused, whatever the catalogue holds
     collections = run(*streams_sql(search))
     names = {row["key"]: row["id"] for row in collections}
-    found = [row for stream in streams(search, collections) for row in _stream(run, search, stream)]
+    found = [
+        row
+        for stream in streams(search, collections, condition)
+        for row in _stream(run, search, stream)
+    ]
     found.sort(key=lambda row: (row["start_us"], row["seq"]))
     return found[: search.limit + 1], names
 
 
-def count_rows(run: Run, search: Search) -> int | None:
+def count_rows(
+    run: Run, search: Search, condition: tuple[str, list[Any]] | None = None
+) -> int | None:
     """How many items match ``search`` in all (its token aside), or None if more than
     ``search.count_to`` candidates do; ``run`` executes each statement (in one snapshot)."""
     most = search.count_to
     boxes, where = search_shape(search)
     queries, total = [], 0
-    for stream in streams(search, run(*streams_sql(search))):
+    for stream in streams(search, run(*streams_sql(search)), condition):
         items = _conditions(search, stream, None)
         if boxes is not None:
             items.add(*_space_time(search, boxes))
@@ -127,14 +137,18 @@ def streams_sql(search: Search) -> tuple[str, list[Any]]:
     return sql, [search.viewer, *asked]
 
 
-def streams(search: Search, rows: list[Any]) -> list[Stream]:
-    """What to read: each asked-for collection, or every visible one as one stream."""
+def streams(
+    search: Search, rows: list[Any], condition: tuple[str, list[Any]] | None = None
+) -> list[Stream]:
+    """What to read: each asked-for collection, or every visible one as one stream (each
+    with the filter's ``condition``)."""
     if not rows:
         return []
+    where = (condition[0], tuple(condition[1])) if condition is not None else None
     if search.collections is not None:
-        return [Stream(row["key"], (row["key"],), row["longest_us"]) for row in rows]
+        return [Stream(row["key"], (row["key"],), row["longest_us"], where) for row in rows]
     keys = tuple(row["key"] for row in rows)
-    return [Stream(None, keys, max(row["longest_us"] for row in rows))]
+    return [Stream(None, keys, max(row["longest_us"] for row in rows), where)]
 
 
 def _stream(run: Run, search: Search, stream: Stream) -> list[Any]:
@@ -263,4 +277,6 @@ def _conditions(search: Search, stream: Stream, after: tuple[int, int] | None) -
         items.add("(i.start_us, i.seq) > (%s, %s)", *after)
     if search.ids is not None:
         items.add("i.id = ANY(%s)", list(search.ids))
+    if stream.condition is not None:
+        items.add(f"({stream.condition[0]})", *stream.condition[1])
     return items

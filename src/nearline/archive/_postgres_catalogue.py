@@ -23,7 +23,10 @@ import orjson
 from psycopg.rows import dict_row
 
 from nearline.archive._base import Catalogue, Collection, Item, Page, Search
-from nearline.archive._pgsearch import count_rows, search_rows
+from nearline.archive._filter_sql import POSTGRES, filter_sql
+from nearline.archive._ordered import ordered_rows, sort_keys
+from nearline.archive._pgsearch import count_rows, search_rows, streams_sql
+from nearline.archive._queryables import item_property_types, property_types
 from nearline.archive._rows import (
     ItemRow,
     collection_from_row,
@@ -85,6 +88,21 @@ CREATE INDEX IF NOT EXISTS items_by_id ON items (id);
 CREATE INDEX IF NOT EXISTS items_by_space_time
     ON items USING gist (space_time gist_geometry_ops_nd);
 """
+PROPERTIES = """
+CREATE TABLE IF NOT EXISTS item_properties (
+    collection integer NOT NULL REFERENCES collections (key),
+    name text NOT NULL,
+    type text NOT NULL,
+    PRIMARY KEY (collection, name, type)
+);
+"""
+# a catalogue made before item_properties was: what its items carry, read once
+BACKFILL = """
+INSERT INTO item_properties
+SELECT DISTINCT i.collection, p.key, jsonb_typeof(p.value)
+FROM items AS i, jsonb_each(convert_from(i.body, 'UTF8')::jsonb -> 'properties') AS p
+ON CONFLICT DO NOTHING
+"""
 ITEM = "i.seq, i.id, i.owner, i.start_us, i.end_us, i.body"  # what an Item is made of
 COPY = "COPY items (seq, collection, id, owner, start_us, end_us, footprint, body) FROM STDIN"
 
@@ -104,6 +122,10 @@ def migrate(connection: Any) -> None:
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK,))
         connection.execute(SCHEMA)
+        found = connection.execute("SELECT to_regclass('item_properties') AS t").fetchone()
+        connection.execute(PROPERTIES)
+        if (found["t"] if isinstance(found, dict) else found[0]) is None:
+            connection.execute(BACKFILL)
 
 
 class PostgresCatalogue(Catalogue):
@@ -191,6 +213,13 @@ class PostgresCatalogue(Catalogue):
                         )  # fmt: skip
                     rows += chunk
             total = _widen(connection, keys, rows)
+            connection.cursor().executemany(
+                "INSERT INTO item_properties VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                [
+                    (keys[collection], name, kind)
+                    for collection, name, kind in sorted(item_property_types(latest))
+                ],
+            )
         if len(rows) >= ANALYZE_AT and len(rows) * 10 > total:
             # a bulk load: the planner's statistics now, not at autovacuum's next round
             with self.connection() as connection:
@@ -216,13 +245,22 @@ class PostgresCatalogue(Catalogue):
             def run(sql: str, parameters: Sequence[Any]) -> list[dict[str, Any]]:
                 return self._run(connection, sql, parameters)
 
-            found, names = search_rows(run, search)
-            matched = count_rows(run, search) if search.count_to else None
-        page = found[: search.limit]
-        last = page[-1] if len(found) > search.limit else None
-        token = encode_token(last["start_us"], last["seq"]) if last is not None else None
+            page, token, names, condition = _page(run, search)
+            matched = count_rows(run, search, condition) if search.count_to else None
         items = [item_from_row(row, names[row["collection"]]) for row in page]
         return Page(items, token, matched)
+
+    def queryables(
+        self, collection: str | None = None, *, viewer: str | None = None
+    ) -> dict[str, set[str]]:
+        search = Search(collections=(collection,) if collection else None, viewer=viewer)
+        with self.connection() as connection:
+
+            def run(sql: str, parameters: Sequence[Any]) -> list[dict[str, Any]]:
+                return self._run(connection, sql, parameters)
+
+            keys = [row["key"] for row in run(*streams_sql(search))]
+            return property_types(_property_rows(run, keys))
 
     def delete_items(self, collection: str, ids: Iterable[str]) -> int:
         wanted = list(dict.fromkeys(ids))
@@ -315,3 +353,29 @@ def _widen(connection: Any, keys: dict[str, int], rows: list[ItemRow]) -> int:
 
 def _collection(row: Any) -> Collection:
     return collection_from_row(row, row["properties"])
+
+
+def _page(run: Any, search: Search) -> tuple[list[Any], str | None, dict[int, str], Any]:
+    """A page of ``search``: its rows, the next token, the collections' ids by key and the
+    filter's SQL (None without a filter). A chosen order is _ordered.py's."""
+    condition, types, names = None, {}, {}
+    if search.filter is not None or search.sortby:
+        names = {row["key"]: row["id"] for row in run(*streams_sql(search))}
+        types = property_types(_property_rows(run, list(names)))
+    if search.filter is not None:
+        condition = filter_sql(search.filter, POSTGRES, types)
+    if search.sortby:
+        keys = sort_keys(search, POSTGRES, types)
+        page, token = ordered_rows(
+            run, POSTGRES, search, keys=keys, collections=list(names), condition=condition
+        )
+        return page, token, names, condition
+    found, names = search_rows(run, search, condition)
+    page = found[: search.limit]
+    last = page[-1] if len(found) > search.limit else None
+    token = encode_token(last["start_us"], last["seq"]) if last is not None else None
+    return page, token, names, condition
+
+
+def _property_rows(run: Any, keys: list[int]) -> list[Any]:
+    return run("SELECT DISTINCT name, type FROM item_properties WHERE collection = ANY(%s)", [keys])

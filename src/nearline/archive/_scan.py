@@ -64,6 +64,13 @@ class Query:
     hidden: frozenset[int]
     ids: frozenset[str] | None
     want: int
+    condition: tuple[str, list] | None = None  # a filter's SQL on items (alias i)
+
+    def filtered(self) -> tuple[str, list]:
+        """The filter as a clause to append to a WHERE, and its parameters."""
+        if self.condition is None:
+            return "", []
+        return f" AND ({self.condition[0]})", list(self.condition[1])
 
 
 def encode_token(start_us: int, rowid: int) -> str:
@@ -84,23 +91,14 @@ def _bad_token() -> tuple[int, int]:
     raise SearchError("token: not one this service gave; follow the next link of a page")
 
 
-def search_items(connection: sqlite3.Connection, search: Search) -> Page:
-    """One page of ``search``'s answer (with the number of matches, if asked and cheap)."""
+def search_items(
+    connection: sqlite3.Connection, search: Search, condition: tuple[str, list] | None = None
+) -> Page:
+    """One page of ``search``'s answer (with the number of matches, if asked and cheap);
+    ``condition``: a filter's SQL the items must pass too."""
     if search.impossible:
         return Page(items=[], matched=0 if search.count_to else None)
-    boxes, where = search_shape(search)
-    streams, hidden = _streams(connection, search)
-    query = Query(
-        start=microseconds(search.start) if search.start else None,
-        end=microseconds(search.end) if search.end else None,
-        after=decode_token(search.token),
-        boxes=boxes,
-        where=where,
-        viewer=search.viewer,
-        hidden=hidden,
-        ids=frozenset(search.ids) if search.ids is not None else None,
-        want=search.limit + 1,
-    )
+    streams, query = _query(connection, search, condition)
     if query.ids is not None:
         found = _by_ids(connection, query, streams)
     else:
@@ -112,6 +110,36 @@ def search_items(connection: sqlite3.Connection, search: Search) -> Page:
         matched = _count(connection, streams, replace(query, after=None), search.count_to)
     return Page(
         items=_load(connection, [rowid for _, rowid in page]), next_token=token, matched=matched
+    )
+
+
+def count_matches(
+    connection: sqlite3.Connection, search: Search, condition: tuple[str, list] | None = None
+) -> int | None:
+    """How many items match ``search`` (its token aside), or None past ``search.count_to``
+    candidates."""
+    if search.impossible:
+        return 0
+    streams, query = _query(connection, search, condition)
+    return _count(connection, streams, replace(query, after=None), search.count_to)
+
+
+def _query(
+    connection: sqlite3.Connection, search: Search, condition: tuple[str, list] | None
+) -> tuple[list[Stream], Query]:
+    boxes, where = search_shape(search)
+    streams, hidden = _streams(connection, search)
+    return streams, Query(
+        start=microseconds(search.start) if search.start else None,
+        end=microseconds(search.end) if search.end else None,
+        after=decode_token(search.token),
+        boxes=boxes,
+        where=where,
+        viewer=search.viewer,
+        hidden=hidden,
+        ids=frozenset(search.ids) if search.ids is not None else None,
+        want=search.limit + 1,
+        condition=condition,
     )
 
 
@@ -251,8 +279,9 @@ def _window(
     sql = CANDIDATE + f"items_index AS x JOIN items AS i ON i.rowid = x.id / {MAX_BOXES} WHERE "
     rows: dict[int, sqlite3.Row] = {}
     first, last = hours(low) - SLACK_HOURS, hours(stop) + SLACK_HOURS
+    extra, more = query.filtered()
     for where, parameters in _conditions(key, query, first, last):
-        for row in connection.execute(sql + where, parameters):
+        for row in connection.execute(sql + where + extra, [*parameters, *more]):
             if low <= row["start_us"] < stop:
                 rows[row["rowid"]] = row
     return sorted(_exact(list(rows.values()), query))
@@ -266,8 +295,12 @@ def _by_ids(
     if not keys:
         return []
     rows = []
+    extra, more = query.filtered()
     for item_id in sorted(query.ids or ()):
-        for row in connection.execute(CANDIDATE + "items AS i WHERE i.id = ?", (item_id,)):
+        named = connection.execute(
+            CANDIDATE + "items AS i WHERE i.id = ?" + extra, (item_id, *more)
+        )
+        for row in named:
             if keys == [None] or row["collection"] in keys:
                 rows.append(row)
     return sorted(_exact(rows, query))[: query.want]

@@ -17,6 +17,8 @@ from jsonschema import Draft202012Validator
 from shapely.geometry import shape
 
 from nearline.archive._base import BBox, Search
+from nearline.archive._filter import parse_filter
+from nearline.archive._sorting import parse_sortby
 from nearline.archive.search_schema import (
     BBOX,
     BBOX_TEXT,
@@ -31,6 +33,7 @@ from nearline.errors import SearchError
 
 MAX_LIMIT = 10_000  # a page never holds more (larger limits are cut to this, as STAC allows)
 KNOWN = {"collections", "ids", "bbox", "intersects", "datetime", "limit", "token"}
+EXTENSIONS = {"filter", "filter-lang", "filter-crs", "sortby"}  # STAC's Filter and Sort
 OPEN = {"", ".."}
 DATE_LENGTH = len("2012-12-12")
 BBOX_CHECK = Draft202012Validator(BBOX)
@@ -102,7 +105,9 @@ def parse_search(query: Mapping[str, Any], *, viewer: str | None, dates: bool = 
     ----------
     query
         ``collections``, ``ids``, ``bbox``, ``intersects``, ``datetime``, ``limit`` and
-        ``token`` as JSON values: a POST body, or GET's text through ``query_values``.
+        ``token`` as JSON values: a POST body, or GET's text through ``query_values``; and
+        ``filter`` (with ``filter-lang`` and ``filter-crs``) and ``sortby``, as STAC's Filter
+        and Sort extensions give them.
     viewer
         The user searching (None: anonymous, public items only).
     dates
@@ -119,10 +124,11 @@ def parse_search(query: Mapping[str, Any], *, viewer: str | None, dates: bool = 
     SearchError
         An unknown or unusable parameter; the message names it and what it wants.
     """
-    unknown = sorted(set(query) - KNOWN)
+    unknown = sorted(set(query) - KNOWN - EXTENSIONS)
     if unknown:
         raise SearchError(
-            f"unknown search parameter {unknown[0]!r}; use {', '.join(sorted(KNOWN))}"
+            f"unknown search parameter {unknown[0]!r}; use "
+            f"{', '.join(sorted(KNOWN | EXTENSIONS | {'fields'}))}"
         )
     bbox = parse_bbox(query["bbox"]) if query.get("bbox") is not None else None
     given = query.get("intersects") is not None  # {} is no geometry: refused, not ignored
@@ -135,6 +141,8 @@ def parse_search(query: Mapping[str, Any], *, viewer: str | None, dates: bool = 
     if token is not None and not isinstance(token, str):
         raise SearchError("token: expected the string a next link gave")
     return Search(
+        filter=_filter(query),
+        sortby=parse_sortby(query["sortby"]) if query.get("sortby") not in (None, "") else (),
         collections=_names(query.get("collections"), "collections"),
         ids=_names(query.get("ids"), "ids"),
         bbox=bbox,
@@ -145,6 +153,16 @@ def parse_search(query: Mapping[str, Any], *, viewer: str | None, dates: bool = 
         token=token or None,
         viewer=viewer,
     )
+
+
+def _filter(query: Mapping[str, Any]) -> Mapping[str, Any] | bool | None:
+    """The filter, checked (its language and CRS without a filter: a 400, not ignored)."""
+    if query.get("filter") in (None, ""):
+        for name in ("filter-lang", "filter-crs"):
+            if query.get(name) is not None:
+                raise SearchError(f"{name}: given without a filter")
+        return None
+    return parse_filter(query["filter"], lang=query.get("filter-lang"), crs=query.get("filter-crs"))
 
 
 def _names(value: Any, what: str) -> tuple[str, ...] | None:

@@ -10,13 +10,22 @@ numbers a search plans its time windows with (first and last start, count, longe
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from nearline.archive._base import Catalogue, Collection, Item, Page, Search
+from nearline.archive._filter_sql import (
+    INTERSECTS,
+    SQLITE,
+    filter_sql,
+    footprint_intersects,
+)
 from nearline.archive._index import MAX_BOXES, hours
+from nearline.archive._ordered import ordered_rows, sort_keys
+from nearline.archive._queryables import item_property_types, property_types
 from nearline.archive._rows import (
     ItemRow,
     collection_from_row,
@@ -26,7 +35,7 @@ from nearline.archive._rows import (
     visible_item,
     widenings,
 )
-from nearline.archive._scan import search_items
+from nearline.archive._scan import count_matches, search_items
 from nearline.db import SQLiteDatabase
 from nearline.errors import CollectionNotFound, Conflict
 
@@ -59,6 +68,25 @@ CREATE INDEX IF NOT EXISTS items_by_id ON items (id);
 CREATE VIRTUAL TABLE IF NOT EXISTS items_index USING rtree (
     id, x0, x1, y0, y1, t0, t1, c0, c1
 );
+CREATE INDEX IF NOT EXISTS items_by_start ON items (collection, start_us);
+CREATE INDEX IF NOT EXISTS items_by_start_all ON items (start_us);
+"""
+PROPERTIES = """
+CREATE TABLE IF NOT EXISTS item_properties (
+    collection INTEGER NOT NULL REFERENCES collections (key),
+    name TEXT NOT NULL,
+    type TEXT NOT NULL,
+    PRIMARY KEY (collection, name, type)
+) WITHOUT ROWID;
+"""
+# a catalogue made before item_properties was: what its items carry, read once (json_each's
+# types named as JSON Schema's)
+BACKFILL = """
+INSERT OR IGNORE INTO item_properties
+SELECT DISTINCT i.collection, p.key, CASE p.type WHEN 'real' THEN 'number'
+    WHEN 'text' THEN 'string' WHEN 'true' THEN 'boolean' WHEN 'false' THEN 'boolean'
+    ELSE p.type END
+FROM items AS i, json_each(CAST(i.body AS TEXT), '$.properties') AS p
 """
 BATCH = 500  # ids per IN (...) lookup
 
@@ -78,6 +106,13 @@ class SQLiteCatalogue(Catalogue):
         self.path = Path(path)
         self.database = SQLiteDatabase(self.path)
         self.database.apply(SCHEMA)
+        with self.database.transaction() as connection:
+            new = not connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'item_properties'"
+            ).fetchone()
+            connection.execute(PROPERTIES)
+            if new:
+                connection.execute(BACKFILL)
 
     # -- collections ------------------------------------------------------------------------
     def put_collection(self, collection: Collection) -> None:
@@ -154,6 +189,13 @@ class SQLiteCatalogue(Catalogue):
                 ],
             )
             self._widen(connection, keys, rows)
+            connection.executemany(
+                "INSERT OR IGNORE INTO item_properties VALUES (?, ?, ?)",
+                [
+                    (keys[collection], name, kind)
+                    for collection, name, kind in item_property_types(latest.values())
+                ],
+            )
         return len(rows)
 
     def get_item(self, collection: str, id: str, *, viewer: str | None = None) -> Item:
@@ -168,14 +210,67 @@ class SQLiteCatalogue(Catalogue):
     def search(self, search: Search) -> Page:
         connection = self.database.connection()
         if connection.in_transaction:
-            return search_items(connection, search)
+            return self._search(connection, search)
         # one read transaction: every statement of the search sees the same snapshot, so a
         # write in between cannot swap the rows found for others (rowids are reused)
         connection.execute("BEGIN")
         try:
-            return search_items(connection, search)
+            return self._search(connection, search)
         finally:
             connection.execute("COMMIT")
+
+    def _search(self, connection: Any, search: Search) -> Page:
+        """A filter (as SQL) and a chosen order (_ordered.py) beside the time-index walk."""
+        if search.impossible or (search.filter is None and not search.sortby):
+            return search_items(connection, search)
+        names = self._visible(connection, search)
+        types = property_types(self._property_rows(connection, list(names)))
+        condition = None
+        if search.filter is not None:
+            condition = filter_sql(search.filter, SQLITE, types)
+            connection.create_function(INTERSECTS, 2, footprint_intersects, deterministic=True)
+        if not search.sortby:
+            return search_items(connection, search, condition)
+        keys = sort_keys(search, SQLITE, types)
+        rows, token = ordered_rows(
+            lambda sql, parameters: connection.execute(sql, parameters).fetchall(),
+            SQLITE,
+            search,
+            keys=keys,
+            collections=list(names),
+            condition=condition,
+        )
+        matched = None
+        if search.count_to:
+            matched = count_matches(connection, replace(search, token=None), condition)
+        items = [item_from_row(row, names[row["collection"]]) for row in rows]
+        return Page(items, token, matched)
+
+    @staticmethod
+    def _visible(connection: Any, search: Search) -> dict[int, str]:
+        """The collections ``search`` reads (asked for, and the viewer's to see), by key."""
+        rows = connection.execute(
+            "SELECT key, id FROM collections WHERE owner IS NULL OR owner = ?", (search.viewer,)
+        ).fetchall()
+        asked = set(search.collections) if search.collections is not None else None
+        return {row["key"]: row["id"] for row in rows if asked is None or row["id"] in asked}
+
+    @staticmethod
+    def _property_rows(connection: Any, keys: list[int]) -> list[Any]:
+        marks = ",".join("?" * len(keys))
+        return connection.execute(
+            f"SELECT DISTINCT name, type FROM item_properties WHERE collection IN ({marks})",
+            keys,
+        ).fetchall()
+
+    def queryables(
+        self, collection: str | None = None, *, viewer: str | None = None
+    ) -> dict[str, set[str]]:
+        connection = self.database.connection()
+        names = self._visible(
+            connection, Search(collections=(collection,) if collection else None, viewer=viewer)
+        )
+        return property_types(self._property_rows(connection, list(names)))
 
     def delete_items(self, collection: str, ids: Iterable[str]) -> int:
         wanted = list(dict.fromkeys(ids))

@@ -23,6 +23,7 @@ WHOLE_EARTH = [-180.0, -90.0, 180.0, 90.0]
 REFERENCES = "references"
 """The asset key of an item's kerchunk references to its netCDF4/HDF5 data (virtual Zarr)."""
 REFERABLE = frozenset({"application/x-netcdf", "application/netcdf", "application/x-hdf5"})
+QUERYABLES = "http://www.opengis.net/def/rel/ogc/1.0/queryables"
 
 
 def rfc3339(moment: datetime | None) -> str | None:
@@ -173,4 +174,13 @@ def _collection_links(collection: Collection, href: str, base: str) -> list[dict
         {"rel": "parent", "type": JSON, "title": "The archive", "href": f"{base}/"},
         {"rel": "root", "type": JSON, "title": "The archive", "href": f"{base}/"},
         {"rel": "items", "type": GEOJSON, "title": f"Items of {name}", "href": f"{href}/items"},
+        *(  # the drafts' relation too, which GDAL 3.6's OAPIF driver follows
+            {
+                "rel": rel,
+                "type": "application/schema+json",
+                "title": f"What a filter of {name}'s items may name",
+                "href": f"{href}/queryables",
+            }
+            for rel in (QUERYABLES, "queryables")
+        ),
     ]

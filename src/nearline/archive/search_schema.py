@@ -152,6 +152,41 @@ SEARCH_BODY: dict[str, Any] = {
         "intersects": nullable({"$ref": "#/components/schemas/Geometry"}),
         "datetime": nullable(DATETIME_SCHEMA),
         "limit": nullable(LIMIT),
+        "filter": nullable(
+            {
+                "description": "A CQL2 filter (STAC's Filter extension): CQL2 JSON, or CQL2 "
+                "text with filter-lang cql2-text; names only queryables (GET /queryables)",
+                "type": ["object", "string", "boolean"],
+            }
+        ),
+        "filter-lang": nullable({"enum": ["cql2-json", "cql2-text"]}),
+        "filter-crs": nullable({"const": "http://www.opengis.net/def/crs/OGC/1.3/CRS84"}),
+        "sortby": nullable(
+            {
+                "description": "The order (STAC's Sort extension); ties fall by id",
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["field"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "field": {"type": "string", "minLength": 1},
+                        "direction": {"enum": ["asc", "desc"]},
+                    },
+                },
+            }
+        ),
+        "fields": {
+            "description": "Which parts of each item to answer with (STAC's Fields "
+            "extension); null is a 400",
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "include": nullable({"type": "array", "items": {"type": "string"}}),
+                "exclude": nullable({"type": "array", "items": {"type": "string"}}),
+            },
+        },
     },
     "not": {  # STAC: a bbox and a geometry together are a 400
         "required": ["bbox", "intersects"],
