@@ -31,6 +31,8 @@ import h5py
 import numpy as np
 import psutil
 
+from nearline.burst.veros import report_of
+
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import (
     MPI_ENV,
@@ -105,8 +107,7 @@ def job(folder: Path, settings: dict, compute: tuple[int, int], *extra: str) -> 
     seconds, ended = time.perf_counter() - began, time.time()
     if done.returncode:
         raise SystemExit(f"veros.py: the job failed:\n{done.stderr[-3000:]}")
-    line = next(x for x in done.stdout.splitlines() if x.startswith("nearline.burst.veros: "))
-    report = json.loads(line.split(": ", 1)[1])
+    report = report_of(done.stdout)
     return seconds, {**report, "phases": phases(launched, ended, report)}
 
 

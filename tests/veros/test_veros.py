@@ -4,7 +4,6 @@ file equals the one Veros's own writer makes in a serial run of the same setup."
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -19,6 +18,7 @@ import psutil
 import pytest
 import xarray as xr
 
+from nearline.burst.veros import report_of
 from nearline.mpirun import MPI_ENV
 
 from .compare import differences
@@ -70,8 +70,7 @@ def runs(tmp_path_factory) -> Path:
         path.rename(folder / "serial" / path.name)
     burst = veros_burst(folder, *SHORT)
     assert burst.returncode == 0, burst.stderr[-3000:]
-    (line,) = [x for x in burst.stdout.splitlines() if x.startswith("nearline.burst.veros: ")]
-    report = json.loads(line.split(": ", 1)[1])
+    report = report_of(burst.stdout)
     assert len(report["pauses"]["snapshot"]) == 3  # the file made at set-up, two records
     assert len(report["pauses"]["restart"]) == 2  # after day 1 and day 2
     clock = report["clock"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from nearline.burst.veros._report import report_of
+
 # Veros is imported when Veros loads the plug-in (it asks for __VEROS_INTERFACE__), not
 # before: `python -m nearline.burst.veros` imports this package before MPI may start.
 _LAZY = {
@@ -36,4 +38,4 @@ def __getattr__(name: str) -> Any:
         ) from error
 
 
-__all__ = ["BurstRestart", "VerosSink"]
+__all__ = ["BurstRestart", "VerosSink", "report_of"]

@@ -12,7 +12,6 @@ the compute ranks paused per output record and where the time went (``nearline.b
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -86,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(format="nearline.burst.veros: %(message)s", level=logging.WARNING)
     from nearline import burst
     from nearline.burst.veros._replay import VerosSink
+    from nearline.burst.veros._report import report_line
 
     try:
         report = burst.run(
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     from mpi4py import MPI
 
     if MPI.COMM_WORLD.rank == 0 and report is not None:
-        print("nearline.burst.veros: " + json.dumps(report), flush=True)
+        print(report_line(report), flush=True)
     return 0
 
 
