@@ -23,7 +23,7 @@ import tempfile
 import threading
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import IO
 
 import psutil
 import pytest
@@ -150,6 +150,11 @@ def run_blocks(
             check_data(block)
 
 
+def port_lock(port: int) -> Path:
+    """The lock file that stands for ``port`` on this machine while a page serves there."""
+    return Path(tempfile.gettempdir()) / f"nearline-docs-port-{port}.lock"
+
+
 class PagePorts:
     """The fixed ports a page serves on (its ``127.0.0.1:PORT``), held for this machine while
     the page runs.
@@ -172,13 +177,13 @@ class PagePorts:
         self.ports = sorted(
             {int(p) for p in re.findall(r"127\.0\.0\.1:(\d{4,5})", page.read_text())}
         )
-        self._held: list[Any] = []
+        self._held: list[IO[str]] = []
 
     def hold(self) -> None:
         """Take every port's lock (waiting for another page to give it back), then check it
         is free."""
         for port in self.ports:
-            lock = open(Path(tempfile.gettempdir()) / f"nearline-docs-port-{port}.lock", "w")  # noqa: SIM115
+            lock = open(port_lock(port), "w")  # noqa: SIM115 (held until release())
             fcntl.flock(lock, fcntl.LOCK_EX)
             self._held.append(lock)
             with socket.socket() as probe:
@@ -304,4 +309,4 @@ def test_a_page_waits_for_its_ports_and_names_a_stranger_holding_one(tmp_path: P
             held.hold()
         assert held._held == []
     for port in (free, taken):  # this test's own lock files: the pages' ones stay, reused
-        (Path(tempfile.gettempdir()) / f"nearline-docs-port-{port}.lock").unlink()
+        port_lock(port).unlink()
