@@ -180,9 +180,13 @@ def test_a_killed_io_rank_is_reported_on_every_compute_rank_without_a_hang(tmp_p
     finally:
         job.kill()
     reports = compute_reports(stderr)
-    assert job.returncode != 0
-    assert sorted({line.split("compute rank ")[1][0] for line in reports}) == ["0", "1"]
+    assert sorted({line.split("compute rank ")[1][0] for line in reports}) == ["0", "1"], stderr
     assert all("BurstError" in line and "I/O rank 2" in line for line in reports), reports
+    # the job is aborted with code 1; under --enable-recovery Open MPI 5's launcher does not
+    # always pass that code on (one CI run of many exited 0), so the abort is read where
+    # Open MPI reports it
+    assert "MPI_ABORT was invoked" in stderr, stderr
+    assert "Errorcode: 1" in stderr, stderr
     assert ended < 60, ended
     assert not (tmp_path / "acc_0080.restart.h5").exists()  # nothing went on as if all was well
 

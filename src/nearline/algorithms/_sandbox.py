@@ -585,7 +585,11 @@ def _run(
     reason = reason or watch.reason_after_exit(code, usage)
     if reason == limits.memory_broken() and _under_own_limit(group, usage, limits):
         reason = limits.memory_ran_out(usage.peak_memory)
-    if group is None:
+    # what is left of the run dies before its disk is counted and its log gets a last line:
+    # a process still running could write after either
+    if group is not None:
+        group.kill()
+    else:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)  # what is left of its session
     if reason is None and space is not None and space.over(exact=True):
