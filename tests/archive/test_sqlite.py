@@ -5,6 +5,7 @@ threads reading while another writes."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,7 +17,8 @@ import pytest
 
 from nearline.archive import Collection, Item, Search, SQLiteCatalogue, modis_like_items
 from nearline.testing.catalogue import CatalogueTests
-from nearline.testing.items import DAY, T0, VIEWERS, follow, keys, make_item
+from nearline.testing.counting import OVER, SITE
+from nearline.testing.items import DAY, EVERYTHING, T0, VIEWERS, follow, keys, make_item
 from nearline.testing.reference import Reference
 
 from .crowded import COLLECTIONS, GRANULE, NARROW, PAGED, PER_COLLECTION, fill_crowded
@@ -203,3 +205,52 @@ def test_two_threads_read_while_one_writes(tmp_path: Path) -> None:
     for versions in seen.values():
         assert versions == sorted(versions)
         assert versions[-1] > versions[0]
+
+
+def site_catalogue(path: Path) -> tuple[SQLiteCatalogue, Search]:
+    """6,000 MODIS-like swaths (21 days), and a search of a small place over all of them."""
+    catalogue = SQLiteCatalogue(path)
+    catalogue.put_collection(Collection("terra"))
+    catalogue.add_items(modis_like_items(6000, collection="terra", start=T0, seed=3))
+    return catalogue, Search(bbox=SITE, limit=10, count_to=EVERYTHING)
+
+
+def test_a_kept_count_costs_the_next_pages_nothing_and_an_addition_little(
+    tmp_path: Path,
+) -> None:
+    """The first page counts every candidate; the next reads the catalogue's state (two
+    numbers) and finds the count kept; after an addition, only the new item is read."""
+    catalogue, search = site_catalogue(tmp_path / "catalogue.db")
+    with vm_steps(catalogue) as first:
+        page = catalogue.search(search)
+    following = replace(search, token=page.next_token)
+    with vm_steps(catalogue) as plain:
+        catalogue.search(replace(following, count_to=0))
+    with vm_steps(catalogue) as counted:
+        assert catalogue.search(following).matched == page.matched
+    catalogue.add_items([make_item("over", "terra", start=T0 + DAY, box=OVER)])
+    with vm_steps(catalogue) as added:
+        assert catalogue.search(following).matched == page.matched + 1
+    catalogue.close()
+    counting = first[0] - plain[0]
+    assert counted[0] - plain[0] < counting / 10
+    assert added[0] - plain[0] < counting / 5
+
+
+def test_a_catalogue_from_before_removals_were_counted_is_upgraded_on_opening(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "catalogue.db"
+    catalogue, search = site_catalogue(path)
+    matched = catalogue.search(search).matched
+    catalogue.close()
+    with sqlite3.connect(path) as old:  # the schema as it was
+        old.execute("ALTER TABLE collections DROP COLUMN removed")
+    catalogue = SQLiteCatalogue(path)
+    try:
+        assert catalogue.search(search).matched == matched
+        over = [item.id for item in catalogue.search(replace(search, limit=2)).items]
+        catalogue.delete_items("terra", over)
+        assert catalogue.search(search).matched == matched - 2
+    finally:
+        catalogue.close()

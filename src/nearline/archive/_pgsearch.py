@@ -21,9 +21,11 @@ large footprints of swaths, to leave it the choice between a 2-D GiST and the B-
 item's end is not in the B-trees: a search from a time walks from that time less the longest
 item of the collection.
 
-A search that asks for its count (``count_to``) counts its candidates with the same conditions
-(and, with a place, the n-D GiST index's box test), no further than ``count_to``; only if they
-are no more are their footprints read and tested exactly.
+A count (``count_rows``) counts its candidates with the same conditions (and, with a place,
+the n-D GiST index's box test), no further than ``count_to``; only if they are no more are
+their footprints read and tested exactly. The catalogue keeps counts (_counts.py) and brings
+them up to date with ``count_added_rows``: the items added after a position, read by ``seq``
+(the primary key), which only grows.
 """
 
 from __future__ import annotations
@@ -124,6 +126,44 @@ def count_rows(
         )
         for items in queries
     )
+
+
+def count_added_rows(
+    run: Run, search: Search, condition: tuple[str, list[Any]] | None, after: int
+) -> int | None:
+    """How many items added after position ``after`` match ``search``, or None if more than
+    ``search.count_to`` candidates were added; ``run`` executes each statement."""
+    boxes, where = search_shape(search)
+    added, most = 0, search.count_to
+    for stream in streams(search, run(*streams_sql(search)), condition):
+        items = _conditions(search, stream, None)
+        items.add("i.seq > %s", after)
+        columns = "i.seq"
+        if boxes is not None and where is not None:
+            items.add(*_overlaps(boxes))
+            columns = "ST_AsBinary(i.footprint) AS wkb"
+        rows = run(
+            f"SELECT {columns} FROM items AS i WHERE {items.where} LIMIT %s",
+            [*items.parameters, most + 1],
+        )
+        most -= len(rows)
+        if most < 0:
+            return None
+        added += len(rows) if where is None else len(_exact(rows, where))
+    return added
+
+
+def state_sql(search: Search) -> tuple[str, list[Any]]:
+    """The catalogue's position, and the items ever removed from the collections ``search``
+    reads (every one the viewer sees, when it names none): a kept count's state."""
+    sql = (
+        "SELECT (SELECT position FROM catalogue_position) AS position, "
+        "COALESCE(SUM(removed), 0)::bigint AS removed FROM collections "
+        "WHERE (owner IS NULL OR owner = %s)"
+        + (" AND id = ANY(%s)" if search.collections is not None else "")
+    )
+    asked = [list(search.collections)] if search.collections is not None else []
+    return sql, [search.viewer, *asked]
 
 
 def streams_sql(search: Search) -> tuple[str, list[Any]]:

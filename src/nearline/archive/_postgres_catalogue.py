@@ -17,15 +17,24 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import Any
 
 import orjson
 from psycopg.rows import dict_row
 
 from nearline.archive._base import Catalogue, Collection, Item, Page, Search
+from nearline.archive._counts import Counts, State
 from nearline.archive._filter_sql import POSTGRES, filter_sql
 from nearline.archive._ordered import ordered_rows, sort_keys
-from nearline.archive._pgsearch import count_rows, search_rows, streams_sql
+from nearline.archive._pgsearch import (
+    Run,
+    count_added_rows,
+    count_rows,
+    search_rows,
+    state_sql,
+    streams_sql,
+)
 from nearline.archive._queryables import item_property_types, property_types
 from nearline.archive._rows import (
     ItemRow,
@@ -76,6 +85,7 @@ CREATE TABLE IF NOT EXISTS items (
     body bytea NOT NULL,
     UNIQUE (collection, id)
 );
+ALTER TABLE collections ADD COLUMN IF NOT EXISTS removed bigint NOT NULL DEFAULT 0;
 ALTER TABLE items ADD COLUMN IF NOT EXISTS space_time geometry GENERATED ALWAYS AS (
     ST_MakeLine(
         ST_MakePoint(ST_XMin(footprint), ST_YMin(footprint), start_us / 3600e6),
@@ -142,6 +152,7 @@ class PostgresCatalogue(Catalogue):
         self.url = database.url
         with self.connection() as connection:
             migrate(connection)
+        self.counts = Counts()
 
     def connection(self) -> AbstractContextManager[Any]:
         """A connection of the database's pool, reading rows as dicts."""
@@ -246,9 +257,21 @@ class PostgresCatalogue(Catalogue):
                 return self._run(connection, sql, parameters)
 
             page, token, names, condition = _page(run, search)
-            matched = count_rows(run, search, condition) if search.count_to else None
+            matched = self._matched(run, search, condition) if search.count_to else None
         items = [item_from_row(row, names[row["collection"]]) for row in page]
         return Page(items, token, matched)
+
+    def _matched(self, run: Run, search: Search, condition: Any) -> int | None:
+        """``search``'s count: kept, brought up to date by what was added since, or made
+        (_counts.py)."""
+        whole = replace(search, token=None)
+        (state,) = run(*state_sql(whole))
+        return self.counts.matched(
+            whole,
+            State(position=state["position"], removed=state["removed"]),
+            recount=lambda: count_rows(run, whole, condition),
+            count_added=lambda after: count_added_rows(run, whole, condition, after),
+        )
 
     def queryables(
         self, collection: str | None = None, *, viewer: str | None = None
@@ -294,6 +317,7 @@ class PostgresCatalogue(Catalogue):
         return int(rows[0]["n"])
 
     def close(self) -> None:
+        self.counts.close()
         if self._owns_database:
             self.database.close()
 
@@ -328,7 +352,8 @@ def _remove_ids(connection: Any, key: int, ids: list[str]) -> int:
     ).rowcount
     if removed:
         connection.execute(
-            "UPDATE collections SET count = count - %s WHERE key = %s", (removed, key)
+            "UPDATE collections SET count = count - %s, removed = removed + %s WHERE key = %s",
+            (removed, removed, key),
         )
     return removed
 

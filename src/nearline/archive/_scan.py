@@ -11,9 +11,11 @@ after a gap or in a collection with a few far older items, is halved (skipping h
 nothing starts) until it holds a few pages at most. Candidates from the (single-precision)
 index are then checked exactly: time, owner, and shapely's ``intersects`` on the footprint.
 
-A search that asks for its count (``count_to``) first counts the index's candidates over its
-whole time range, no further than ``count_to``; only if they are no more is each one read and
-checked exactly, so a count never reads more than ``count_to`` rows.
+A count (``count_matches``) first counts the index's candidates over the search's whole
+time range, no further than ``count_to``; only if they are no more is each one read and
+checked exactly, so a count never reads more than ``count_to`` rows. The catalogue keeps
+counts (_counts.py) and brings them up to date with ``count_added``: the items added after a
+position, read by rowid, which only grows.
 """
 
 from __future__ import annotations
@@ -94,10 +96,10 @@ def _bad_token() -> tuple[int, int]:
 def search_items(
     connection: sqlite3.Connection, search: Search, condition: tuple[str, list] | None = None
 ) -> Page:
-    """One page of ``search``'s answer (with the number of matches, if asked and cheap);
-    ``condition``: a filter's SQL the items must pass too."""
+    """One page of ``search``'s answer (not counted: ``count_matches``); ``condition``: a
+    filter's SQL the items must pass too."""
     if search.impossible:
-        return Page(items=[], matched=0 if search.count_to else None)
+        return Page(items=[])
     streams, query = _query(connection, search, condition)
     if query.ids is not None:
         found = _by_ids(connection, query, streams)
@@ -105,12 +107,7 @@ def search_items(
         found = sorted(hit for stream in streams for hit in _scan(connection, stream, query))
     page = found[: search.limit]
     token = encode_token(*page[-1][:2]) if len(found) > search.limit else None
-    matched = None
-    if search.count_to:
-        matched = _count(connection, streams, replace(query, after=None), search.count_to)
-    return Page(
-        items=_load(connection, [rowid for _, rowid in page]), next_token=token, matched=matched
-    )
+    return Page(items=_load(connection, [rowid for _, rowid in page]), next_token=token)
 
 
 def count_matches(
@@ -122,6 +119,30 @@ def count_matches(
         return 0
     streams, query = _query(connection, search, condition)
     return _count(connection, streams, replace(query, after=None), search.count_to)
+
+
+def count_added(
+    connection: sqlite3.Connection,
+    search: Search,
+    condition: tuple[str, list] | None,
+    after: int,
+) -> int | None:
+    """How many items added after rowid ``after`` match ``search``, or None if more than
+    ``search.count_to`` were added to the collections searched (read by rowid, then tested
+    exactly, as a window's candidates are)."""
+    streams, query = _query(connection, replace(search, token=None), condition)
+    keys = [stream.key for stream in streams if stream.key is not None]
+    if not streams:
+        return 0
+    extra, more = query.filtered()
+    if keys:  # else every collection: the hidden ones are left by _exact
+        extra = f" AND i.collection IN ({','.join('?' * len(keys))}){extra}"
+        more = [*keys, *more]
+    rows = connection.execute(
+        CANDIDATE + "items AS i WHERE i.rowid > ?" + extra + " LIMIT ?",
+        [after, *more, search.count_to + 1],
+    ).fetchall()
+    return len(_exact(rows, query)) if len(rows) <= search.count_to else None
 
 
 def _query(

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from nearline.archive._base import Catalogue, Collection, Item, Page, Search
+from nearline.archive._counts import Counts, State
 from nearline.archive._filter_sql import (
     INTERSECTS,
     SQLITE,
@@ -35,7 +36,7 @@ from nearline.archive._rows import (
     visible_item,
     widenings,
 )
-from nearline.archive._scan import count_matches, search_items
+from nearline.archive._scan import count_added, count_matches, search_items
 from nearline.db import SQLiteDatabase
 from nearline.errors import CollectionNotFound, Conflict
 
@@ -51,7 +52,8 @@ CREATE TABLE IF NOT EXISTS collections (
     west REAL, south REAL, east REAL, north REAL,
     first_start_us INTEGER, last_start_us INTEGER, last_end_us INTEGER,
     longest_us INTEGER NOT NULL DEFAULT 0,
-    count INTEGER NOT NULL DEFAULT 0
+    count INTEGER NOT NULL DEFAULT 0,
+    removed INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS items (
     rowid INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -106,6 +108,9 @@ class SQLiteCatalogue(Catalogue):
         self.path = Path(path)
         self.database = SQLiteDatabase(self.path)
         self.database.apply(SCHEMA)
+        # items ever removed from each collection: a kept count's state (_counts.py)
+        self.database.add_columns("collections", {"removed": "INTEGER NOT NULL DEFAULT 0"})
+        self.counts = Counts()
         with self.database.transaction() as connection:
             new = not connection.execute(
                 "SELECT 1 FROM sqlite_master WHERE name = 'item_properties'"
@@ -220,31 +225,55 @@ class SQLiteCatalogue(Catalogue):
             connection.execute("COMMIT")
 
     def _search(self, connection: Any, search: Search) -> Page:
-        """A filter (as SQL) and a chosen order (_ordered.py) beside the time-index walk."""
-        if search.impossible or (search.filter is None and not search.sortby):
-            return search_items(connection, search)
-        names = self._visible(connection, search)
-        types = property_types(self._property_rows(connection, list(names)))
+        """A filter (as SQL) and a chosen order (_ordered.py) beside the time-index walk;
+        the count, if asked, kept for the next pages (_counts.py)."""
         condition = None
-        if search.filter is not None:
-            condition = filter_sql(search.filter, SQLITE, types)
-            connection.create_function(INTERSECTS, 2, footprint_intersects, deterministic=True)
-        if not search.sortby:
-            return search_items(connection, search, condition)
-        keys = sort_keys(search, SQLITE, types)
-        rows, token = ordered_rows(
-            lambda sql, parameters: connection.execute(sql, parameters).fetchall(),
-            SQLITE,
-            search,
-            keys=keys,
-            collections=list(names),
-            condition=condition,
+        if not search.impossible and (search.filter is not None or search.sortby):
+            names = self._visible(connection, search)
+            types = property_types(self._property_rows(connection, list(names)))
+            if search.filter is not None:
+                condition = filter_sql(search.filter, SQLITE, types)
+                connection.create_function(INTERSECTS, 2, footprint_intersects, deterministic=True)
+        if search.impossible or not search.sortby:
+            page = search_items(connection, search, condition)
+        else:
+            rows, token = ordered_rows(
+                lambda sql, parameters: connection.execute(sql, parameters).fetchall(),
+                SQLITE,
+                search,
+                keys=sort_keys(search, SQLITE, types),
+                collections=list(names),
+                condition=condition,
+            )
+            page = Page([item_from_row(row, names[row["collection"]]) for row in rows], token)
+        if not search.count_to:
+            return page
+        return replace(page, matched=self._matched(connection, search, condition))
+
+    def _matched(self, connection: Any, search: Search, condition: Any) -> int | None:
+        """``search``'s count: kept, brought up to date by what was added since, or made."""
+        if search.impossible:
+            return 0
+        whole = replace(search, token=None)
+        return self.counts.matched(
+            whole,
+            self._state(connection, whole),
+            recount=lambda: count_matches(connection, whole, condition),
+            count_added=lambda after: count_added(connection, whole, condition, after),
         )
-        matched = None
-        if search.count_to:
-            matched = count_matches(connection, replace(search, token=None), condition)
-        items = [item_from_row(row, names[row["collection"]]) for row in rows]
-        return Page(items, token, matched)
+
+    @staticmethod
+    def _state(connection: Any, search: Search) -> State:
+        """The catalogue's position, and the items ever removed from the collections
+        ``search`` reads (all the viewer sees, when it names none)."""
+        asked = orjson.dumps(search.collections).decode() if search.collections else None
+        row = connection.execute(
+            "SELECT (SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = 'items'), "
+            "COALESCE(SUM(removed), 0) FROM collections WHERE (owner IS NULL OR owner = ?) "
+            "AND (? IS NULL OR id IN (SELECT value FROM json_each(?)))",
+            (search.viewer, asked, asked),
+        ).fetchone()
+        return State(position=row[0], removed=row[1])
 
     @staticmethod
     def _visible(connection: Any, search: Search) -> dict[int, str]:
@@ -322,6 +351,7 @@ class SQLiteCatalogue(Catalogue):
         return int(rows[0]["n"])
 
     def close(self) -> None:
+        self.counts.close()
         self.database.close()
 
     # -- inside one transaction -------------------------------------------------------------
@@ -365,7 +395,8 @@ class SQLiteCatalogue(Catalogue):
                 )
             connection.executemany("DELETE FROM items WHERE rowid = ?", [(n,) for n in numbers])
             connection.execute(
-                "UPDATE collections SET count = count - ? WHERE key = ?", (len(numbers), key)
+                "UPDATE collections SET count = count - ?, removed = removed + ? WHERE key = ?",
+                (len(numbers), len(numbers), key),
             )
             removed += len(numbers)
         return removed

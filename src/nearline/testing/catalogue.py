@@ -30,6 +30,7 @@ from nearline.errors import (
     ItemNotFound,
     SearchError,
 )
+from nearline.testing.counting import CountTests
 from nearline.testing.items import (
     DAY,
     EVERYTHING,
@@ -52,8 +53,9 @@ from nearline.testing.reference import Reference
 from nearline.testing.strategies import searches
 
 
-class CatalogueTests:
-    """Generic tests of the :class:`~nearline.archive._base.Catalogue` contract."""
+class CatalogueTests(CountTests):
+    """Generic tests of the :class:`~nearline.archive._base.Catalogue` contract (its counts
+    as items come and go: :class:`~nearline.testing.counting.CountTests`)."""
 
     def make_catalogue(self, tmp_path: Path) -> Catalogue:
         """A new, empty catalogue keeping its files (if any) in ``tmp_path``. Also called on a

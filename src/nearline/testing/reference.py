@@ -33,6 +33,12 @@ class Reference:
             self.shapes.pop(key, None)
             self.items[key] = item
 
+    def remove(self, keys: Iterable[Key]) -> None:
+        """Forget the items of ``keys`` (deleted); missing ones are ignored."""
+        for key in keys:
+            self.items.pop(key, None)
+            self.shapes.pop(key, None)
+
     def matches(self, search: Search) -> list[Item]:
         """Every item ``search`` finds, each tested, in start time and insertion order."""
         viewer = search.viewer
