@@ -4,13 +4,40 @@
 from __future__ import annotations
 
 import random
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 START = datetime(2020, 1, 1, tzinfo=UTC)
 COLLECTION = "MOD06_L2"
 STAMP = "%Y-%m-%dT%H:%M:%SZ"
+BATCH = 50_000
+
+
+def fill(data: Path, items: int) -> Path:
+    """``items`` MODIS-like granules in COLLECTION, in a SQLite catalogue in folder ``data``
+    (made once; kept for the next run), and the catalogue's path."""
+    from nearline.archive import Collection, SQLiteCatalogue, modis_like_items
+
+    path, done = data / "catalogue.db", data / f"filled-{items}"
+    if done.exists():
+        return path
+    shutil.rmtree(data, ignore_errors=True)
+    data.mkdir(parents=True)
+    print(f"filling the catalogue with {items:,} items ...", flush=True)
+    with SQLiteCatalogue(path) as catalogue:
+        catalogue.put_collection(Collection(COLLECTION, title="MODIS-like granules"))
+        batch = []
+        for item in modis_like_items(items, collection=COLLECTION, start=START, seed=1):
+            batch.append(item)
+            if len(batch) == BATCH:
+                catalogue.add_items(batch)
+                batch = []
+        catalogue.add_items(batch)
+    done.touch()
+    return path
 
 
 def days_of(items: int) -> float:

@@ -17,7 +17,6 @@ Measured in one run, on one `nearline serve` (SQLite, anonymous readers let in):
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import subprocess
 import sys
@@ -39,34 +38,11 @@ from _common import (  # noqa: E402
     now_stamp,
     replace_section,
 )
-from _stac_searches import COLLECTION, START, timed  # noqa: E402
-from nearline.archive import Collection, SQLiteCatalogue, modis_like_items  # noqa: E402
+from _stac_searches import COLLECTION, fill, timed  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- gdal-summary:begin -->", "<!-- gdal-summary:end -->"
 DOCS_HEADER = "# Benchmarks\n\nEach section is rewritten by its script's `--update-docs`.\n"
-BATCH = 50_000
-
-
-def fill(data: Path, items: int) -> None:
-    """``items`` MODIS-like granules in COLLECTION, in the SQLite catalogue a server on
-    ``data`` keeps (made once; kept for the next run)."""
-    done = data / f"filled-{items}"
-    if done.exists():
-        return
-    shutil.rmtree(data, ignore_errors=True)
-    data.mkdir(parents=True)
-    print(f"filling the catalogue with {items:,} items ...", flush=True)
-    with SQLiteCatalogue(data / "catalogue.db") as catalogue:
-        catalogue.put_collection(Collection(COLLECTION, title="MODIS-like granules"))
-        batch = []
-        for item in modis_like_items(items, collection=COLLECTION, start=START, seed=1):
-            batch.append(item)
-            if len(batch) == BATCH:
-                catalogue.add_items(batch)
-                batch = []
-        catalogue.add_items(batch)
-    done.touch()
 
 
 def seconds(call: Callable[[], object], repeats: int) -> tuple[float, float]:

@@ -237,17 +237,26 @@ def test_a_kept_count_costs_the_next_pages_nothing_and_an_addition_little(
     assert added[0] - plain[0] < counting / 5
 
 
-def test_a_catalogue_from_before_removals_were_counted_is_upgraded_on_opening(
+def test_a_catalogue_from_before_places_and_removals_is_upgraded_on_opening(
     tmp_path: Path,
 ) -> None:
+    """The place tree is filled from the space-time tree's boxes (those with a place), and
+    each collection's removals start at 0."""
     path = tmp_path / "catalogue.db"
     catalogue, search = site_catalogue(path)
+    catalogue.add_items([make_item("nowhere", "terra", box=None)])
     matched = catalogue.search(search).matched
+    places = catalogue.database.query("SELECT * FROM items_place ORDER BY id")
+    boxes = catalogue.database.query("SELECT count(*), count(DISTINCT id / 4) FROM items_index")
     catalogue.close()
     with sqlite3.connect(path) as old:  # the schema as it was
         old.execute("ALTER TABLE collections DROP COLUMN removed")
+        old.execute("DROP TABLE items_place")
     catalogue = SQLiteCatalogue(path)
     try:
+        again = catalogue.database.query("SELECT * FROM items_place ORDER BY id")
+        assert [tuple(row) for row in again] == [tuple(row) for row in places]
+        assert tuple(boxes[0]) == (len(places) + 1, 6001)  # all but the one with no place
         assert catalogue.search(search).matched == matched
         over = [item.id for item in catalogue.search(replace(search, limit=2)).items]
         catalogue.delete_items("terra", over)

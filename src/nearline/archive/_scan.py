@@ -11,11 +11,8 @@ after a gap or in a collection with a few far older items, is halved (skipping h
 nothing starts) until it holds a few pages at most. Candidates from the (single-precision)
 index are then checked exactly: time, owner, and shapely's ``intersects`` on the footprint.
 
-A count (``count_matches``) first counts the index's candidates over the search's whole
-time range, no further than ``count_to``; only if they are no more is each one read and
-checked exactly, so a count never reads more than ``count_to`` rows. The catalogue keeps
-counts (_counts.py) and brings them up to date with ``count_added``: the items added after a
-position, read by rowid, which only grows.
+Counting a search is _scan_count.py's; the catalogue keeps counts for the next pages
+(_counts.py).
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ import binascii
 import sqlite3
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import shapely
 
@@ -100,9 +97,9 @@ def search_items(
     filter's SQL the items must pass too."""
     if search.impossible:
         return Page(items=[])
-    streams, query = _query(connection, search, condition)
+    streams, query = prepare(connection, search, condition)
     if query.ids is not None:
-        found = _by_ids(connection, query, streams)
+        found = named_matches(connection, query, streams)
     else:
         found = sorted(hit for stream in streams for hit in _scan(connection, stream, query))
     page = found[: search.limit]
@@ -110,42 +107,7 @@ def search_items(
     return Page(items=_load(connection, [rowid for _, rowid in page]), next_token=token)
 
 
-def count_matches(
-    connection: sqlite3.Connection, search: Search, condition: tuple[str, list] | None = None
-) -> int | None:
-    """How many items match ``search`` (its token aside), or None past ``search.count_to``
-    candidates."""
-    if search.impossible:
-        return 0
-    streams, query = _query(connection, search, condition)
-    return _count(connection, streams, replace(query, after=None), search.count_to)
-
-
-def count_added(
-    connection: sqlite3.Connection,
-    search: Search,
-    condition: tuple[str, list] | None,
-    after: int,
-) -> int | None:
-    """How many items added after rowid ``after`` match ``search``, or None if more than
-    ``search.count_to`` were added to the collections searched (read by rowid, then tested
-    exactly, as a window's candidates are)."""
-    streams, query = _query(connection, replace(search, token=None), condition)
-    keys = [stream.key for stream in streams if stream.key is not None]
-    if not streams:
-        return 0
-    extra, more = query.filtered()
-    if keys:  # else every collection: the hidden ones are left by _exact
-        extra = f" AND i.collection IN ({','.join('?' * len(keys))}){extra}"
-        more = [*keys, *more]
-    rows = connection.execute(
-        CANDIDATE + "items AS i WHERE i.rowid > ?" + extra + " LIMIT ?",
-        [after, *more, search.count_to + 1],
-    ).fetchall()
-    return len(_exact(rows, query)) if len(rows) <= search.count_to else None
-
-
-def _query(
+def prepare(
     connection: sqlite3.Connection, search: Search, condition: tuple[str, list] | None
 ) -> tuple[list[Stream], Query]:
     boxes, where = search_shape(search)
@@ -164,27 +126,7 @@ def _query(
     )
 
 
-def _count(
-    connection: sqlite3.Connection, streams: Sequence[Stream], query: Query, most: int
-) -> int | None:
-    """How many items match ``query`` in all, or None if the index finds more than ``most``
-    candidate boxes for it (they are counted, not read, before any is read)."""
-    if query.ids is not None:  # named items: looked up one by one, as for a page
-        named = len(_by_ids(connection, replace(query, want=EVERY), streams))
-        return named if named <= most else None  # past ``most``, as any other search
-    spans, seen = [], 0
-    for stream in streams:
-        low, high = _span(stream, query)
-        if low > high:
-            continue
-        seen += _boxes(connection, stream.key, query, low - SLACK, high + SLACK, most - seen)
-        if seen > most:
-            return None
-        spans.append((stream.key, low, high + 1))
-    return sum(len(_window(connection, key, query, low, stop)) for key, low, stop in spans)
-
-
-def _span(stream: Stream, query: Query) -> tuple[int, int]:
+def start_span(stream: Stream, query: Query) -> tuple[int, int]:
     """The first and last start (microseconds) a match of ``stream`` may have."""
     low = stream.first
     if query.start is not None:
@@ -232,7 +174,7 @@ def _streams(connection: sqlite3.Connection, search: Search) -> tuple[list[Strea
 
 def _scan(connection: sqlite3.Connection, stream: Stream, query: Query) -> list[tuple[int, int]]:
     """Up to ``query.want`` (start, rowid) of ``stream``'s matches after the token, in order."""
-    low, high = _span(stream, query)
+    low, high = start_span(stream, query)
     span = max(stream.last - stream.first, 1)
     width = max(MIN_WIDTH, span * query.want * 2 // max(stream.count, 1))
     found: list[tuple[int, int]] = []
@@ -241,25 +183,25 @@ def _scan(connection: sqlite3.Connection, stream: Stream, query: Query) -> list[
         stop = min(low + width, high + 1)
         # a window denser than the average (or past a gap) is narrowed before it is read,
         # skipping halves where nothing starts
-        crowded = _boxes(connection, stream.key, query, low, stop, most) > most
+        crowded = count_boxes(connection, stream.key, query, low, stop, most) > most
         while crowded and stop - low > MIN_WIDTH:
             middle = low + (stop - low) // 2
-            if _boxes(connection, stream.key, query, low - SLACK, middle + SLACK, 0) == 0:
+            if count_boxes(connection, stream.key, query, low - SLACK, middle + SLACK, 0) == 0:
                 low = middle
             else:
                 stop = middle
-                crowded = _boxes(connection, stream.key, query, low, stop, most) > most
+                crowded = count_boxes(connection, stream.key, query, low, stop, most) > most
         found += _window(connection, stream.key, query, low, stop)
         low, width = stop, (stop - low) * 2
     return found[: query.want]
 
 
-def _boxes(
+def count_boxes(
     connection: sqlite3.Connection, key: int | None, query: Query, low: int, stop: int, most: int
 ) -> int:
     """How many index boxes start in [low, stop), counted no further than ``most + 1``."""
     seen = 0
-    for where, parameters in _conditions(key, query, hours(low), hours(stop)):
+    for where, parameters in index_conditions(key, query, hours(low), hours(stop)):
         seen += connection.execute(
             f"SELECT COUNT(*) FROM (SELECT 1 FROM items_index AS x WHERE {where} LIMIT ?)",
             [*parameters, most + 1 - seen],
@@ -269,7 +211,7 @@ def _boxes(
     return seen
 
 
-def _conditions(
+def index_conditions(
     key: int | None, query: Query, first: float, last: float
 ) -> list[tuple[str, list[float | int]]]:
     """The R*Tree conditions of a window whose boxes start within [first, last] hours: one
@@ -301,14 +243,14 @@ def _window(
     rows: dict[int, sqlite3.Row] = {}
     first, last = hours(low) - SLACK_HOURS, hours(stop) + SLACK_HOURS
     extra, more = query.filtered()
-    for where, parameters in _conditions(key, query, first, last):
+    for where, parameters in index_conditions(key, query, first, last):
         for row in connection.execute(sql + where + extra, [*parameters, *more]):
             if low <= row["start_us"] < stop:
                 rows[row["rowid"]] = row
-    return sorted(_exact(list(rows.values()), query))
+    return sorted(exact_matches(list(rows.values()), query))
 
 
-def _by_ids(
+def named_matches(
     connection: sqlite3.Connection, query: Query, streams: Sequence[Stream]
 ) -> list[tuple[int, int]]:
     """Matches among the items named by id (a short list: looked up one by one)."""
@@ -324,10 +266,10 @@ def _by_ids(
         for row in named:
             if keys == [None] or row["collection"] in keys:
                 rows.append(row)
-    return sorted(_exact(rows, query))[: query.want]
+    return sorted(exact_matches(rows, query))[: query.want]
 
 
-def _exact(rows: list[sqlite3.Row], query: Query) -> list[tuple[int, int]]:
+def exact_matches(rows: list[sqlite3.Row], query: Query) -> list[tuple[int, int]]:
     """The exact test of index candidates: time, token, owner, ids, then the footprint."""
     kept = [
         row

@@ -5,10 +5,19 @@ Each item is a row of ``items`` and one to four boxes in ``items_index`` (one pe
 the antimeridian, or per part of a footprint); box ``k`` of item ``r`` has id ``4r + k``, so
 replacing an item finds its boxes without a scan. Each collection keeps its extent and the
 numbers a search plans its time windows with (first and last start, count, longest item).
+
+The same boxes, without time and collection, are kept in a second, 2-D R*Tree
+(``items_place``; items with no place are left out). Items arrive in time order, so the
+space-time tree's leaves each hold consecutive granules, whose boxes together cover most of
+the Earth: a place over all time (a site's time series) would visit nearly every leaf, about
+a second at 10^7 items. The 2-D tree clusters boxes by place alone, so counting a place's
+candidates over any stretch of time reads only the leaves around it (_scan_count.py). It costs
+ingest about as much again as the space-time tree (docs/benchmarks.md has the numbers).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -24,7 +33,7 @@ from nearline.archive._filter_sql import (
     filter_sql,
     footprint_intersects,
 )
-from nearline.archive._index import MAX_BOXES, hours
+from nearline.archive._index import MAX_BOXES, NO_PLACE, hours
 from nearline.archive._ordered import ordered_rows, sort_keys
 from nearline.archive._queryables import item_property_types, property_types
 from nearline.archive._rows import (
@@ -36,7 +45,8 @@ from nearline.archive._rows import (
     visible_item,
     widenings,
 )
-from nearline.archive._scan import count_added, count_matches, search_items
+from nearline.archive._scan import search_items
+from nearline.archive._scan_count import count_added, count_matches
 from nearline.db import SQLiteDatabase
 from nearline.errors import CollectionNotFound, Conflict
 
@@ -90,7 +100,13 @@ SELECT DISTINCT i.collection, p.key, CASE p.type WHEN 'real' THEN 'number'
     ELSE p.type END
 FROM items AS i, json_each(CAST(i.body AS TEXT), '$.properties') AS p
 """
+PLACE = "CREATE VIRTUAL TABLE IF NOT EXISTS items_place USING rtree (id, x0, x1, y0, y1)"
+# a catalogue made before items_place was: its places, from the space-time tree's boxes
+PLACES = f"INSERT INTO items_place SELECT id, x0, x1, y0, y1 FROM items_index WHERE x0 < {NO_PLACE}"
+# tables added since the first catalogues: each created, and filled from what was there
+ADDED = (("item_properties", PROPERTIES, BACKFILL), ("items_place", PLACE, PLACES))
 BATCH = 500  # ids per IN (...) lookup
+log = logging.getLogger(__name__)
 
 
 class SQLiteCatalogue(Catalogue):
@@ -112,12 +128,15 @@ class SQLiteCatalogue(Catalogue):
         self.database.add_columns("collections", {"removed": "INTEGER NOT NULL DEFAULT 0"})
         self.counts = Counts()
         with self.database.transaction() as connection:
-            new = not connection.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'item_properties'"
-            ).fetchone()
-            connection.execute(PROPERTIES)
-            if new:
-                connection.execute(BACKFILL)
+            held = connection.execute("SELECT 1 FROM items LIMIT 1").fetchone()
+            for table, create, fill in ADDED:
+                new = not connection.execute(
+                    "SELECT 1 FROM sqlite_master WHERE name = ?", (table,)
+                ).fetchone()
+                connection.execute(create)
+                if new and held:
+                    log.info("%s: filling %s (once; minutes at 10^7 items)", path, table)
+                    connection.execute(fill)
 
     # -- collections ------------------------------------------------------------------------
     def put_collection(self, collection: Collection) -> None:
@@ -191,6 +210,15 @@ class SQLiteCatalogue(Catalogue):
                     )
                     for n, r in zip(numbers, rows, strict=True)
                     for k, (west, south, east, north) in enumerate(r.boxes)
+                ],
+            )
+            connection.executemany(
+                "INSERT INTO items_place VALUES (?, ?, ?, ?, ?)",
+                [
+                    (n * MAX_BOXES + k, west, east, south, north)
+                    for n, r in zip(numbers, rows, strict=True)
+                    for k, (west, south, east, north) in enumerate(r.boxes)
+                    if west != NO_PLACE
                 ],
             )
             self._widen(connection, keys, rows)
@@ -389,10 +417,11 @@ class SQLiteCatalogue(Catalogue):
                 )
             ]
             for number in numbers:
-                connection.execute(
-                    "DELETE FROM items_index WHERE id BETWEEN ? AND ?",
-                    (number * MAX_BOXES, number * MAX_BOXES + MAX_BOXES - 1),
-                )
+                for tree in ("items_index", "items_place"):
+                    connection.execute(
+                        f"DELETE FROM {tree} WHERE id BETWEEN ? AND ?",
+                        (number * MAX_BOXES, number * MAX_BOXES + MAX_BOXES - 1),
+                    )
             connection.executemany("DELETE FROM items WHERE rowid = ?", [(n,) for n in numbers])
             connection.execute(
                 "UPDATE collections SET count = count - ?, removed = removed + ? WHERE key = ?",
