@@ -17,15 +17,16 @@ are rare and reads a quarter of the archive for a quarter of the Earth. So the s
 hundred or so items in time order are read first; only if too few of them match, and the
 stream goes on beyond them, is the place rare enough for the n-D GiST index over space and
 time to read on from there (the planner's estimates for a place are too far off, for the
-large footprints of swaths, to leave it the choice between a 2-D GiST and the B-tree). An
-item's end is not in the B-trees: a search from a time walks from that time less the longest
-item of the collection.
+large footprints of swaths, to leave it the choice between a 2-D GiST and the B-tree). The
+GiST is read a window of time at a time, as SQLite's R*Tree is: the first window as long as
+the walk's rate of matches says the rest of the page needs, each next one twice as long, so
+a page reads about a page's candidates and never sorts every match of the place to its end
+(a site's time series, the place's matches over all time, read and sorted on every page:
+0.2-0.8 s a page at 10^6 items). An item's end is not in the B-trees: a search from a time
+walks from that time less the longest item of the collection.
 
-A count (``count_rows``) counts its candidates with the same conditions (and, with a place,
-the n-D GiST index's box test), no further than ``count_to``; only if they are no more are
-their footprints read and tested exactly. The catalogue keeps counts (_counts.py) and brings
-them up to date with ``count_added_rows``: the items added after a position, read by ``seq``
-(the primary key), which only grows.
+Counting a search is _pgcount.py's; the catalogue keeps counts for the next pages
+(_counts.py).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from nearline.archive._scan import decode_token
 
 COLUMNS = "i.seq, i.collection, i.id, i.owner, i.start_us, i.end_us, i.body"
 FAR = 1e9  # hours: a time range's open end, in the 3-D boxes
-WALK = 64  # items of a stream read in order before the planner is asked (plus 4 a match)
+WALK = 64  # items of a stream read in order before the GiST is (plus 4 a match)
+MIN_WIDTH = 1_000_000  # the narrowest window of time the GiST is read in, in microseconds
 Run = Callable[[str, list[Any]], list[Any]]  # runs one statement of the search: its rows
 
 
@@ -54,6 +56,7 @@ class Stream:
     key: int | None
     keys: tuple[int, ...]
     longest: int  # microseconds
+    last: int  # the last start, microseconds
     condition: tuple[str, tuple[Any, ...]] | None = None  # a filter's SQL on items (alias i)
 
 
@@ -91,85 +94,12 @@ def search_rows(
     return found[: search.limit + 1], names
 
 
-def count_rows(
-    run: Run, search: Search, condition: tuple[str, list[Any]] | None = None
-) -> int | None:
-    """How many items match ``search`` in all (its token aside), or None if more than
-    ``search.count_to`` candidates do; ``run`` executes each statement (in one snapshot)."""
-    most = search.count_to
-    boxes, where = search_shape(search)
-    queries, total = [], 0
-    for stream in streams(search, run(*streams_sql(search)), condition):
-        items = _conditions(search, stream, None)
-        if boxes is not None:
-            items.add(*_space_time(search, boxes))
-        (counted,) = run(
-            f"SELECT count(*) AS n FROM (SELECT 1 FROM items AS i WHERE {items.where} "
-            "LIMIT %s) AS i",
-            [*items.parameters, most - total + 1],
-        )
-        total += counted["n"]
-        if total > most:
-            return None
-        queries.append(items)
-    if where is None:  # no place: the conditions are exact
-        return total
-    return sum(
-        len(
-            _exact(
-                run(
-                    f"SELECT ST_AsBinary(i.footprint) AS wkb FROM items AS i WHERE {items.where}",
-                    items.parameters,
-                ),
-                where,
-            )
-        )
-        for items in queries
-    )
-
-
-def count_added_rows(
-    run: Run, search: Search, condition: tuple[str, list[Any]] | None, after: int
-) -> int | None:
-    """How many items added after position ``after`` match ``search``, or None if more than
-    ``search.count_to`` candidates were added; ``run`` executes each statement."""
-    boxes, where = search_shape(search)
-    added, most = 0, search.count_to
-    for stream in streams(search, run(*streams_sql(search)), condition):
-        items = _conditions(search, stream, None)
-        items.add("i.seq > %s", after)
-        columns = "i.seq"
-        if boxes is not None and where is not None:
-            items.add(*_overlaps(boxes))
-            columns = "ST_AsBinary(i.footprint) AS wkb"
-        rows = run(
-            f"SELECT {columns} FROM items AS i WHERE {items.where} LIMIT %s",
-            [*items.parameters, most + 1],
-        )
-        most -= len(rows)
-        if most < 0:
-            return None
-        added += len(rows) if where is None else len(_exact(rows, where))
-    return added
-
-
-def state_sql(search: Search) -> tuple[str, list[Any]]:
-    """The catalogue's position, and the items ever removed from the collections ``search``
-    reads (every one the viewer sees, when it names none): a kept count's state."""
-    sql = (
-        "SELECT (SELECT position FROM catalogue_position) AS position, "
-        "COALESCE(SUM(removed), 0)::bigint AS removed FROM collections "
-        "WHERE (owner IS NULL OR owner = %s)"
-        + (" AND id = ANY(%s)" if search.collections is not None else "")
-    )
-    asked = [list(search.collections)] if search.collections is not None else []
-    return sql, [search.viewer, *asked]
-
-
 def streams_sql(search: Search) -> tuple[str, list[Any]]:
-    """The collections the viewer may see (those asked for, if any): key, id, longest."""
+    """The collections the viewer may see (those asked for, if any): key, id, longest, last
+    start."""
     sql = (
-        "SELECT key, id, longest_us FROM collections WHERE (owner IS NULL OR owner = %s)"
+        "SELECT key, id, longest_us, COALESCE(last_start_us, 0) AS last_start_us "
+        "FROM collections WHERE (owner IS NULL OR owner = %s)"
         + (" AND id = ANY(%s)" if search.collections is not None else "")
         + " ORDER BY key"
     )
@@ -186,9 +116,13 @@ def streams(
         return []
     where = (condition[0], tuple(condition[1])) if condition is not None else None
     if search.collections is not None:
-        return [Stream(row["key"], (row["key"],), row["longest_us"], where) for row in rows]
+        return [
+            Stream(row["key"], (row["key"],), row["longest_us"], row["last_start_us"], where)
+            for row in rows
+        ]
     keys = tuple(row["key"] for row in rows)
-    return [Stream(None, keys, max(row["longest_us"] for row in rows), where)]
+    longest = max(row["longest_us"] for row in rows)
+    return [Stream(None, keys, longest, max(row["last_start_us"] for row in rows), where)]
 
 
 def _stream(run: Run, search: Search, stream: Stream) -> list[Any]:
@@ -197,33 +131,81 @@ def _stream(run: Run, search: Search, stream: Stream) -> list[Any]:
     boxes, where = search_shape(search)
     if boxes is None or where is None:  # no place: every candidate matches
         return run(*_plain_sql(search, stream, after=decode_token(search.token), most=want))
+    if search.ids is not None:  # named items: the index on ids, as the planner likes
+        return _planned(run, search, stream, boxes, where, want)
     cap = 4 * want + 64  # candidates a statement returns at most
     length = WALK + 4 * want  # items a walk reads at most
     after = decode_token(search.token)
     found: list[Any] = []
-    walking = search.ids is None  # ids: the index on ids, never a walk
     while len(found) < want:
-        if walking:
-            rows = run(*_walk_sql(search, stream, boxes, after=after, length=length, most=cap))
-            candidates = [row for row in rows if row["hit"]]
-            found += _exact(candidates, where)
-            ended = [row for row in rows if row["n"] == length]  # the walk's last item
-            if len(rows) == cap and not ended:
-                after = (rows[-1]["start_us"], rows[-1]["seq"])  # candidates abound: walk on
-            elif ended:
-                after, walking = (ended[0]["start_us"], ended[0]["seq"]), False
-            else:
-                break  # the walk read every item left
-        else:  # matches are rare: the planner's own plan, from where the walk ended
-            rows = run(*_plain_sql(search, stream, after=after, most=cap, boxes=boxes))
-            found += _exact(rows, where)
-            if len(rows) < cap:
-                break
-            after = (rows[-1]["start_us"], rows[-1]["seq"])
+        rows = run(*_walk_sql(search, stream, boxes, after=after, length=length, most=cap))
+        candidates = [row for row in rows if row["hit"]]
+        found += exact_rows(candidates, where)
+        ended = [row for row in rows if row["n"] == length]  # the walk's last item
+        if len(rows) == cap and not ended:
+            after = (rows[-1]["start_us"], rows[-1]["seq"])  # candidates abound: walk on
+            continue
+        if not ended:
+            return found[:want]  # the walk read every item left
+        # matches are rare: on in windows of time, as long as the walk's rate asks
+        began = after[0] if after is not None else min(row["start_us"] for row in rows)
+        end = (ended[0]["start_us"], ended[0]["seq"])
+        width = (
+            max(end[0] - began, MIN_WIDTH) * max(1, want - len(found)) // max(len(candidates), 1)
+        )
+        return found + _windows(run, search, stream, boxes, where, end, width, want - len(found))
     return found[:want]
 
 
-def _exact(rows: list[Any], where: shapely.Geometry) -> list[Any]:
+def _windows(
+    run: Run,
+    search: Search,
+    stream: Stream,
+    boxes: list[tuple[float, float, float, float]],
+    where: shapely.Geometry,
+    after: tuple[int, int],
+    width: int,
+    want: int,
+) -> list[Any]:
+    """The first ``want`` matches after ``after``, read from the n-D GiST a window of start
+    time at a time (the first ``width`` long, each next twice as long)."""
+    cap = 4 * want + 64
+    stop = stream.last + 1 if search.end is None else min(stream.last, microseconds(search.end)) + 1
+    found: list[Any] = []
+    until = min(after[0] + width, stop)
+    while len(found) < want and after[0] < stop:
+        rows = run(*_window_sql(search, stream, boxes, after=after, until=until, most=cap))
+        found += exact_rows(rows, where)
+        if len(rows) == cap:  # the window holds more: read on in it
+            after = (rows[-1]["start_us"], rows[-1]["seq"])
+            continue
+        after, width = (until, -1), width * 2  # (start, -1): from that start on
+        until = min(until + width, stop)
+    return found[:want]
+
+
+def _planned(
+    run: Run,
+    search: Search,
+    stream: Stream,
+    boxes: list[tuple[float, float, float, float]],
+    where: shapely.Geometry,
+    want: int,
+) -> list[Any]:
+    """The first ``want`` matches from the token on, as the planner reads them."""
+    cap = 4 * want + 64
+    after = decode_token(search.token)
+    found: list[Any] = []
+    while len(found) < want:
+        rows = run(*_plain_sql(search, stream, after=after, most=cap, boxes=boxes))
+        found += exact_rows(rows, where)
+        if len(rows) < cap:
+            break
+        after = (rows[-1]["start_us"], rows[-1]["seq"])
+    return found[:want]
+
+
+def exact_rows(rows: list[Any], where: shapely.Geometry) -> list[Any]:
     """The candidates whose footprint intersects ``where`` (shapely, as SQLite's search)."""
     if not rows:
         return []
@@ -241,13 +223,34 @@ def _plain_sql(
 ) -> tuple[str, list[Any]]:
     """Up to ``most`` candidates after ``after``, in order, as the planner likes (with
     ``boxes``: through the n-D GiST index, as a rule)."""
-    items = _conditions(search, stream, after)
+    items = item_conditions(search, stream, after)
     columns = COLUMNS
     if boxes is not None:
-        items.add(*_space_time(search, boxes))
+        items.add(*space_time(search, boxes))
         columns += ", ST_AsBinary(i.footprint) AS wkb"
     sql = (
         f"SELECT {columns} FROM items AS i WHERE {items.where} ORDER BY i.start_us, i.seq LIMIT %s"
+    )
+    return sql, [*items.parameters, most]
+
+
+def _window_sql(
+    search: Search,
+    stream: Stream,
+    boxes: list[tuple[float, float, float, float]],
+    *,
+    after: tuple[int, int],
+    until: int,
+    most: int,
+) -> tuple[str, list[Any]]:
+    """Up to ``most`` candidates after ``after`` that start before ``until``, in order,
+    through the n-D GiST index (the place over that stretch of time)."""
+    items = item_conditions(search, stream, after)
+    items.add("i.start_us < %s", until)
+    items.add(*space_time(search, boxes, first=after[0], last=until))
+    sql = (
+        f"SELECT {COLUMNS}, ST_AsBinary(i.footprint) AS wkb FROM items AS i "
+        f"WHERE {items.where} ORDER BY i.start_us, i.seq LIMIT %s"
     )
     return sql, [*items.parameters, most]
 
@@ -264,11 +267,11 @@ def _walk_sql(
     """The candidates among the stream's next ``length`` items after ``after`` (``hit``),
     up to ``most`` rows in order; the walk's last item comes through too (``n = length``):
     it tells a walk cut short from one that read every item left."""
-    items = _conditions(search, stream, after)
-    overlaps, *boxed = _overlaps(boxes)
+    items = item_conditions(search, stream, after)
+    overlapping, *boxed = overlaps(boxes)
     sql = (
         f"SELECT * FROM (SELECT {COLUMNS}, ST_AsBinary(i.footprint) AS wkb, i.n, "
-        f"{overlaps} AS hit FROM (SELECT {COLUMNS}, i.footprint, "
+        f"{overlapping} AS hit FROM (SELECT {COLUMNS}, i.footprint, "
         "row_number() OVER (ORDER BY i.start_us, i.seq) AS n FROM "
         f"(SELECT {COLUMNS}, i.footprint FROM items AS i WHERE {items.where} "
         "ORDER BY i.start_us, i.seq LIMIT %s) AS i) AS i) AS i "
@@ -277,26 +280,37 @@ def _walk_sql(
     return sql, [*boxed, *items.parameters, length, length, most]
 
 
-def _overlaps(boxes: list[tuple[float, float, float, float]]) -> tuple[Any, ...]:
+def overlaps(boxes: list[tuple[float, float, float, float]]) -> tuple[Any, ...]:
     """The bounding-box test of a footprint (``&&``) and its parameters."""
     sql = " OR ".join("i.footprint && ST_MakeEnvelope(%s, %s, %s, %s, 4326)" for _ in boxes)
     return (f"({sql})", *[v for box in boxes for v in box])
 
 
-def _space_time(search: Search, boxes: list[tuple[float, float, float, float]]) -> tuple[Any, ...]:
+def space_time(
+    search: Search,
+    boxes: list[tuple[float, float, float, float]],
+    *,
+    first: int | None = None,
+    last: int | None = None,
+) -> tuple[Any, ...]:
     """The 3-D box test (``&&&``, which the n-D GiST index answers) and its parameters:
-    each box of the place over the search's time range, in hours (open ends: far)."""
-    first = microseconds(search.start) / HOUR_US if search.start is not None else -FAR
-    last = microseconds(search.end) / HOUR_US if search.end is not None else FAR
+    each box of the place over the search's time range, in hours (open ends: far), or over
+    [first, last] (microseconds) where given."""
+    if first is None and search.start is not None:
+        first = microseconds(search.start)
+    if last is None and search.end is not None:
+        last = microseconds(search.end)
+    low = first / HOUR_US if first is not None else -FAR
+    high = last / HOUR_US if last is not None else FAR
     sql = " OR ".join(
         "i.space_time &&& ST_MakeLine(ST_MakePoint(%s, %s, %s), ST_MakePoint(%s, %s, %s))"
         for _ in boxes
     )
-    corners = [v for (w, s, e, n) in boxes for v in (w, s, first, e, n, last)]
+    corners = [v for (w, s, e, n) in boxes for v in (w, s, low, e, n, high)]
     return (f"({sql})", *corners)
 
 
-def _conditions(search: Search, stream: Stream, after: tuple[int, int] | None) -> Query:
+def item_conditions(search: Search, stream: Stream, after: tuple[int, int] | None) -> Query:
     """The conditions on a stream's items from ``after`` on, but the place."""
     items = Query()
     if stream.key is not None:

@@ -5,7 +5,8 @@ footprint as a PostGIS geometry and the rest as one JSON body, as SQLite keeps i
 indexed by B-trees on (collection, start, position) and (start, position), walked in time
 order, and by an n-D GiST over a 3-D box per item (``space_time``: the footprint's bounding
 box, with the time range in hours as the third axis, kept by PostgreSQL from the row), which
-finds items by place and time at once, as the SQLite catalogue's R*Tree does. ``seq`` is an
+finds items by place and time at once, as the SQLite catalogue's R*Tree does, and by a 2-D
+GiST over the footprints, which counts a place over all time (_pgcount.py). ``seq`` is an
 item's position: taken from ``catalogue_position`` under that row's lock, so additions are
 numbered in the order they commit, and never reused (an item replaced or deleted keeps its
 number gone). Searches are in _pgsearch.py; docs/service.md ("PostgreSQL") has the
@@ -27,14 +28,8 @@ from nearline.archive._base import Catalogue, Collection, Item, Page, Search
 from nearline.archive._counts import Counts, State
 from nearline.archive._filter_sql import POSTGRES, filter_sql
 from nearline.archive._ordered import ordered_rows, sort_keys
-from nearline.archive._pgsearch import (
-    Run,
-    count_added_rows,
-    count_rows,
-    search_rows,
-    state_sql,
-    streams_sql,
-)
+from nearline.archive._pgcount import count_added_rows, count_rows, state_sql
+from nearline.archive._pgsearch import Run, search_rows, streams_sql
 from nearline.archive._queryables import item_property_types, property_types
 from nearline.archive._rows import (
     ItemRow,
@@ -97,6 +92,7 @@ CREATE INDEX IF NOT EXISTS items_by_start_all ON items (start_us, seq);
 CREATE INDEX IF NOT EXISTS items_by_id ON items (id);
 CREATE INDEX IF NOT EXISTS items_by_space_time
     ON items USING gist (space_time gist_geometry_ops_nd);
+CREATE INDEX IF NOT EXISTS items_by_place ON items USING gist (footprint);
 """
 PROPERTIES = """
 CREATE TABLE IF NOT EXISTS item_properties (
