@@ -62,6 +62,14 @@ def queries(count: int, *, days: float, seed: int = 7) -> list[dict[str, str]]:
     return found
 
 
+def forget_counts(catalogue: object) -> None:
+    """Forget the counts a catalogue keeps for its searches' next pages (if it keeps any):
+    its next count is made afresh."""
+    kept = getattr(catalogue, "counts", None)
+    if kept is not None:
+        kept.close()
+
+
 def percentiles(seconds: Sequence[float]) -> tuple[float, float]:
     """(p50, p95)."""
     ordered = sorted(seconds)

@@ -41,7 +41,7 @@ from _common import (  # noqa: E402
     now_stamp,
     replace_section,
 )
-from _stac_searches import COLLECTION, fill, percentiles  # noqa: E402
+from _stac_searches import COLLECTION, fill, forget_counts, percentiles  # noqa: E402
 from nearline.api._stac import COUNT_TO  # noqa: E402
 from nearline.archive import Catalogue, Search, SQLiteCatalogue, item_to_stac  # noqa: E402
 
@@ -160,14 +160,6 @@ def sqlite_floor(path: Path) -> Iterator[Floor]:
         yield read
     finally:
         connection.close()
-
-
-def forget_counts(catalogue: Catalogue) -> None:
-    """Forget the counts ``catalogue`` keeps (if it keeps any), so the next first page counts
-    afresh."""
-    kept = getattr(catalogue, "counts", None)
-    if kept is not None:
-        kept.close()
 
 
 def postgres_rows(path: Path, items: int, repeats: int, most: int) -> list[list[str]]:
