@@ -102,6 +102,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/load.py --update-docs
 	$(BIN)/python benchmarks/s3_ingest.py --update-docs
 	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/veros.py --update-docs
+	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/site_series.py --postgres --update-docs
 
 lint: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks

@@ -13,6 +13,9 @@ database.
     .venv/bin/python benchmarks/site_series.py --items 1000000 [--postgres] [--update-docs]
     .venv/bin/python benchmarks/site_series.py --catalogue catalogue-1e7.db [--update-docs]
 
+``--update-docs`` writes the table into docs/benchmarks.md, in a section of the catalogue's
+size (``site-series-1000000``, ``site-series-10000000``).
+
 A catalogue given is opened as the service opens it: one from before this version gains its
 place index and counts' column (minutes at 10^7 items); give a copy of a file others use.
 """
@@ -46,7 +49,6 @@ from nearline.api._stac import COUNT_TO  # noqa: E402
 from nearline.archive import Catalogue, Search, SQLiteCatalogue, item_to_stac  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- site-series:begin -->", "<!-- site-series:end -->"
 DOCS_HEADER = "# Benchmarks\n\nEach section is rewritten by its script's `--update-docs`.\n"
 BASE = "http://127.0.0.1:8000"
 LIMIT = 100
@@ -234,7 +236,10 @@ def main(argv: list[str] | None = None) -> int:
             f"`{command_line()}` on {now_stamp()}; machine: {machine_summary(path.parent)}; "
             f"count_to {COUNT_TO:,}, {args.repeats} timed reads of each series.\n\n{table}\n"
         )
-        replace_section(DOCS, BEGIN, END, text, DOCS_HEADER)
+        section = f"site-series-{items}"  # one section a catalogue size: 10^6 and 10^7 both
+        replace_section(
+            DOCS, f"<!-- {section}:begin -->", f"<!-- {section}:end -->", text, DOCS_HEADER
+        )
     return 0
 
 

@@ -30,6 +30,8 @@ NARROW = {
     ),
     "collection from a day": Search(collections=("c3",), start=T0 + 50 * DAY, limit=10),
     "bbox": Search(bbox=(-10, 30, 0, 40), limit=10),
+    # a place of 2,800 matches over all time: never read (and sorted) whole for one page
+    "place, any time": Search(bbox=(-20, -20, 20, 20), limit=10),
     "ids": Search(ids=("g7", "g19999"), limit=10),
 }
 
@@ -38,6 +40,8 @@ PAGED = {
     "one collection": Search(collections=("c2",), limit=20),
     "all": Search(limit=20),
     "bbox": Search(bbox=(-180, -90, 0, 0), limit=20),
+    # matches rare (3%) over all time, as a site's series: read in windows of time
+    "rare place": Search(bbox=(-20, -20, 20, 20), limit=20),
     "two collections from a day": Search(
         start=T0 + 5 * DAY, collections=("c0", "c4"), limit=20, viewer="someone"
     ),

@@ -168,12 +168,13 @@ def _windows(
     want: int,
 ) -> list[Any]:
     """The first ``want`` matches after ``after``, read from the n-D GiST a window of start
-    time at a time (the first ``width`` long, each next twice as long)."""
-    cap = 4 * want + 64
+    time at a time (the first ``width`` long, each next twice as long), each statement
+    returning about twice the candidates still wanted (with their bodies) at most."""
     stop = stream.last + 1 if search.end is None else min(stream.last, microseconds(search.end)) + 1
     found: list[Any] = []
     until = min(after[0] + width, stop)
     while len(found) < want and after[0] < stop:
+        cap = 2 * (want - len(found)) + 16
         rows = run(*_window_sql(search, stream, boxes, after=after, until=until, most=cap))
         found += exact_rows(rows, where)
         if len(rows) == cap:  # the window holds more: read on in it
