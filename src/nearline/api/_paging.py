@@ -44,20 +44,7 @@ class PageTokens:
         return position
 
     def _mac(self, position: str, search: Search) -> str:
-        bound = orjson.dumps(
-            [
-                search.viewer,
-                search.collections,
-                search.ids,
-                search.bbox,
-                search.intersects,
-                search.start,
-                search.end,
-                search.filter,
-                search.sortby,
-            ],
-            option=orjson.OPT_SORT_KEYS,
-        )
+        bound = orjson.dumps([*search.matching(), search.sortby], option=orjson.OPT_SORT_KEYS)
         digest = hmac.new(self.key, _bytes(position) + b"\0" + bound, hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest[:MAC_BYTES]).decode().rstrip("=")
 

@@ -156,8 +156,9 @@ class Search:
     viewer
         The user asking: they see public items and their own.
     count_to
-        Count the matches too, as long as the index finds no more than this many
-        candidates (0: do not count).
+        Count the matches too, as long as counting them afresh finds no more than this many
+        candidates in the index (0: do not count); a count is kept for the search's next
+        pages and brought up to date as items are added.
     filter
         A CQL2 JSON filter the items must pass too (see
         [`parse_filter`][nearline.archive.parse_filter]).
@@ -178,6 +179,21 @@ class Search:
     count_to: int = 0
     filter: Mapping[str, Any] | bool | None = None
     sortby: tuple[tuple[str, bool], ...] = ()
+
+    def matching(self) -> list[Any]:
+        """What decides which items match: every parameter but the page (``limit``,
+        ``token``), the order and ``count_to``, in a fixed order. A paging token is bound to
+        these and the order; a kept count is kept by these and ``count_to``."""
+        return [
+            self.viewer,
+            self.collections,
+            self.ids,
+            self.bbox,
+            self.intersects,
+            self.start,
+            self.end,
+            self.filter,
+        ]
 
     @property
     def impossible(self) -> bool:
@@ -237,7 +253,10 @@ class Catalogue(Closing, ABC):
       reading items into Python, and names only queryables (``queryables``); its ``sortby``
       orders the pages, ties broken by id, and its tokens carry the sort keys;
     - a viewer never sees another user's collection or item: those are ``NotFound``,
-      exactly as if they did not exist.
+      exactly as if they did not exist;
+    - a page's count (``Page.matched``) is exact for the catalogue as that page reads it,
+      or None: one kept from an earlier page must be brought up to date with what was added
+      and removed since.
     """
 
     @abstractmethod

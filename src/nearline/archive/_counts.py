@@ -62,20 +62,7 @@ CountAdded = Callable[[int], int | None]  # matches added after a position (None
 def count_key(search: Search) -> bytes:
     """What a count depends on: every parameter of ``search`` but its page (limit, token)
     and order."""
-    return orjson.dumps(
-        [
-            search.viewer,
-            search.collections,
-            search.ids,
-            search.bbox,
-            search.intersects,
-            search.start,
-            search.end,
-            search.filter,
-            search.count_to,
-        ],
-        option=orjson.OPT_SORT_KEYS,
-    )
+    return orjson.dumps([*search.matching(), search.count_to], option=orjson.OPT_SORT_KEYS)
 
 
 class Counts(Closing):

@@ -89,13 +89,13 @@ def _count(
     if not spans:
         return 0
     if query.boxes is not None:
-        placed = _placed_boxes(connection, query, most)
-        timed = sum(_items_between(stream, low, stop) for stream, low, stop in spans)
+        keys = [stream.key for stream, _, _ in spans]
         whole = all(low <= s.first and stop > s.last for s, low, stop in spans)
-        if placed <= most and (whole or placed < timed):
-            keys = [stream.key for stream, _, _ in spans if stream.key is not None]
-            return _counted(connection, _placed_rows(query), query, keys=keys)
-        if whole:  # all time: the space-time tree would find the same boxes
+        timed = sum(_items_between(stream, low, stop) for stream, low, stop in spans)
+        fewer = most if whole else min(most, timed)  # the place tree's, if no more boxes
+        if _placed_boxes(connection, keys, query, fewer) <= fewer:
+            return _counted(connection, _placed_rows(keys, query), query)
+        if whole:  # all time: the space-time tree would find the same boxes, too many
             return None
     seen = 0
     for stream, low, stop in spans:
@@ -119,33 +119,46 @@ def _items_between(stream: Stream, low: int, stop: int) -> int:
     return min(stream.count, stream.count * (stop - low) // span + 1)
 
 
-def _placed_boxes(connection: sqlite3.Connection, query: Query, most: int) -> int:
-    """How many place-tree boxes lie in the search's place, counted no further than
-    ``most + 1``."""
+Rows = tuple[str, list[Any]]  # a statement giving candidate rowids, and its parameters
+
+
+def _placed_boxes(
+    connection: sqlite3.Connection, keys: list[int | None], query: Query, most: int
+) -> int:
+    """How many place-tree boxes of collections ``keys`` (None: every one) lie in the
+    search's place, counted no further than ``most + 1``."""
     seen = 0
-    for west, south, east, north in query.boxes or ():
+    for where, parameters in _place_conditions(keys, query):
         seen += connection.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM items_place AS p WHERE p.x1 >= ? "
-            "AND p.x0 <= ? AND p.y1 >= ? AND p.y0 <= ? LIMIT ?)",
-            (west, east, south, north, most + 1 - seen),
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM items_place AS p WHERE {where} LIMIT ?)",
+            (*parameters, most + 1 - seen),
         ).fetchone()[0]
         if seen > most:
             break
     return seen
 
 
-Rows = tuple[str, list[Any]]  # a statement giving candidate rowids, and its parameters
-
-
-def _placed_rows(query: Query) -> Rows:
-    """The rowids of the place tree's boxes in the search's place, of any time."""
-    boxes = query.boxes or []
+def _placed_rows(keys: list[int | None], query: Query) -> Rows:
+    """The rowids of the place tree's boxes of collections ``keys`` (None: every one) in
+    the search's place, of any time."""
+    conditions = _place_conditions(keys, query)
     sql = " UNION ALL ".join(
-        f"SELECT p.id / {MAX_BOXES} FROM items_place AS p "
-        "WHERE p.x1 >= ? AND p.x0 <= ? AND p.y1 >= ? AND p.y0 <= ?"
-        for _ in boxes
+        f"SELECT p.id / {MAX_BOXES} FROM items_place AS p WHERE {where}" for where, _ in conditions
     )
-    return sql, [v for west, south, east, north in boxes for v in (west, east, south, north)]
+    return sql, [value for _, parameters in conditions for value in parameters]
+
+
+def _place_conditions(keys: list[int | None], query: Query) -> list[Rows]:
+    """The place tree's conditions: one per box of the place and collection searched."""
+    return [
+        (
+            "p.x1 >= ? AND p.x0 <= ? AND p.y1 >= ? AND p.y0 <= ?"
+            + (" AND p.c0 <= ? AND p.c1 >= ?" if key is not None else ""),
+            [west, east, south, north, *((key, key) if key is not None else ())],
+        )
+        for west, south, east, north in query.boxes or ()
+        for key in keys
+    ]
 
 
 def _timed_rows(key: int | None, query: Query, low: int, stop: int) -> Rows:
@@ -163,13 +176,11 @@ def _counted(
     rows: Rows,
     query: Query,
     *,
-    keys: list[int] | None = None,
     span: tuple[int, int] | None = None,
 ) -> int:
-    """How many of the candidates ``rows`` gives match ``query`` (only of collections
-    ``keys``, starting within ``span``, if given): one statement, then shapely on the
-    footprints it returns."""
-    tests, values = _row_tests(query, keys, span)
+    """How many of the candidates ``rows`` gives match ``query`` (only those starting within
+    ``span``, if given): one statement, then shapely on the footprints it returns."""
+    tests, values = _row_tests(query, span)
     found = connection.execute(
         f"SELECT {'i.wkb' if query.where is not None else 'count(*)'} FROM items AS i "
         f"WHERE i.rowid IN ({rows[0]}) AND {tests}",
@@ -180,9 +191,7 @@ def _counted(
     return int(hits([row[0] for row in found], query.where).sum())
 
 
-def _row_tests(
-    query: Query, keys: list[int] | None, span: tuple[int, int] | None
-) -> tuple[str, list[Any]]:
+def _row_tests(query: Query, span: tuple[int, int] | None) -> tuple[str, list[Any]]:
     """Every test of a candidate's row but its footprint, as SQL (exact_matches's tests);
     unary ``+`` keeps the planner off the (collection, start) indexes, whose walk would read
     every item of the collection: the rows are the candidates'."""
@@ -191,9 +200,6 @@ def _row_tests(
     if span is not None:
         tests += ["+i.start_us >= ?", "+i.start_us < ?"]
         values += span
-    if keys:
-        tests.append(f"+i.collection IN ({','.join('?' * len(keys))})")
-        values += keys
     if query.viewer is None:
         tests.append("i.owner IS NULL")
     else:

@@ -6,13 +6,17 @@ the antimeridian, or per part of a footprint); box ``k`` of item ``r`` has id ``
 replacing an item finds its boxes without a scan. Each collection keeps its extent and the
 numbers a search plans its time windows with (first and last start, count, longest item).
 
-The same boxes, without time and collection, are kept in a second, 2-D R*Tree
-(``items_place``; items with no place are left out). Items arrive in time order, so the
-space-time tree's leaves each hold consecutive granules, whose boxes together cover most of
-the Earth: a place over all time (a site's time series) would visit nearly every leaf, about
-a second at 10^7 items. The 2-D tree clusters boxes by place alone, so counting a place's
-candidates over any stretch of time reads only the leaves around it (_scan_count.py). It costs
-ingest about as much again as the space-time tree (docs/benchmarks.md has the numbers).
+The same boxes, without time, are kept in a second R*Tree (``items_place``; items with no
+place are left out). Items arrive in time order, so the space-time tree's leaves each hold
+consecutive granules, whose boxes together cover most of the Earth: a place over all time (a
+site's time series) would visit nearly every leaf, about a second at 10^7 items. The place
+tree clusters boxes by place, so counting a place's candidates over any stretch of time
+reads only the leaves around it (_scan_count.py). Its third axis is the collection, as an
+interval [key, key + 0.5]: an R*Tree picks where a box goes by the volume it adds, and a
+zero-width axis (the space-time tree's [key, key]) makes every volume zero, so a tree would
+no longer choose by place; half a unit keeps collections apart and the volumes those of the
+places. It costs ingest about as much again as the space-time tree (docs/benchmarks.md has
+the numbers).
 """
 
 from __future__ import annotations
@@ -100,9 +104,12 @@ SELECT DISTINCT i.collection, p.key, CASE p.type WHEN 'real' THEN 'number'
     ELSE p.type END
 FROM items AS i, json_each(CAST(i.body AS TEXT), '$.properties') AS p
 """
-PLACE = "CREATE VIRTUAL TABLE IF NOT EXISTS items_place USING rtree (id, x0, x1, y0, y1)"
+PLACE = "CREATE VIRTUAL TABLE IF NOT EXISTS items_place USING rtree (id, x0, x1, y0, y1, c0, c1)"
 # a catalogue made before items_place was: its places, from the space-time tree's boxes
-PLACES = f"INSERT INTO items_place SELECT id, x0, x1, y0, y1 FROM items_index WHERE x0 < {NO_PLACE}"
+PLACES = (
+    "INSERT INTO items_place SELECT id, x0, x1, y0, y1, c0, c0 + 0.5 FROM items_index "
+    f"WHERE x0 < {NO_PLACE}"
+)
 # tables added since the first catalogues: each created, and filled from what was there
 ADDED = (("item_properties", PROPERTIES, BACKFILL), ("items_place", PLACE, PLACES))
 BATCH = 500  # ids per IN (...) lookup
@@ -213,9 +220,17 @@ class SQLiteCatalogue(Catalogue):
                 ],
             )
             connection.executemany(
-                "INSERT INTO items_place VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO items_place VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (n * MAX_BOXES + k, west, east, south, north)
+                    (
+                        n * MAX_BOXES + k,
+                        west,
+                        east,
+                        south,
+                        north,
+                        keys[r.collection],
+                        keys[r.collection] + 0.5,
+                    )
                     for n, r in zip(numbers, rows, strict=True)
                     for k, (west, south, east, north) in enumerate(r.boxes)
                     if west != NO_PLACE
@@ -253,30 +268,37 @@ class SQLiteCatalogue(Catalogue):
             connection.execute("COMMIT")
 
     def _search(self, connection: Any, search: Search) -> Page:
-        """A filter (as SQL) and a chosen order (_ordered.py) beside the time-index walk;
-        the count, if asked, kept for the next pages (_counts.py)."""
+        """A page, and its count if asked, kept for the next pages (_counts.py)."""
         condition = None
-        if not search.impossible and (search.filter is not None or search.sortby):
-            names = self._visible(connection, search)
-            types = property_types(self._property_rows(connection, list(names)))
-            if search.filter is not None:
-                condition = filter_sql(search.filter, SQLITE, types)
-                connection.create_function(INTERSECTS, 2, footprint_intersects, deterministic=True)
-        if search.impossible or not search.sortby:
-            page = search_items(connection, search, condition)
+        if search.impossible or (search.filter is None and not search.sortby):
+            page = search_items(connection, search)
         else:
-            rows, token = ordered_rows(
-                lambda sql, parameters: connection.execute(sql, parameters).fetchall(),
-                SQLITE,
-                search,
-                keys=sort_keys(search, SQLITE, types),
-                collections=list(names),
-                condition=condition,
-            )
-            page = Page([item_from_row(row, names[row["collection"]]) for row in rows], token)
+            page, condition = self._chosen(connection, search)
         if not search.count_to:
             return page
         return replace(page, matched=self._matched(connection, search, condition))
+
+    def _chosen(self, connection: Any, search: Search) -> tuple[Page, Any]:
+        """A filter (as SQL) and a chosen order (_ordered.py) beside the time-index walk: the
+        page, and the filter's SQL (None without a filter)."""
+        names = self._visible(connection, search)
+        types = property_types(self._property_rows(connection, list(names)))
+        condition = None
+        if search.filter is not None:
+            condition = filter_sql(search.filter, SQLITE, types)
+            connection.create_function(INTERSECTS, 2, footprint_intersects, deterministic=True)
+        if not search.sortby:
+            return search_items(connection, search, condition), condition
+        rows, token = ordered_rows(
+            lambda sql, parameters: connection.execute(sql, parameters).fetchall(),
+            SQLITE,
+            search,
+            keys=sort_keys(search, SQLITE, types),
+            collections=list(names),
+            condition=condition,
+        )
+        items = [item_from_row(row, names[row["collection"]]) for row in rows]
+        return Page(items, token), condition
 
     def _matched(self, connection: Any, search: Search, condition: Any) -> int | None:
         """``search``'s count: kept, brought up to date by what was added since, or made."""

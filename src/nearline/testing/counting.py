@@ -43,6 +43,7 @@ class CountTests:
             Search(bbox=SITE, limit=4, count_to=EVERYTHING),
             Search(bbox=SITE, limit=4, count_to=EVERYTHING, viewer="alice"),
             Search(collections=("terra",), bbox=SITE, limit=5, count_to=EVERYTHING),
+            Search(collections=("terra",), bbox=SITE, limit=5, count_to=EVERYTHING, viewer="alice"),
             # a filter the added items fail, and a chosen order
             Search(
                 bbox=SITE, limit=6, count_to=EVERYTHING, filter=_terra(), sortby=(("id", True),)
