@@ -101,6 +101,24 @@ def test_every_worker_answers_with_the_same_tokens_orders_and_metrics(tmp_path: 
         assert {status for status, _ in me.values()} == {200}
         assert {body["name"] for _, body in me.values()} == {"alice"}
 
+        # kept-alive connections opened at once are spread over every worker (by the
+        # kernel, over each one's socket); on one shared socket, one process took them all
+        held = [
+            http.client.HTTPConnection("127.0.0.1", service.port, timeout=60) for _ in range(32)
+        ]
+        try:
+            for connection in held:
+                connection.connect()
+            for connection in held:
+                connection.request("GET", "/conformance")
+            for connection in held:
+                assert connection.getresponse().read()
+            spread = [answered_by(connection, pids) for connection in held]
+        finally:
+            for connection in held:
+                connection.close()
+        assert {pid: spread.count(pid) > 0 for pid in pids} == dict.fromkeys(pids, True), spread
+
         # a personal token made on one worker works on all, and revoked on one, on none
         _, status, made = ask(service, pids, "POST", "/users/me/tokens", token=alice,
                               body={"name": "laptop", "days": 1})  # fmt: skip
@@ -158,6 +176,11 @@ def test_a_killed_primary_takes_its_fronts_and_the_port_is_free_at_once(tmp_path
     service.start("--workers", "2")  # the same port again
     try:
         assert len(workers_of(service)) == 2
+        # another server on that port is refused, though the workers share it among them
+        other = nearline("serve", "--port", str(service.port), "--workers", "2",
+                         data=tmp_path / "other", check=False)  # fmt: skip
+        assert other.returncode == 2
+        assert f"cannot serve on 127.0.0.1:{service.port}" in other.stderr
     finally:
         service.stop()
 

@@ -69,7 +69,7 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
+def listening_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     """A TCP socket listening on ``host``:``port`` (0: any free port), bound before the service
     says where it serves, so that what it says is true (and a port taken is one line).
 
@@ -78,11 +78,16 @@ def listening_socket(host: str, port: int) -> socket.socket:
     protocol is IPPROTO_TCP (``socket.create_server`` leaves 0), without which asyncio does not
     set TCP_NODELAY on accepted connections; and TCP_NODELAY is set on it too, which Linux
     copies to each connection it accepts, whatever event loop serves them.
+
+    ``reuse_port``: several sockets, one a worker process, share the port (SO_REUSEPORT). The
+    primary binds without it first, so that a port another server holds is refused.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:  # one of `--workers`' sockets on one port (nearline.cli._workers)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if family == socket.AF_INET6:
             listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
@@ -253,9 +258,12 @@ def _serve_primary(args: argparse.Namespace, workers: int) -> int:
     logs.configure(args.log_format)
     cors = _cross_origin(args)
     logging.getLogger("botocore").setLevel(logging.WARNING)  # "found credentials in ..."
-    listener = listening_socket(args.host, args.port)
+    listener = listening_socket(args.host, args.port)  # a port taken: refused here
     port = listener.getsockname()[1]
     base = _base_url(args, listener)
+    if workers > 1:  # the same port again, now shared with the fronts
+        listener.close()
+        listener = listening_socket(args.host, port, reuse_port=True)
     service = _service(args, **_settings(args, base))
     console = Console(stderr=True)  # a person's terminal; a machine's log has JSON lines only
     say = log.info if args.log_format == "json" else partial(console.print, soft_wrap=True)
@@ -268,7 +276,8 @@ def _serve_primary(args: argparse.Namespace, workers: int) -> int:
         app = create_app(service, cors=cors)
         doors = open_doors(app, service, **door_options(args))
         if workers > 1:  # after start: the built-in algorithms are there for them
-            fronts = Fronts(listener, args.argv, workers, service.dispatcher.wake_from_front)
+            fronts = Fronts(port, args.argv, workers, service.dispatcher.wake_from_front)
+            fronts.wait_ready()
         if metrics is not None:
             say(f"nearline metrics for Prometheus at {_url(args.metrics[0], metrics.port)}"
                 f"/metrics (port {metrics.port})")  # fmt: skip
@@ -308,16 +317,17 @@ def _serve_front(args: argparse.Namespace, front: Any) -> int:
 
     logs.configure(args.log_format)
     logging.getLogger("botocore").setLevel(logging.WARNING)
-    base = _base_url(args, front.listener)
-    service = _service(args, wake_primary=front.wake, **_settings(args, base))
+    listener = listening_socket(args.host, front.port, reuse_port=True)
+    service = _service(args, wake_primary=front.wake, **_settings(args, _base_url(args, listener)))
     try:
         service.start_front()
         app = create_app(service, cors=_cross_origin(args))
         open_doors(app, service, **door_options(args))
         server = uvicorn.Server(_uvicorn_config(app))
         front.on_primary_gone(lambda: setattr(server, "should_exit", True))
-        server.run(sockets=[front.listener])
+        front.ready()
+        server.run(sockets=[listener])
     finally:
-        front.listener.close()
+        listener.close()
         service.close()
     return 0
