@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -51,11 +50,6 @@ from _stac_searches import COLLECTION, START, days_of, fill_sqlite, queries  # n
 from _wrk import check_wrk, write_paths, wrk, wrk_version  # noqa: E402
 from nearline.archive import modis_like_items  # noqa: E402
 
-# `nearline serve --workers N` (N processes answering on one listening socket) is not on this
-# branch yet: until it is, nearline's rows are served without the option, one process each,
-# and the table says so. The one line to flip when it lands:
-PASS_WORKERS = False
-
 DOCS = PROJECT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- search-concurrency:begin -->", "<!-- search-concurrency:end -->"
 DOCS_HEADER = "# Benchmarks\n\nEach section is rewritten by its script's `--update-docs`.\n"
@@ -71,16 +65,6 @@ SHORT = {NEARLINE: "nearline", PEER: "the peer"}
 
 def usable_cores() -> int:
     return len(os.sched_getaffinity(0))
-
-
-def check_workers_flag() -> None:
-    """Refuse to run without ``--workers`` once ``nearline serve`` has it: its default (the
-    usable cores) would then serve the one-worker rows."""
-    shown = subprocess.run(
-        [sys.executable, "-m", "nearline", "serve", "--help"], capture_output=True, text=True
-    ).stdout
-    if not PASS_WORKERS and "--workers" in shown:
-        sys.exit(f"nearline serve now takes --workers: set PASS_WORKERS = True in {__file__}")
 
 
 def series(url: str, paths: Path, *, seconds: int, repeats: int, token: str | None) -> dict:
@@ -178,7 +162,7 @@ def nearline_figures(out: Path, items: list, paths: dict[str, Path], **timing: i
     token = live.add_user("bench")
 
     def serve(workers: int) -> str:
-        live.start(*(["--workers", str(workers)] if PASS_WORKERS else []))
+        live.start("--workers", str(workers))
         return live.url
 
     try:
@@ -201,10 +185,6 @@ HEADERS = [
 ]
 
 
-def workers_label(server: str, workers: int) -> str:
-    return f"{workers}*" if server == NEARLINE and not PASS_WORKERS else str(workers)
-
-
 def rows(found: dict[str, dict[int, dict[str, dict]]]) -> list[list[str]]:
     """One row per server, workers and clients."""
     table = []
@@ -221,7 +201,7 @@ def rows(found: dict[str, dict[int, dict[str, dict]]]) -> list[list[str]]:
                 table.append(
                     [
                         server,
-                        workers_label(server, workers),
+                        str(workers),
                         str(clients),
                         f"{search['rate']:,.0f}",
                         milliseconds(search),
@@ -244,7 +224,7 @@ def findings(found: dict[str, dict[int, dict[str, dict]]], items: int) -> str:
         else "the goal, at 10^6 items: "
     )
     said = [
-        f"At {most} clients and {workers_label(NEARLINE, cores)} workers nearline answers "
+        f"At {most} clients and {cores} workers nearline answers "
         f"{ours['rate']:,.0f} searches/s at p95 {ours['p95'] * 1e3:.1f} ms ({goal}"
         f"{GOAL_P95 * 1e3:.0f} ms)"
     ]
@@ -299,12 +279,6 @@ def section(
         if versions
         else "not run (--no-peer)"
     )
-    flag = (
-        ""
-        if PASS_WORKERS
-        else " \\* `nearline serve --workers` was not passed (the option is not there yet): "
-        "each of nearline's rows is one process."
-    )
     return "\n\n".join(
         [
             "## Concurrent searches: 1, 4 and 16 clients against stac-fastapi-pgstac",
@@ -320,7 +294,7 @@ def section(
             "and **the client shares the machine's cores with it**. Workers: 1, and as many "
             "as usable cores (nearline `serve --workers N`; the peer under uvicorn "
             "`--workers N`). The last two columns: the peer's search p95 over this server's "
-            f"(same workers and clients), and searches/s at the cores' workers over 1.{flag}",
+            f"(same workers and clients), and searches/s at the cores' workers over 1.",
             markdown_table(HEADERS, rows(found)),
             findings(found, items),
         ]
@@ -340,7 +314,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]  # of the minute before: other work sharing the cores
     check_wrk()
-    check_workers_flag()
     items = 10_000 if args.quick else args.items
     timing = {
         "seconds": args.seconds or (3 if args.quick else 10),
