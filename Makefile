@@ -97,6 +97,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/composite.py --update-docs
 	$(BIN)/python benchmarks/cloud_skill.py --update-docs
 	$(BIN)/python benchmarks/service.py --update-docs
+	$(BIN)/python benchmarks/search_concurrency.py --update-docs
 	$(BIN)/python benchmarks/gdal_summary.py --update-docs
 	$(BIN)/python benchmarks/small_runs.py --update-docs
 	$(BIN)/python benchmarks/load.py --update-docs

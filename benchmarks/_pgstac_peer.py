@@ -3,14 +3,14 @@
 The standard STAC API stack, run beside nearline in one run: a throwaway PostgreSQL cluster
 (``initdb``, Debian's PostgreSQL with PostGIS, default settings), pgstac's schema installed by
 ``pypgstac migrate``, items loaded by pypgstac's loader (COPY into the collection's partition)
-and searched through stac-fastapi-pgstac under uvicorn, one process, as ``nearline serve`` runs.
+and searched through stac-fastapi-pgstac under uvicorn (one process unless asked for more).
 pypgstac and stac-fastapi-pgstac run in an environment of their own (_peer_env.py), not in
 nearline's.
 
     with PgstacPeer() as peer:
         peer.start(folder)
-        items_per_second = peer.load(stac_items, stac_collection)
-        base_url = peer.serve()
+        items_per_second = peer.load(*stac_json(items))  # nearline Items, as STAC JSON
+        base_url = peer.serve()  # serve(workers=4): four processes on one socket
 
 Run as a script, it checks itself on MODIS-like items and prints the load rate and the search
 latency of the service benchmark's searches:
@@ -26,7 +26,6 @@ import itertools
 import os
 import subprocess
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
@@ -70,6 +69,25 @@ with PgstacDB(dsn=dsn) as db:
 print(rate)
 """
 VERSION = "import sys; from importlib.metadata import version; print(version(sys.argv[1]))"
+# uvicorn with its arguments, but for one fix. With --workers N, uvicorn binds the listening
+# socket itself, with its protocol left at 0, and asyncio then leaves Nagle's algorithm on for
+# every connection: each answer on a kept-alive connection waits ~40 ms for the client's
+# delayed acknowledgement (Kludex/uvicorn#3149, open; 44 ms per GET /conformance here). The fix
+# proposed there (#3154): the listener made as IPPROTO_TCP, which accepted sockets inherit.
+# One worker (asyncio's own listener) never needed it.
+UVICORN = """
+import socket, sys
+import uvicorn.config, uvicorn.main
+bind_socket = uvicorn.config.Config.bind_socket
+def bind_tcp_socket(config):
+    sock = bind_socket(config)
+    if sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock = socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+        sock.set_inheritable(True)
+    return sock
+uvicorn.config.Config.bind_socket = bind_tcp_socket
+sys.exit(uvicorn.main.main())
+"""
 
 
 class PeerError(RuntimeError):
@@ -174,10 +192,12 @@ class PgstacPeer:
             file.unlink(missing_ok=True)
         return float(found.split()[-1])
 
-    def serve(self, timeout: float = 60) -> str:
-        """Start stac-fastapi-pgstac (uvicorn, one process, 127.0.0.1, a free port) on the
-        database; its base URL once GET /conformance answers."""
+    def serve(self, *, workers: int = 1, timeout: float = 60) -> str:
+        """Start stac-fastapi-pgstac (uvicorn with ``workers`` processes on one socket,
+        127.0.0.1, a free port; :data:`UVICORN`) on the database, stopping the one it started
+        before; its base URL once GET /conformance answers."""
         assert self.home is not None, "start() the peer first"
+        self.stop_serving()
         port = free_port()
         env = {
             **os.environ,
@@ -188,7 +208,7 @@ class PgstacPeer:
             "PGDATABASE": DATABASE,
         }
         # 7.x builds the app in a factory (the module no longer has an ``app``)
-        command = [str(self.python), "-m", "uvicorn", "stac_fastapi.pgstac.app:create_app"]
+        command = [str(self.python), "-c", UVICORN, "stac_fastapi.pgstac.app:create_app"]
         command += [
             "--factory",
             "--host",
@@ -198,6 +218,8 @@ class PgstacPeer:
             "--log-level",
             "warning",
         ]
+        if workers > 1:  # uvicorn's supervisor then imports the app afresh in each worker
+            command += ["--workers", str(workers)]
         log_path = self.home / "api.log"
         with open(log_path, "ab") as log:  # cwd: the cluster's folder, so no stray .env is read
             self.api = subprocess.Popen(command, env=env, stdout=log, stderr=log, cwd=self.home)
@@ -231,42 +253,47 @@ class PgstacPeer:
             "stac-fastapi-pgstac": served,
         }
 
-    def close(self) -> None:
-        """Stop the API and PostgreSQL, and remove the cluster's folder."""
+    def stop_serving(self) -> None:
+        """Stop the API; PostgreSQL goes on."""
         stop_process(self.api)
         self.api, self.url = None, ""
+
+    def close(self) -> None:
+        """Stop the API and PostgreSQL, and remove the cluster's folder."""
+        self.stop_serving()
         self.cluster.close()
 
 
-# -- the self-check ------------------------------------------------------------------------------
-def stac_items(count: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """MODIS-like items and their collection as STAC JSON, as benchmarks/service.py makes them;
+# -- the items as the peer takes them ----------------------------------------------------------
+def stac_json(items: list) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``items`` (nearline Items) and their collection as STAC JSON for :meth:`PgstacPeer.load`;
     nearline's own links are dropped (pgstac's API makes its own)."""
-    from nearline.archive import Collection, collection_to_stac, item_to_stac, modis_like_items
+    from nearline.archive import Collection, collection_to_stac, item_to_stac
 
-    items = []
-    for item in modis_like_items(count, collection=COLLECTION, start=START, seed=1):
-        stac = item_to_stac(item, "http://x")
-        stac["links"] = []
-        items.append(stac)
-    last = datetime.fromisoformat(items[-1]["properties"]["end_datetime"])
+    stac = []
+    for item in items:
+        body = item_to_stac(item, "http://peer")
+        body["links"] = []
+        stac.append(body)
     collection = collection_to_stac(
-        Collection(
-            id=COLLECTION, title="MODIS-like granules", extent=(None, START, last.astimezone(UTC))
-        ),
-        "http://x",
+        Collection(id=COLLECTION, title="MODIS-like granules", extent=(None, START, items[-1].end)),
+        "http://peer",
     )
     collection["links"] = []
-    return items, collection
+    return stac, collection
 
 
+# -- the self-check ------------------------------------------------------------------------------
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--searches", type=int, default=100)
     parser.add_argument("--folder", default="bench-output/pgstac-peer")
     args = parser.parse_args()
-    items, collection = stac_items(args.items)
+    from nearline.archive import modis_like_items
+
+    made = list(modis_like_items(args.items, collection=COLLECTION, start=START, seed=1))
+    items, collection = stac_json(made)
     asked = queries(args.searches, days=days_of(args.items))
     with PgstacPeer() as peer:
         began = time.perf_counter()

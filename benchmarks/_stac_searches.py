@@ -1,5 +1,6 @@
-"""The searches the service benchmark times, the same for nearline and its peer: MODIS-like
-5-minute granule items from 2020-01-01, searched by a 10x10 degree bbox and one day."""
+"""The searches the service benchmarks time, the same for nearline and its peer: MODIS-like
+5-minute granule items from 2020-01-01, searched by a 10x10 degree bbox and one day; and
+nearline's SQLite catalogue of those items."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pathlib import Path
 START = datetime(2020, 1, 1, tzinfo=UTC)
 COLLECTION = "MOD06_L2"
 STAMP = "%Y-%m-%dT%H:%M:%SZ"
-BATCH = 50_000
+BATCH = 10_000  # items a catalogue takes at once
+FILL_BATCH = 50_000  # the kept catalogue's (fill)
 
 
 def fill(data: Path, items: int) -> Path:
@@ -32,7 +34,7 @@ def fill(data: Path, items: int) -> Path:
         batch = []
         for item in modis_like_items(items, collection=COLLECTION, start=START, seed=1):
             batch.append(item)
-            if len(batch) == BATCH:
+            if len(batch) == FILL_BATCH:
                 catalogue.add_items(batch)
                 batch = []
         catalogue.add_items(batch)
@@ -43,6 +45,21 @@ def fill(data: Path, items: int) -> Path:
 def days_of(items: int) -> float:
     """The days ``items`` consecutive 5-minute granules span."""
     return items * 5 / 60 / 24
+
+
+def fill_sqlite(path: Path, items: list) -> float:
+    """A fresh SQLite catalogue at ``path`` holding ``items`` (nearline Items of
+    :data:`COLLECTION`), added :data:`BATCH` at a time; items/s of adding them."""
+    from nearline.archive import SQLiteCatalogue
+    from nearline.archive._base import Collection
+
+    path.unlink(missing_ok=True)
+    with SQLiteCatalogue(path) as catalogue:
+        catalogue.put_collection(Collection(id=COLLECTION, title="MODIS-like granules"))
+        began = time.perf_counter()
+        for first in range(0, len(items), BATCH):
+            catalogue.add_items(items[first : first + BATCH])
+        return len(items) / (time.perf_counter() - began)
 
 
 def queries(count: int, *, days: float, seed: int = 7) -> list[dict[str, str]]:

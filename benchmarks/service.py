@@ -57,16 +57,14 @@ from _common import (  # noqa: E402
     now_stamp,
     replace_section,
 )
-from _pgstac_peer import PgstacPeer  # noqa: E402
+from _pgstac_peer import PgstacPeer, stac_json  # noqa: E402
 from _search_latency import PEER, SearchTarget, latencies, pgstac_search, search_text  # noqa: E402
 from _search_latency import rows as search_rows  # noqa: E402
 from _service_orders import orders_under_load  # noqa: E402
-from _stac_searches import COLLECTION, START, days_of, queries  # noqa: E402
+from _stac_searches import BATCH, COLLECTION, START, days_of, fill_sqlite, queries  # noqa: E402
 from _subscription_trigger import trigger_latency  # noqa: E402
 from nearline.archive import (  # noqa: E402
     SQLiteCatalogue,
-    collection_to_stac,
-    item_to_stac,
     modis_like_items,
 )
 from nearline.archive._base import Collection  # noqa: E402
@@ -76,7 +74,6 @@ DOCS = PROJECT / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- service:begin -->", "<!-- service:end -->"
 SEARCH_BEGIN, SEARCH_END = "<!-- service-search:begin -->", "<!-- service-search:end -->"
 DOCS_HEADER = "# Benchmarks\n\nEach section is rewritten by its script's `--update-docs`.\n"
-BATCH = 10_000
 ALGORITHM = """\
 import json, os, sys, time
 started = time.time()
@@ -102,13 +99,7 @@ def insert_rates(folder: Path, items: list) -> tuple[float, float, Path]:
     """Items/s into a fresh catalogue, and into a bare table; the catalogue's file."""
     size = len(items)
     path = folder / f"catalogue-{size}.db"
-    path.unlink(missing_ok=True)
-    with SQLiteCatalogue(path) as catalogue:
-        catalogue.put_collection(Collection(id=COLLECTION, title="MODIS-like granules"))
-        began = time.perf_counter()
-        for first in range(0, size, BATCH):
-            catalogue.add_items(items[first : first + BATCH])
-        nearline_rate = size / (time.perf_counter() - began)
+    nearline_rate = fill_sqlite(path, items)
     rows = [
         (
             item.id,
@@ -135,21 +126,6 @@ def insert_rates(folder: Path, items: list) -> tuple[float, float, Path]:
         bare_rate = size / (time.perf_counter() - began)
     bare.unlink()
     return nearline_rate, bare_rate, path
-
-
-def stac_json(items: list) -> tuple[list[dict], dict]:
-    """The items and their collection as STAC JSON, for the peer (which makes its own links)."""
-    stac = []
-    for item in items:
-        body = item_to_stac(item, "http://peer")
-        body["links"] = []
-        stac.append(body)
-    collection = collection_to_stac(
-        Collection(id=COLLECTION, title="MODIS-like granules", extent=(None, START, items[-1].end)),
-        "http://peer",
-    )
-    collection["links"] = []
-    return stac, collection
 
 
 # -- (2) ingest ----------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def create_app(service: Service, *, cors: CrossOrigin | None = None) -> FastAPI:
     problems.install(app)
     openapi.install(app)
     web.install(app)
-    signin.install(app)
+    signin.install(app, service)
     if cors is not None:  # inside the request log: refused preflights are logged too
         app.add_middleware(CrossOriginMiddleware, allowed=cors)
     app.add_middleware(requests.RequestLog, latency=service.metrics.request_seconds)

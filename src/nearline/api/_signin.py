@@ -22,9 +22,8 @@ provider configured, all of these are 404.
 from __future__ import annotations
 
 import secrets
-import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -36,7 +35,7 @@ from nearline.api._adapter import User, service_of
 from nearline.api._auth import Credentials
 from nearline.api._stac import base_url
 from nearline.errors import InvalidRequest, NotFound, Unauthorized
-from nearline.identity import pkce_pair
+from nearline.identity import Handoffs, pkce_pair
 from nearline.orders import Service
 
 STATE_COOKIE = "nearline-signin"
@@ -56,26 +55,6 @@ class Pending:
     verifier: str
     back_to: str
     made: float
-
-
-class Expiring:
-    """Values kept for a few minutes and taken at most once (in this server's memory)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._items: dict[str, tuple[float, Any]] = {}
-        self._lock = threading.Lock()
-
-    def put(self, key: str, value: Any) -> None:
-        with self._lock:
-            now = time.monotonic()
-            self._items = {k: v for k, v in self._items.items() if v[0] > now}
-            self._items[key] = (now + self.seconds, value)
-
-    def take(self, key: str) -> Any | None:
-        with self._lock:
-            found = self._items.pop(key, None)
-        return found[1] if found and found[0] > time.monotonic() else None
 
 
 def own_page(back_to: str | None) -> str:
@@ -114,7 +93,7 @@ def trade_code(service: Service, code: str, verifier: str, redirect_uri: str) ->
     return answer.json()
 
 
-def build_router(sessions: Expiring, handoffs: Expiring) -> APIRouter:
+def build_router(sessions: Handoffs, handoffs: Handoffs) -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
     @router.get("/signin/config")
@@ -135,7 +114,7 @@ def build_router(sessions: Expiring, handoffs: Expiring) -> APIRouter:
         back_to = own_page(request.query_params.get("return"))
         state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         verifier, challenge = pkce_pair()
-        sessions.put(state, Pending(nonce, verifier, back_to, time.time()))
+        sessions.put(state, asdict(Pending(nonce, verifier, back_to, time.time())))
         query = urlencode(
             {
                 "response_type": "code",
@@ -165,7 +144,8 @@ def build_router(sessions: Expiring, handoffs: Expiring) -> APIRouter:
         code = request.query_params.get("code") or ""
         if request.query_params.get("error"):
             raise InvalidRequest("the provider did not sign you in: go back and try again")
-        pending = sessions.take(state) if state else None
+        kept = sessions.take(state) if state else None
+        pending = Pending(**kept) if kept is not None else None
         if pending is None or not secrets.compare_digest(
             request.cookies.get(STATE_COOKIE, ""), state
         ):
@@ -183,7 +163,7 @@ def build_router(sessions: Expiring, handoffs: Expiring) -> APIRouter:
         hours = signin.settings.session_hours
         made, secret = service.users.tokens.create(user, "web sign-in", days=hours / 24)
         handoff = secrets.token_urlsafe(32)
-        handoffs.put(handoff, (secret, made.id, user))
+        handoffs.put(handoff, [secret, made.id, user])
         reply = RedirectResponse(f"{base_url(request)}{pending.back_to}", status_code=303)
         reply.delete_cookie(STATE_COOKIE, path="/signin")
         reply.set_cookie(
@@ -227,5 +207,9 @@ def build_router(sessions: Expiring, handoffs: Expiring) -> APIRouter:
     return router
 
 
-def install(app: Any) -> None:
-    app.include_router(build_router(Expiring(PENDING_SECONDS), Expiring(HANDOFF_SECONDS)))
+def install(app: Any, service: Service) -> None:
+    """The sign-in's routes; what a sign-in keeps between its requests is in the service's
+    database, so any worker process may answer each of them."""
+    sessions = Handoffs(service.database, "pending", PENDING_SECONDS)
+    handoffs = Handoffs(service.database, "handoff", HANDOFF_SECONDS)
+    app.include_router(build_router(sessions, handoffs))

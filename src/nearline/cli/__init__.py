@@ -119,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     named = command_named(argv)
     args = build_parser([] if named is None else [named]).parse_args(argv)
+    args.argv = argv  # what `nearline serve --workers` starts its other processes with
     try:
         return args.func(args)
     except NearlineError as error:

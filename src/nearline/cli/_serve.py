@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import re
+import shutil
 import socket
 import subprocess
 import time
@@ -68,7 +69,7 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
+def listening_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     """A TCP socket listening on ``host``:``port`` (0: any free port), bound before the service
     says where it serves, so that what it says is true (and a port taken is one line).
 
@@ -77,11 +78,16 @@ def listening_socket(host: str, port: int) -> socket.socket:
     protocol is IPPROTO_TCP (``socket.create_server`` leaves 0), without which asyncio does not
     set TCP_NODELAY on accepted connections; and TCP_NODELAY is set on it too, which Linux
     copies to each connection it accepts, whatever event loop serves them.
+
+    ``reuse_port``: several sockets, one a worker process, share the port (SO_REUSEPORT). The
+    primary binds without it first, so that a port another server holds is refused.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:  # one of `--workers`' sockets on one port (nearline.cli._workers)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if family == socket.AF_INET6:
             listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
@@ -171,16 +177,24 @@ def add_serve_parser(subparsers: Any) -> None:
         'with credentials (docs/service.md, "CORS and STAC Browser"; default: $NEARLINE_CORS, '
         "else none)",
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes that answer requests, on one port; the first also runs the orders "
+        "(default: $NEARLINE_WORKERS, else the cores this process may use)",
+    )
     add_door_options(serve)
     add_s3_options(serve)
     add_operator_options(serve)
     serve.set_defaults(func=run_serve)
 
 
-def _service(args: argparse.Namespace, **settings: Any):
+def _service(args: argparse.Namespace, wake_primary: Any = None, **settings: Any):
     from nearline.orders import Service, ServiceSettings
 
-    return Service(ServiceSettings.resolve(data=args.data, db=args.db, **settings))
+    resolved = ServiceSettings.resolve(data=args.data, db=args.db, **settings)
+    return Service(resolved, wake_primary=wake_primary)
 
 
 def _cross_origin(args: argparse.Namespace):
@@ -191,46 +205,84 @@ def _cross_origin(args: argparse.Namespace):
     return CrossOrigin.parse(texts) if texts else None
 
 
+def _settings(args: argparse.Namespace, base: str) -> dict[str, Any]:
+    """The service's settings from the command line, the same in every worker process."""
+    return {
+        "base_url": base,
+        "cpus": args.cpus,
+        "memory": args.memory,
+        "max_upload": args.max_upload,
+        "executor": args.executor,
+        "admission": args.admission,
+        "record": args.record,
+        "archive": args.archive,
+        "storage_options": s3_options(args),
+        "oidc": args.oidc,
+        "echo": args.echo,
+    }
+
+
+def _base_url(args: argparse.Namespace, listener: socket.socket) -> str:
+    return args.base_url or f"http://{args.host}:{listener.getsockname()[1]}"
+
+
+def _uvicorn_config(app: Any) -> Any:
+    import uvicorn
+
+    return uvicorn.Config(app, log_level="warning", log_config=None, access_log=False)
+
+
 def run_serve(args: argparse.Namespace) -> int:
+    from nearline.cli._workers import FrontLink, check_workers, default_workers, share_metrics
+
+    front = FrontLink.of_environment()
+    if front is not None:
+        return _serve_front(args, front)
+    workers = check_workers(args.workers if args.workers is not None else default_workers())
+    metrics_shared = share_metrics() if workers > 1 else None  # before prometheus_client loads
+    try:
+        return _serve_primary(args, workers)
+    finally:
+        if metrics_shared is not None:
+            shutil.rmtree(metrics_shared, ignore_errors=True)
+
+
+def _serve_primary(args: argparse.Namespace, workers: int) -> int:
     import uvicorn
     from rich.console import Console
 
     from nearline import logs
     from nearline.api import create_app, open_doors
+    from nearline.cli._workers import Fronts
 
     logs.configure(args.log_format)
     cors = _cross_origin(args)
     logging.getLogger("botocore").setLevel(logging.WARNING)  # "found credentials in ..."
-    listener = listening_socket(args.host, args.port)
+    listener = listening_socket(args.host, args.port)  # a port taken: refused here
     port = listener.getsockname()[1]
-    base = args.base_url or f"http://{args.host}:{port}"
-    service = _service(
-        args,
-        base_url=base,
-        cpus=args.cpus,
-        memory=args.memory,
-        max_upload=args.max_upload,
-        executor=args.executor,
-        admission=args.admission,
-        record=args.record,
-        archive=args.archive,
-        storage_options=s3_options(args),
-        oidc=args.oidc,
-        echo=args.echo,
-    )
+    base = _base_url(args, listener)
+    if workers > 1:  # the same port again, now shared with the fronts
+        listener.close()
+        listener = listening_socket(args.host, port, reuse_port=True)
+    service = _service(args, **_settings(args, base))
     console = Console(stderr=True)  # a person's terminal; a machine's log has JSON lines only
     say = log.info if args.log_format == "json" else partial(console.print, soft_wrap=True)
     metrics = None
+    fronts = None
     try:
         if args.metrics is not None:  # bound first: a taken address is one line, at once
             metrics = service.metrics.serve(*args.metrics)
         service.start()
         app = create_app(service, cors=cors)
         doors = open_doors(app, service, **door_options(args))
+        if workers > 1:  # after start: the built-in algorithms are there for them
+            fronts = Fronts(port, args.argv, workers, service.dispatcher.wake_from_front)
+            fronts.wait_ready()
         if metrics is not None:
             say(f"nearline metrics for Prometheus at {_url(args.metrics[0], metrics.port)}"
                 f"/metrics (port {metrics.port})")  # fmt: skip
         say(f"nearline serving {service.settings.data} at {base} (port {port})")
+        say(f"{workers} worker process{'es' if workers > 1 else ''} answer requests (--workers)")
         if doors.guest is not None:
             say(f"guest: requests without a token act as user {doors.guest}")
         if doors.public is not None:
@@ -241,14 +293,41 @@ def run_serve(args: argparse.Namespace) -> int:
             say("echo: the echo test process is served (--echo on)")
         if not service.users.list():
             say("no users yet: `nearline users add NAME` prints a token")
-        config = uvicorn.Config(app, log_level="warning", log_config=None, access_log=False)
-        uvicorn.Server(config).run(sockets=[listener])
+        uvicorn.Server(_uvicorn_config(app)).run(sockets=[listener])
     except OSError as error:  # the data folder, the database, a run's folder
         where = f" ({error.filename})" if error.filename else ""
         raise ConfigError(f"cannot serve: {error.strerror or error}{where}") from None
     finally:
+        if fronts is not None:
+            fronts.close()
         listener.close()
         if metrics is not None:
             metrics.close()
+        service.close()
+    return 0
+
+
+def _serve_front(args: argparse.Namespace, front: Any) -> int:
+    """A front: the same service and app over the primary's socket, answering requests only
+    (nearline.cli._workers); it stops when the primary does."""
+    import uvicorn
+
+    from nearline import logs
+    from nearline.api import create_app, open_doors
+
+    logs.configure(args.log_format)
+    logging.getLogger("botocore").setLevel(logging.WARNING)
+    listener = listening_socket(args.host, front.port, reuse_port=True)
+    service = _service(args, wake_primary=front.wake, **_settings(args, _base_url(args, listener)))
+    try:
+        service.start_front()
+        app = create_app(service, cors=_cross_origin(args))
+        open_doors(app, service, **door_options(args))
+        server = uvicorn.Server(_uvicorn_config(app))
+        front.on_primary_gone(lambda: setattr(server, "should_exit", True))
+        front.ready()
+        server.run(sockets=[listener])
+    finally:
+        listener.close()
         service.close()
     return 0

@@ -1,14 +1,20 @@
 """Checks of the programs the service's conformance runs and client tests use: Java 17 for
 the OGC's executable test suites (``python -m nearline.testing.ogc_suites``), and GDAL's
 command-line tools with their OGC API - Features driver (OAPIF), the client of QGIS and of
-most GIS scripts, and Node.js with npm, which build STAC Browser for its test
-(scripts/stac-browser)."""
+most GIS scripts, Node.js with npm, which build STAC Browser for its test
+(scripts/stac-browser), and wrk, the concurrent-search benchmark's load generator
+(benchmarks/search_concurrency.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import re
 import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from nearline.doctor._base import run
@@ -16,6 +22,13 @@ from nearline.errors import CapabilityMissing
 
 JAVA_RELEASE = 17  # the OGC suites' jars are built for it
 NODE_RELEASE = 18  # STAC Browser's build (webpack 5, Vue CLI 5) runs on 18 and newer
+# a done hook that reports what wrk saw, as the benchmark's does (benchmarks/_wrk_paths.lua)
+WRK_SCRIPT = """
+done = function(summary, latency, requests)
+  io.write(string.format("probe %d %d %.0f\\n", summary.requests, summary.errors.status,
+                         latency:percentile(95.0)))
+end
+"""
 
 
 def java(folder: Path) -> str:
@@ -71,3 +84,59 @@ def node_npm(folder: Path) -> str:
         raise CapabilityMissing("npm pack made no probe-1.0.0.tgz")
     npm = run(["npm", "--version"], folder=folder, what="npm --version").strip()
     return f"Node.js {version}, npm {npm}"
+
+
+def wrk(folder: Path) -> str:
+    """wrk keeps two connections to a loopback server started here busy for a second, and a
+    Lua script's done hook reports the requests, none refused, and their p95."""
+    if shutil.which("wrk") is None:
+        raise CapabilityMissing("wrk is not on PATH")
+    script = folder / "probe.lua"
+    script.write_text(WRK_SCRIPT)
+    with _answering() as url:
+        shown = run(["wrk", "-t1", "-c2", "-d1s", "-s", script, url], folder=folder, what="wrk")
+    found = re.search(r"^probe (\d+) (\d+) (\d+)$", shown, re.M)
+    if found is None:
+        raise CapabilityMissing(f"wrk's Lua done hook printed nothing: {shown.strip()}")
+    requests, refused, p95 = map(int, found.groups())
+    if requests == 0 or refused:
+        raise CapabilityMissing(f"wrk made {requests} requests, {refused} answered with an error")
+    # --version prints the version and exits 1
+    said = subprocess.run(["wrk", "--version"], capture_output=True, text=True, timeout=10)
+    version = said.stdout.split(" [")[0] or "wrk"
+    kept = f"{requests:,} requests on 2 kept connections, p95 {p95 / 1e3:.1f} ms"
+    return f"{version} ran a Lua script: {kept}"
+
+
+class _Ok(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keeps the connection, as the service does
+    disable_nagle_algorithm = True  # else each answer's body waits 40 ms for an acknowledgement
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # wrk resets its connections when its time is up
+
+
+@contextlib.contextmanager
+def _answering() -> Iterator[str]:
+    """The URL of an HTTP server on 127.0.0.1 answering every GET with 200, until the block
+    ends."""
+    server = _Server(("127.0.0.1", 0), _Ok)
+    thread = threading.Thread(target=server.serve_forever, name="nearline-doctor-wrk")
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()

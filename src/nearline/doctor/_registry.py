@@ -79,6 +79,14 @@ CAPABILITIES: tuple[Capability, ...] = (
         packages=("nodejs", "npm"),
     ),
     Capability(
+        name="wrk",
+        purpose="the concurrent-search benchmark's load generator (benchmarks/"
+        "search_concurrency.py)",
+        probe=clients.wrk,
+        packages=("wrk",),
+        required=False,  # no test needs it
+    ),
+    Capability(
         name="s3-server",
         purpose="the archive on object storage: a real S3 server (SeaweedFS) for the tests",
         probe=services.s3_server,

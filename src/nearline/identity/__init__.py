@@ -5,6 +5,7 @@ may sign in."""
 
 from __future__ import annotations
 
+from nearline.identity._handoffs import Handoffs
 from nearline.identity._oidc import ProviderUnreachable, Verifier, check_provider, pkce_pair
 from nearline.identity._settings import Admission, OidcSettings
 from nearline.identity._tokens import MAX_DAYS, MAX_NAME, TOKEN_NAME_PATTERN, PersonalToken
@@ -16,6 +17,7 @@ __all__ = [
     "TOKEN_NAME_PATTERN",
     "Admission",
     "Allotment",
+    "Handoffs",
     "OidcSettings",
     "PersonalToken",
     "ProviderUnreachable",

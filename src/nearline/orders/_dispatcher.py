@@ -214,6 +214,13 @@ class Dispatcher(Closing):
             return
         self._tended["beat"] = now
         self.servers.beat()
+        self._stop_dismissed()
+        if now - self._tended["adopt"] >= self.servers.lease / 3:
+            self._tended["adopt"] = now
+            self.resume()
+
+    def _stop_dismissed(self) -> None:
+        """Stop this server's runs that were dismissed, or taken over, elsewhere."""
         for run_id, event in list(self._cancels.items()):
             current = self.store.run(run_id)
             if current.server != self.me:
@@ -221,9 +228,15 @@ class Dispatcher(Closing):
                 event.set()
             elif current.station == Station.DISMISSED:
                 event.set()
-        if now - self._tended["adopt"] >= self.servers.lease / 3:
-            self._tended["adopt"] = now
-            self.resume()
+
+    def wake_from_front(self) -> None:
+        """A front of this server (`nearline serve --workers`) took an order or a dismissal:
+        stop what was dismissed at once, and look at the queue."""
+        try:
+            self._stop_dismissed()
+        except NearlineError:  # a run gone meanwhile: the next beat looks again
+            log.debug("dispatcher: dismissals looked at again at the next beat")
+        self.wake()
 
     def _admit(self, woken: float, cpu: float) -> None:
         """One pass: start what fits, say why the rest waits. ``woken`` (monotonic) and

@@ -9,12 +9,14 @@ its runs hold now, and (api's) request latencies.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Histogram, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from nearline.archive import Catalogue
@@ -150,6 +152,7 @@ class ServiceMetrics:
 
     def __init__(self, state: Collector) -> None:
         self.registry = CollectorRegistry()
+        self.state = state
         self.registry.register(state)
         self.slot_overhead = Histogram(
             "nearline_slot_overhead_seconds",
@@ -170,8 +173,13 @@ class ServiceMetrics:
     def serve(self, host: str, port: int) -> MetricsServer:
         """Serve the registry in Prometheus' text format on ``host``:``port`` (0: any free
         port), from a thread of its own, apart from the API's address."""
+        registry = self.registry
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # `nearline serve --workers`: the
+            registry = CollectorRegistry()  # histograms of every worker process, summed
+            MultiProcessCollector(registry)
+            registry.register(self.state)
         try:
-            server, _ = start_http_server(port, addr=host, registry=self.registry)
+            server, _ = start_http_server(port, addr=host, registry=registry)
         except OSError as error:
             raise ConfigError(
                 f"cannot serve the metrics on {host}:{port}: {error.strerror or error}; "

@@ -12,8 +12,9 @@ import logging
 import os
 import shutil
 import socket
+import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,13 +164,23 @@ def parse_switch(value: str | bool, what: str) -> bool:
 class Service(Closing):
     """Everything the web API and the CLI need, opened on one data folder."""
 
-    def __init__(self, settings: ServiceSettings | None = None) -> None:
+    def __init__(
+        self,
+        settings: ServiceSettings | None = None,
+        *,
+        wake_primary: Callable[[], None] | None = None,
+    ) -> None:
         self.settings = settings or ServiceSettings.resolve()
         data = self.settings.data
         data.mkdir(parents=True, exist_ok=True)
         shared = self.settings.db is not None  # several servers may share the data folder
         own = f"scratch/{socket.gethostname()}-{os.getpid()}"  # this server's own downloads
         self.places = Places(data, own if shared else "scratch")
+        # a front (a worker process of `nearline serve --workers`) answers requests only: the
+        # primary process runs the dispatcher, and each order a front takes wakes it
+        self.wake_primary = wake_primary
+        if wake_primary is not None:
+            self.places = Places(data, f"{self.places.scratch_name}/front-{os.getpid()}")
         self.stores = ObjectStores(self.settings.storage_options)  # s3:// assets
         self.archive = (  # where outputs are kept, if not under the data folder
             ObjectArchive(self.settings.archive, self.stores) if self.settings.archive else None
@@ -260,7 +271,13 @@ class Service(Closing):
         self._watch.start()  # subscriptions: triggered by ingest, after the dispatcher
         self._started = True
 
+    def start_front(self) -> None:
+        """Start as a front: its own scratch folder, nothing else (the primary started)."""
+        self.places.scratch.mkdir(parents=True, exist_ok=True)
+
     def close(self) -> None:
+        if self.wake_primary is not None:
+            shutil.rmtree(self.places.scratch, ignore_errors=True)
         if self._started:
             self._watch.close()
             self.dispatcher.close()
@@ -327,8 +344,12 @@ class Service(Closing):
         job = self._order(process, body, owner=owner, version=version, job_id=job_id,
                           message=message)  # fmt: skip
         self.jobs.create(job)
-        self.dispatcher.wake()
+        self._wake_dispatcher()
         return job
+
+    def _wake_dispatcher(self) -> None:
+        """New work: this process's dispatcher, or a front's primary's."""
+        (self.wake_primary or self.dispatcher.wake)()
 
     def _order(
         self,
@@ -392,7 +413,7 @@ class Service(Closing):
                 refused[run.job] = error
         if jobs:
             self.jobs.create_all(jobs)
-            self.dispatcher.wake()
+            self._wake_dispatcher()
         return refused
 
     def _version_subscribed(self, subscription: Subscription) -> str:
@@ -453,8 +474,21 @@ class Service(Closing):
             self.jobs.forget_results(job_id, viewer=viewer, message="results deleted by its owner")
             return self.jobs.get(job_id, viewer=viewer)
         open_runs = self.jobs.dismiss(job_id, viewer=viewer, message="dismissed by its owner")
-        self.dispatcher.cancel(open_runs)
+        if self.wake_primary is None:
+            self.dispatcher.cancel(open_runs)
+        else:  # its runs are the primary's: it stops them, and this front waits as cancel does
+            self.wake_primary()
+            self._until_cleaned(open_runs, wait=30.0)
         return self.jobs.get(job_id, viewer=viewer)
+
+    def _until_cleaned(self, runs: Sequence[Run], *, wait: float) -> None:
+        """Wait until the runs' working folders are gone (the primary removes them once
+        their processes are)."""
+        deadline = time.monotonic() + wait
+        places = self.places
+        folders = [f(run) for run in runs for f in (places.run_folder, places.staged_inputs)]
+        while any(folder.exists() for folder in folders) and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def _delete_results(self, job: Job) -> None:
         if not job.runs:  # answered in-process (echo): no files, no items
