@@ -17,7 +17,8 @@ from nearline.archive import Collection, Search
 from nearline.archive._postgres_catalogue import PostgresCatalogue
 from nearline.db import PostgresDatabase
 from nearline.testing.catalogue import CatalogueTests
-from nearline.testing.items import found, keys, make_item
+from nearline.testing.counting import OVER, SITE
+from nearline.testing.items import DAY, EVERYTHING, T0, found, keys, make_item
 from nearline.testing.reference import Reference
 
 from ..postgres_server import PostgresServer
@@ -205,3 +206,25 @@ def test_two_processes_share_it_and_the_changes_feed_misses_nothing(
         assert positions == sorted(positions)
         assert catalogue.count("c") == 2 * 40 * 25
         assert found(catalogue, limit=10_000) == found(catalogue, limit=10_000)
+
+
+def test_a_catalogue_from_before_places_and_removals_is_upgraded_on_opening(
+    postgres_server: PostgresServer,
+) -> None:
+    """The 2-D GiST of places is built and each collection's removals start at 0 when a
+    catalogue made before them is opened; its counts then follow removals."""
+    url = postgres_server.new_database("upgraded")
+    search = Search(bbox=SITE, count_to=EVERYTHING)
+    with PostgresCatalogue(url) as catalogue:
+        catalogue.put_collection(Collection("c"))
+        catalogue.add_items([make_item(f"over{n}", box=OVER, start=T0 + n * DAY) for n in range(3)])
+        with catalogue.connection() as connection:  # the schema as it was
+            connection.execute("DROP INDEX items_by_place")
+            connection.execute("ALTER TABLE collections DROP COLUMN removed")
+    with PostgresCatalogue(url) as catalogue:
+        assert catalogue.search(search).matched == 3
+        catalogue.delete_items("c", ["over1"])
+        assert catalogue.search(search).matched == 2
+        with catalogue.connection() as connection:
+            found = connection.execute("SELECT to_regclass('items_by_place') AS i").fetchone()
+        assert found["i"] == "items_by_place"

@@ -15,8 +15,8 @@ reads only the leaves around it (_scan_count.py). Its third axis is the collecti
 interval [key, key + 0.5]: an R*Tree picks where a box goes by the volume it adds, and a
 zero-width axis (the space-time tree's [key, key]) makes every volume zero, so a tree would
 no longer choose by place; half a unit keeps collections apart and the volumes those of the
-places. It costs ingest about as much again as the space-time tree (docs/benchmarks.md has
-the numbers).
+places. It costs ingest about a quarter of its rate (docs/benchmarks.md, "A site's time
+series").
 """
 
 from __future__ import annotations
