@@ -10,6 +10,7 @@ import http.client
 import os
 import socket
 
+import psutil
 import pytest
 
 from nearline.cli._serve import listening_socket
@@ -56,9 +57,17 @@ def test_connections_the_listener_accepts_have_nagle_off():
                 assert nagle_is_off(accepted)  # before any event loop touched it
 
 
-def server_end_of(pid: int, client: socket.socket) -> socket.socket:
-    """A duplicate of the socket process ``pid`` holds for ``client``'s connection, taken
-    with pidfd_getfd(2) (Linux 5.6; the caller may ptrace ``pid``, as a parent can)."""
+def server_end_of(server: int, client: socket.socket) -> socket.socket:
+    """A duplicate of the socket the server ``server`` (or one of its worker processes)
+    holds for ``client``'s connection, taken with pidfd_getfd(2) (Linux 5.6, as root)."""
+    for pid in [server, *(child.pid for child in psutil.Process(server).children())]:
+        held = _held_by(pid, client)
+        if held is not None:
+            return held
+    raise AssertionError(f"no process of server {server} holds {client.getsockname()}")
+
+
+def _held_by(pid: int, client: socket.socket) -> socket.socket | None:
     syscall = ctypes.CDLL(None, use_errno=True).syscall
     pidfd = os.pidfd_open(pid)
     try:
@@ -76,7 +85,7 @@ def server_end_of(pid: int, client: socket.socket) -> socket.socket:
             held.close()
     finally:
         os.close(pidfd)
-    raise AssertionError(f"process {pid} holds no socket connected to {client.getsockname()}")
+    return None
 
 
 def test_the_server_answers_a_kept_connection_with_nagle_off(tmp_path):
