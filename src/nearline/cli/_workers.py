@@ -44,10 +44,14 @@ log = logging.getLogger(__name__)
 
 def default_workers() -> int:
     """$NEARLINE_WORKERS, else the cores this process may use."""
-    text = os.environ.get("NEARLINE_WORKERS", "")
-    if text.strip():
-        return int(text) if text.strip().isdigit() else 0  # 0: refused by check_workers
-    return len(os.sched_getaffinity(0))
+    from nearline.errors import ConfigError
+
+    text = os.environ.get("NEARLINE_WORKERS", "").strip()
+    if not text:
+        return len(os.sched_getaffinity(0))
+    if not text.isdigit():
+        raise ConfigError(f"NEARLINE_WORKERS: expected a number of processes, got {text!r}")
+    return int(text)
 
 
 def check_workers(count: int) -> int:

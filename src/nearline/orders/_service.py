@@ -174,13 +174,14 @@ class Service(Closing):
         data = self.settings.data
         data.mkdir(parents=True, exist_ok=True)
         shared = self.settings.db is not None  # several servers may share the data folder
-        own = f"scratch/{socket.gethostname()}-{os.getpid()}"  # this server's own downloads
-        self.places = Places(data, own if shared else "scratch")
-        # a front (a worker process of `nearline serve --workers`) answers requests only: the
-        # primary process runs the dispatcher, and each order a front takes wakes it
-        self.wake_primary = wake_primary
+        # this server's own downloads; a front's (a worker process of `nearline serve
+        # --workers`) inside its primary's, which answers requests only: the primary runs
+        # the dispatcher, and each order a front takes wakes it
+        scratch = f"scratch/{socket.gethostname()}-{os.getpid()}" if shared else "scratch"
         if wake_primary is not None:
-            self.places = Places(data, f"{self.places.scratch_name}/front-{os.getpid()}")
+            scratch += f"/front-{os.getpid()}"
+        self.places = Places(data, scratch)
+        self.wake_primary = wake_primary
         self.stores = ObjectStores(self.settings.storage_options)  # s3:// assets
         self.archive = (  # where outputs are kept, if not under the data folder
             ObjectArchive(self.settings.archive, self.stores) if self.settings.archive else None
