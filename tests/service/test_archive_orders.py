@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import os
 import shutil
 import time
 from pathlib import Path
@@ -217,7 +218,12 @@ def test_granules_in_a_layout_archive_are_ingested_and_ordered_where_they_lie(li
 
     def copies() -> list[Path]:  # scratch/disks is the kept run disks' pool, not a copy
         scratch = live.data / "scratch"  # (a front's copies are under its own folder there)
-        return [p for p in scratch.rglob("*") if p.is_file() and "disks" not in p.parts]
+        return [  # os.walk, unlike rglob, passes over a folder removed while it looks
+            Path(folder, name)
+            for folder, _, names in os.walk(scratch)
+            if "disks" not in Path(folder).relative_to(scratch).parts
+            for name in names
+        ]
 
     for _ in range(50):  # the copy is removed once sent (just after the client has it)
         if not copies():

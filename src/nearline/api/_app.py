@@ -6,8 +6,9 @@ them together.
 Every route needs ``Authorization: Bearer TOKEN`` except the landing page, /conformance and the
 OpenAPI document at /api. Pages from the origins the operator names may call it from a
 browser (_cors.py; none by default). Every request gets a request id, a line in the log and
-its latency in the service's metrics (_requests.py); the metrics themselves are served apart,
-on the address ``nearline serve --metrics`` names, never here.
+its latency in the service's metrics (_requests.py), and a JSON body that escapes a lone
+UTF-16 surrogate is refused before any route reads it (_surrogates.py); the metrics
+themselves are served apart, on the address ``nearline serve --metrics`` names, never here.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from nearline.api import _requests as requests
 from nearline.api import _signin as signin
 from nearline.api import _stac as stac
 from nearline.api import _subscriptions as subscriptions
+from nearline.api import _surrogates as surrogates
 from nearline.api import _users as users
 from nearline.api import _web as web
 from nearline.api._cors import CrossOrigin, CrossOriginMiddleware
@@ -49,6 +51,7 @@ def create_app(service: Service, *, cors: CrossOrigin | None = None) -> FastAPI:
     openapi.install(app)
     web.install(app)
     signin.install(app, service)
+    app.add_middleware(surrogates.RefuseLoneSurrogates)
     if cors is not None:  # inside the request log: refused preflights are logged too
         app.add_middleware(CrossOriginMiddleware, allowed=cors)
     app.add_middleware(requests.RequestLog, latency=service.metrics.request_seconds)

@@ -82,7 +82,13 @@ def parse_filter(value: Any, *, lang: Any = None, crs: Any = None) -> dict[str, 
         if not isinstance(value, dict | bool):
             raise SearchError('filter: cql2-json is an object, such as {"op": "=", "args": ...}')
         _measure_json(value)
-        text = orjson.dumps(_drafts_between(value)).decode()
+        try:
+            text = orjson.dumps(_drafts_between(value)).decode()
+        except orjson.JSONEncodeError:  # JSON may escape a lone surrogate; UTF-8 cannot hold it
+            raise SearchError(
+                "filter: a string or name holds a lone UTF-16 surrogate (such as \\ud800), "
+                "which is not text; send each character whole"
+            ) from None
         expression = _parsed(lambda: cql2.parse_json(text))
     # not cql2's validate(): its schema check takes minutes over a few hundred NOTs; what
     # nearline can answer is checked, operator by operator, as it is translated to SQL
