@@ -1,0 +1,130 @@
+"""A coverage subset: chosen bands of chosen layers on a :class:`~nearline.coverage.Target`,
+read from only the window of cells the target needs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nearline.coverage._layers import BandInfo, Layer, read_bands, read_window
+from nearline.coverage._target import Target
+from nearline.errors import CoverageError, CoverageTooLarge
+from nearline.grid import Grid, get_grid
+
+DEFAULT_MAX_VALUES = 50_000_000  # values a request may read: a day's global 8 km band is 10.8 M
+LIMIT_SETTING = "NEARLINE_COVERAGE_MAX_VALUES"
+
+
+@dataclass(frozen=True)
+class Subset:
+    """Stored values of ``bands`` for each layer, on ``target`` of ``grid``.
+
+    ``values[name]`` is (layers, height, width) in the band's stored type, its fill value
+    where a pixel's centre is off the grid. ``bytes_read``: what reading it cost, in bytes
+    of the files (metadata and the window's chunks).
+    """
+
+    grid: Grid
+    target: Target
+    layers: tuple[Layer, ...]
+    bands: dict[str, BandInfo]
+    values: dict[str, np.ndarray]
+    bytes_read: int
+
+    @property
+    def output_grid(self) -> Grid:
+        """The target as a Grid: its coordinates and CF grid mapping."""
+        return self.target.as_grid(self.grid)
+
+
+def choose_bands(
+    available: dict[str, BandInfo], wanted: Sequence[str] | None
+) -> dict[str, BandInfo]:
+    """``wanted`` of ``available``, in the order asked (None: every band, in file order).
+
+    Raises
+    ------
+    CoverageError
+        A band is not among them; the message lists those there are.
+    """
+    if wanted is None:
+        return dict(available)
+    unknown = [name for name in wanted if name not in available]
+    if unknown or not wanted:
+        raise CoverageError(
+            f"unknown band {', '.join(map(repr, unknown)) or '(none named)'}: this collection's "
+            f"bands are {', '.join(available)}"
+        )
+    return {name: available[name] for name in dict.fromkeys(wanted)}
+
+
+def check_limit(values: int, limit: int, what: str) -> None:
+    """Refuse a request that would read more than ``limit`` values (413), saying how much
+    it asked, the limit and its setting."""
+    if values > limit:
+        raise CoverageTooLarge(
+            f"{what} would read {values:,} values, over this service's limit of {limit:,} "
+            f"({LIMIT_SETTING}); ask for a smaller box, fewer bands or times, or a coarser scale"
+        )
+
+
+def read_subset(
+    layers: Sequence[Layer],
+    *,
+    grid: str | Grid,
+    target: Target,
+    bands: Sequence[str] | None = None,
+    limit: int = DEFAULT_MAX_VALUES,
+) -> Subset:
+    """Read ``bands`` of every layer on ``target``, each pixel the value of the grid cell
+    holding its centre, reading only the window of cells the target covers.
+
+    Parameters
+    ----------
+    layers
+        The files, in time order; at least one.
+    grid
+        Their grid, or its name.
+    target
+        The raster to fill, in the grid's CRS.
+    bands
+        Band names (None: every band of the first layer).
+    limit
+        Values the read may hold at most (window cells x bands x layers).
+
+    Raises
+    ------
+    CoverageError
+        No layer, an unknown band, or a target wholly off the grid.
+    CoverageTooLarge
+        Over ``limit``.
+    """
+    grid = get_grid(grid)
+    if not layers:
+        raise CoverageError("no item of this collection lies in the time asked for")
+    chosen = choose_bands(read_bands(layers[0]), bands)
+    rows, cols = target.rows(grid), target.cols(grid)
+    if (rows < 0).all() or (cols < 0).all():
+        raise CoverageError(f"the subset asked for lies outside the grid {grid.name}")
+    r0, r1 = int(rows[rows >= 0].min()), int(rows.max()) + 1
+    c0, c1 = int(cols[cols >= 0].min()), int(cols.max()) + 1
+    check_limit((r1 - r0) * (c1 - c0) * len(chosen) * len(layers), limit, "this subset")
+    values = {
+        name: np.empty((len(layers), target.height, target.width), info.dtype)
+        for name, info in chosen.items()
+    }
+    off = (rows < 0)[:, None] | (cols < 0)[None, :]
+    pick = np.ix_(np.clip(rows - r0, 0, None), np.clip(cols - c0, 0, None))
+    total = 0
+    for number, layer in enumerate(layers):
+        window, spent = read_window(
+            layer, chosen, slice(r0, r1), slice(c0, c1), (grid.height, grid.width)
+        )
+        total += spent
+        for name, info in chosen.items():
+            picked = window[name][pick]
+            picked[off] = info.fill if info.fill is not None else 0
+            values[name][number] = picked
+    return Subset(grid, target, tuple(layers), chosen, values, total)
