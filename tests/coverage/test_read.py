@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-import netCDF4
 import numpy as np
 import pyproj
 import pytest
@@ -29,40 +28,17 @@ from nearline.coverage import (
 )
 from nearline.errors import CoverageError, CoverageTooLarge
 from nearline.grid import get_grid
+from nearline.testing.gridded import FILL, cell_value, write_gridded
 
 GRID = get_grid("igh-8km")
-FILL = -32768
 IGH = pyproj.Transformer.from_crs("EPSG:4326", "+proj=igh +R=6370997", always_xy=True)
-
-
-def cell_value(row: np.ndarray, col: np.ndarray, day: int = 0) -> np.ndarray:
-    """A value of the cell's own, scrambled so that chunks compress as real data does."""
-    mixed = (np.asarray(row, np.int64) * 5004 + col + day * 7) * 2654435761 % 4294967296
-    return (mixed % 20001 - 10000).astype(np.int16)
-
-
-def write_gridded(path: Path, day: int) -> Path:
-    """A file laid out as nearline's composites are: (y, x) bands chunked 128 x 1024."""
-    x, y, crs_attrs = GRID.coordinates()
-    with netCDF4.Dataset(path, "w") as dataset:
-        dataset.createDimension("y", y.size)
-        dataset.createDimension("x", x.size)
-        dataset.createVariable("y", "f8", ("y",))[:] = y
-        dataset.createVariable("x", "f8", ("x",))[:] = x
-        dataset.createVariable("crs", "i4", ()).setncatts(crs_attrs)
-        band = dataset.createVariable("ndvi", "i2", ("y", "x"), fill_value=FILL, zlib=True,
-                                      complevel=1, chunksizes=(128, 1024))  # fmt: skip
-        band.setncatts({"scale_factor": 1e-4, "grid_mapping": "crs", "units": "1"})
-        band.set_auto_maskandscale(False)
-        rows = np.arange(GRID.height)[:, None]
-        band[...] = cell_value(rows, np.arange(GRID.width)[None, :], day)
-    return path
 
 
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory) -> list[Path]:
     folder = tmp_path_factory.mktemp("gridded")
-    return [write_gridded(folder / f"day{day}.nc", day) for day in (0, 1)]
+    days = ("2012-12-12", "2012-12-13")
+    return [write_gridded(folder / f"{day}.nc", day=day, number=n) for n, day in enumerate(days)]
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import numpy as np
 
 from nearline.coverage._layers import BandInfo
 from nearline.coverage._samples import Samples
-from nearline.durable import discard, publish, temporary_path
+from nearline.durable import publishing
 
 CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
 MEDIA_TYPE = "application/prs.coverage+json"
@@ -125,11 +125,6 @@ def write_samples_netcdf(samples: Samples, path: Path) -> Path:
     dataset = xr.Dataset(variables, coords=coords, attrs={"Conventions": "CF-1.10"})
     dataset["lat"].attrs.update(standard_name="latitude", units="degrees_north")
     dataset["lon"].attrs.update(standard_name="longitude", units="degrees_east")
-    temporary = temporary_path(path)
-    try:
+    with publishing(path) as temporary:
         dataset.to_netcdf(temporary, engine="netcdf4")
-        publish(temporary, path)
-    except BaseException:
-        discard(temporary)
-        raise
     return path

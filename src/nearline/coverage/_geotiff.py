@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from nearline.coverage._subset import Subset
-from nearline.durable import discard, publish, temporary_path
+from nearline.durable import publishing
 from nearline.errors import CoverageError
 
 BLOCK = 256
@@ -59,20 +59,13 @@ def write_geotiff(subset: Subset, path: Path) -> Path:
         ),
         "nodata": np.nan,
     }  # fmt: skip
-    temporary = temporary_path(path)
-    discard(temporary)
-    try:
-        with rasterio.Env(GDAL_NUM_THREADS="1"), MemoryFile() as memory:
-            with memory.open(**profile) as raster:
-                for number, (name, info) in enumerate(subset.bands.items(), 1):
-                    raster.write(info.physical(subset.values[name][0]).astype(np.float32), number)
-                    raster.set_band_description(number, name)
-                    raster.update_tags(number, long_name=info.long_name, units=info.units)
-            with memory.open() as source:
-                copy(source, str(temporary), driver="COG", COMPRESS="DEFLATE",
-                     BLOCKSIZE=str(BLOCK), NUM_THREADS="1")  # fmt: skip
-        publish(temporary, path)
-    except BaseException:
-        discard(temporary)
-        raise
+    with publishing(path) as temporary, rasterio.Env(GDAL_NUM_THREADS="1"), MemoryFile() as memory:
+        with memory.open(**profile) as raster:
+            for number, (name, info) in enumerate(subset.bands.items(), 1):
+                raster.write(info.physical(subset.values[name][0]).astype(np.float32), number)
+                raster.set_band_description(number, name)
+                raster.update_tags(number, long_name=info.long_name, units=info.units)
+        with memory.open() as source:
+            copy(source, str(temporary), driver="COG", COMPRESS="DEFLATE",
+                 BLOCKSIZE=str(BLOCK), NUM_THREADS="1")  # fmt: skip
     return path

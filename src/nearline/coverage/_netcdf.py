@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from nearline.coverage._subset import Subset
-from nearline.durable import discard, publish, temporary_path
+from nearline.durable import publishing
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TIME_UNITS = "seconds since 1970-01-01 00:00:00"
@@ -39,15 +39,8 @@ def write_netcdf(subset: Subset, path: Path) -> Path:
     """
     import netCDF4
 
-    temporary = temporary_path(path)
-    discard(temporary)
-    try:
-        with netCDF4.Dataset(temporary, "w", format="NETCDF4") as dataset:
-            _define(netCDF4, dataset, subset)
-        publish(temporary, path)
-    except BaseException:
-        discard(temporary)
-        raise
+    with publishing(path) as temporary, netCDF4.Dataset(temporary, "w") as dataset:
+        _define(netCDF4, dataset, subset)
     return path
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nearline.coverage._layers import BandInfo, Layer, read_bands, read_cells, read_window
-from nearline.coverage._subset import DEFAULT_MAX_VALUES, check_limit, choose_bands
+from nearline.coverage._layers import BandInfo, Layer, read_cells, read_window
+from nearline.coverage._subset import DEFAULT_MAX_VALUES, check_limit, first_bands
 from nearline.coverage._target import Box, cell_degrees
 from nearline.errors import CoverageError
 from nearline.grid import Grid, get_grid
@@ -91,9 +91,7 @@ def sample_points(
         Over ``limit``.
     """
     grid = get_grid(grid)
-    if not layers:
-        raise CoverageError("no item of this collection lies in the time asked for")
-    chosen = choose_bands(read_bands(layers[0]), bands)
+    chosen = first_bands(layers, bands)
     lon, lat = np.asarray(lon, np.float64).ravel(), np.asarray(lat, np.float64).ravel()
     cells = grid.cell_index(lon, lat).ravel()
     on = cells >= 0

@@ -60,6 +60,19 @@ def choose_bands(
     return {name: available[name] for name in dict.fromkeys(wanted)}
 
 
+def first_bands(layers: Sequence[Layer], wanted: Sequence[str] | None) -> dict[str, BandInfo]:
+    """The bands ``wanted`` of the first layer (see :func:`choose_bands`).
+
+    Raises
+    ------
+    CoverageError
+        No layer, or an unknown band.
+    """
+    if not layers:
+        raise CoverageError("no item of this collection lies in the time asked for")
+    return choose_bands(read_bands(layers[0]), wanted)
+
+
 def check_limit(values: int, limit: int, what: str) -> None:
     """Refuse a request that would read more than ``limit`` values (413), saying how much
     it asked, the limit and its setting."""
@@ -102,9 +115,7 @@ def read_subset(
         Over ``limit``.
     """
     grid = get_grid(grid)
-    if not layers:
-        raise CoverageError("no item of this collection lies in the time asked for")
-    chosen = choose_bands(read_bands(layers[0]), bands)
+    chosen = first_bands(layers, bands)
     rows, cols = target.rows(grid), target.cols(grid)
     if (rows < 0).all() or (cols < 0).all():
         raise CoverageError(f"the subset asked for lies outside the grid {grid.name}")
