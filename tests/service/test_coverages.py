@@ -156,14 +156,15 @@ def test_gdal_reads_the_coverage_and_a_window_of_the_latest_day(gridded, series,
     url = f"OGCAPI:{gridded.url}/collections/{COLLECTION}"
     env = {"GDAL_HTTP_HEADERS": f"Authorization: Bearer {gridded.tokens['bob']}",
            "PATH": "/usr/bin:/bin"}  # fmt: skip
-    info = subprocess.run(["gdalinfo", url], capture_output=True, text=True, env=env, check=True)
+    run = {"capture_output": True, "text": True, "env": env, "check": True, "cwd": tmp_path}
+    info = subprocess.run(["gdalinfo", url], **run)  # GDAL keeps its cache in ./gdalwmscache
     assert "Size is 5004, 2168" in info.stdout
     assert info.stdout.count("\nBand ") == 12
     row, col = seen_cell(series[0])
     out = tmp_path / "window.tif"
     window = [str(col - 100), str(row - 60), "300", "200"]
-    subprocess.run(["gdal_translate", "-q", "-srcwin", *window, "-b", "1", url, str(out)],
-                   capture_output=True, text=True, env=env, check=True)  # fmt: skip
+    translate = ["gdal_translate", "-q", "-srcwin", *window, "-b", "1", url, str(out)]
+    subprocess.run(translate, **run)
     with rasterio.open(out) as tiff:
         got = tiff.read(1)
     expected = physical(series[2], "ndvi")[row - 60 : row + 140, col - 100 : col + 200]
