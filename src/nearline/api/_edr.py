@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
 import orjson
 import shapely
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from nearline.api._adapter import ERRORS, OGC_ERROR, Reader, service_of
@@ -44,7 +44,6 @@ PARAMETERS = frozenset(
     {"coords", "bbox", "datetime", "parameter-name", "parameter_names", "f", "crs", "z"}
 )
 SHAPES = {"position": ("Point", "MultiPoint"), "area": ("Polygon", "MultiPolygon")}
-Text = Annotated[str | None, Query()]
 DATA_BODY = {
     "description": "CoverageJSON (a point series, a collection of them, or a grid), or netCDF",
     "content": {
@@ -146,30 +145,38 @@ def edr_response(service: Service, request: Request, collection_id: str, query: 
     return Response(content, media_type=NETCDF, headers=headers)
 
 
-QUERIES = {  # query: (summary, what its parameters are)
-    "position": ("A point's values through time (EDR position)",
-                 "coords: POINT(lon lat) or MULTIPOINT in degrees"),
-    "area": ("Values inside a polygon (EDR area)",
-             "coords: POLYGON or MULTIPOLYGON in degrees, sampled at about the grid's resolution"),
-    "cube": ("Values in a box (EDR cube)",
-             "bbox: west,south,east,north in degrees, sampled at about the grid's resolution"),
+QUERIES = {  # query: (summary, its place parameter, what that is)
+    "position": ("A point's values through time (EDR position)", "coords",
+                 "POINT(lon lat) or MULTIPOINT in degrees"),
+    "area": ("Values inside a polygon (EDR area)", "coords",
+             "POLYGON or MULTIPOLYGON in degrees, sampled at about the grid's resolution"),
+    "cube": ("Values in a box (EDR cube)", "bbox",
+             "west,south,east,north in degrees, sampled at about the grid's resolution"),
 }  # fmt: skip
-COMMON = (
-    "; datetime: an instant, a date or an interval (none: every item); parameter-name: bands, "
-    "comma-separated (none: all); f: CoverageJSON (default) or netCDF"
-)
+OPTIONAL = {
+    "datetime": "an instant, a date or an interval a/b (none: every item)",
+    "parameter-name": "bands, comma-separated (none: every band)",
+    "crs": "only CRS84 (longitude, latitude)",
+    "f": "CoverageJSON (the default) or netCDF",
+}
+
+
+BBOX_SCHEMA = {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4}
+
+
+def _parameter(name: str, description: str, *, required: bool) -> dict[str, Any]:
+    """A query parameter as EDR's OpenAPI building blocks define it: form style, not
+    exploded, a string (bbox: numbers, comma-separated)."""
+    schema = BBOX_SCHEMA if name == "bbox" else {"type": "string"}
+    return {"name": name, "in": "query", "required": required, "style": "form",
+            "explode": False, "description": description, "schema": schema}  # fmt: skip
 
 
 def _endpoint(query: str) -> Any:
-    """The route function of one query: every EDR parameter declared (for the OpenAPI
-    document), all read again from the query string by :func:`edr_response`."""
+    """The route function of one query; its parameters, read from the query string by
+    :func:`edr_response`, are declared to the OpenAPI document by :func:`build_router`."""
 
-    def answer(
-        collection_id: str, request: Request, user: Reader, coords: Text = None,
-        bbox: Text = None, datetime: Text = None,
-        parameter_name: Annotated[str | None, Query(alias="parameter-name")] = None,
-        f: Text = None, crs: Text = None, z: Text = None,
-    ) -> Response:  # fmt: skip
+    def answer(collection_id: str, request: Request, user: Reader) -> Response:
         return edr_response(service_of(request), request, collection_id, query)
 
     return answer
@@ -177,10 +184,12 @@ def _endpoint(query: str) -> Any:
 
 def build_router() -> APIRouter:
     router = APIRouter(responses={**ERRORS, 413: OGC_ERROR}, tags=["Environmental Data Retrieval"])
-    for query, (summary, parameters) in QUERIES.items():
+    for query, (summary, place, what) in QUERIES.items():
+        parameters = [_parameter(place, what, required=True)]
+        parameters += [_parameter(name, text, required=False) for name, text in OPTIONAL.items()]
         router.add_api_route(
             f"/collections/{{collection_id}}/{query}", _endpoint(query), methods=["GET"],
-            summary=summary, description=parameters + COMMON, response_class=Response,
-            responses={200: DATA_BODY}, name=query,
+            summary=summary, response_class=Response, responses={200: DATA_BODY}, name=query,
+            openapi_extra={"parameters": parameters},
         )  # fmt: skip
     return router
