@@ -123,8 +123,8 @@ def _where(
 
 def edr_response(service: Service, request: Request, collection_id: str, query: str) -> Response:
     """The answer to an EDR ``query`` on a gridded collection."""
+    gridded = find_gridded(service, request, collection_id)  # a 404 first, whatever is asked
     params = _one(request)
-    gridded = find_gridded(service, request, collection_id)
     chosen = FORMATS.get(params.get("f", "CoverageJSON").lower())
     if chosen is None:
         raise CoverageError(f"f={params['f']!r}: EDR answers as CoverageJSON or netCDF")
