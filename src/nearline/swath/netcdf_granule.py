@@ -87,12 +87,12 @@ class NetCDFGranule(Granule):
             self.end_time = datetime.fromisoformat(self._attribute("time_coverage_end"))
             if stream is None:
                 self._fd = os.open(path, os.O_RDONLY)
+        except GranuleError:  # first: NotThisFormat is a ValueError too, and must stay itself
+            self.close()
+            raise
         except (KeyError, ValueError, OSError) as error:
             self.close()
             raise GranuleError(f"granule {path}: header incomplete ({error})") from None
-        except GranuleError:
-            self.close()
-            raise
 
     def _attribute(self, name: str) -> Any:
         """A global attribute, text decoded (KeyError if there is none). Scalar fixed-length
