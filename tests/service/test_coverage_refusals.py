@@ -27,6 +27,8 @@ CUBE = f"/collections/{COLLECTION}/cube"
         (COVERAGE, {"datetime": "yesterday"}, 400, "datetime"),
         (COVERAGE, {"scale-factor": "0"}, 400, "scale-factor 0"),
         (COVERAGE, {"scale-size": "x(0),y(10)"}, 400, "scale-size"),
+        (COVERAGE, {"scale-size": "x(9)", "scale-factor": "2"}, 400, "give one way of scaling"),
+        (COVERAGE, {"scale-axes": "x(0.5)"}, 400, "scale-axes: x(0.5) must be a number >= 1"),
         (COVERAGE, {"subset": "Height(1:2)"}, 400, "unknown axis 'Height'"),
         (COVERAGE, {"f": "xml"}, 400, "geotiff or netcdf"),
         (COVERAGE, {"colour": "red"}, 400, "unknown parameter 'colour'"),

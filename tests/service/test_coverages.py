@@ -141,6 +141,8 @@ def test_a_scale_factor_takes_the_cell_under_each_coarser_pixel(gridded, series)
         whole = client.get(f"/collections/{COLLECTION}/coverage", params=params)
         coarse = client.get(f"/collections/{COLLECTION}/coverage",
                             params={**params, "scale-factor": "4"})  # fmt: skip
+        axes = client.get(f"/collections/{COLLECTION}/coverage",
+                          params={**params, "scale-axes": "x(2),y(4)"})  # fmt: skip
     with rasterio.MemoryFile(whole.content) as memory, memory.open() as tiff:
         full, width, height, bounds = tiff.read(1), tiff.width, tiff.height, tiff.bounds
     with rasterio.MemoryFile(coarse.content) as memory, memory.open() as tiff:
@@ -150,6 +152,8 @@ def test_a_scale_factor_takes_the_cell_under_each_coarser_pixel(gridded, series)
     rows = np.floor((np.arange(small.shape[0]) + 0.5) * height / small.shape[0]).astype(int)
     cols = np.floor((np.arange(small.shape[1]) + 0.5) * width / small.shape[1]).astype(int)
     assert np.array_equal(small, full[np.ix_(rows, cols)], equal_nan=True)
+    with rasterio.MemoryFile(axes.content) as memory, memory.open() as tiff:
+        assert (tiff.height, tiff.width) == (round(height / 4), round(width / 2))
 
 
 def test_gdal_reads_the_coverage_and_a_window_of_the_latest_day(gridded, series, tmp_path):

@@ -1,7 +1,7 @@
 """OGC API - Coverages' query parameters, checked: ``subset`` (Lon/Lat in degrees, or the
-grid's own x/y, and time), ``bbox``, ``datetime``, ``properties``, ``scale-factor`` and
-``scale-size`` (also as GDAL spells it, ``scaleSize``) into what ``nearline.coverage`` reads.
-Every refusal names the parameter and what it wants."""
+grid's own x/y, and time), ``bbox``, ``datetime``, ``properties``, and ``scale-factor``,
+``scale-axes`` or ``scale-size`` (also as GDAL spells it, ``scaleSize``), into what
+``nearline.coverage`` reads. Every refusal names the parameter and what it wants."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ AXES = {
 }  # fmt: skip
 PARAMETERS = frozenset(
     {"subset", "bbox", "bbox-crs", "datetime", "properties", "scale-factor", "scale-size",
-     "scaleSize", "f"}
+     "scale-axes", "scaleSize", "f"}
 )  # fmt: skip
 CRS84 = ("http://www.opengis.net/def/crs/OGC/1.3/CRS84", "CRS84")
 _PART = re.compile(r"\s*([A-Za-z_]+)\s*\(([^()]*)\)\s*(?:,|$)")
@@ -102,21 +102,46 @@ def parse_subset(values: Sequence[str]) -> dict[str, tuple[str, str]]:
     return found
 
 
-def parse_scale_size(text: str) -> tuple[int | None, int | None]:
-    """(width, height) of ``scale-size`` (x or Lon: width, y or Lat: height)."""
-    width = height = None
-    for label, inside in _parts("scale-size", text):
-        axis = _axis("scale-size", label)
-        value = _number("scale-size", inside)
-        if value != int(value) or value < 1:
-            raise CoverageError(f"scale-size: {label}({inside}) must be a whole number >= 1")
-        if axis in ("x", "lon"):
-            width = int(value)
-        elif axis in ("y", "lat"):
-            height = int(value)
-        else:
-            raise CoverageError(f"scale-size: the {axis} axis cannot be scaled")
-    return width, height
+def per_axis(name: str, text: str, *, whole: bool) -> tuple[float | None, float | None]:
+    """The x (or Lon) and y (or Lat) values of ``scale-size`` (``whole`` numbers) or
+    ``scale-axes``, each at least 1; None for an axis not named."""
+    found: list[float | None] = [None, None]
+    for label, inside in _parts(name, text):
+        axis = _axis(name, label)
+        value = _number(name, inside)
+        if value < 1 or (whole and value != int(value)):
+            kind = "a whole number" if whole else "a number"
+            raise CoverageError(f"{name}: {label}({inside}) must be {kind} >= 1")
+        if axis not in ("x", "lon", "y", "lat"):
+            raise CoverageError(f"{name}: the {axis} axis cannot be scaled")
+        found[axis in ("y", "lat")] = value
+    return found[0], found[1]
+
+
+def _scaled(target: Target, one: Mapping[str, str], exact: Target | None) -> Target:
+    """``target`` as scale-size, scale-axes or scale-factor (one of them) ask; ``exact``: the
+    box a native subset asked for, which a scale-size of both axes gives exactly (GDAL's
+    blocks)."""
+    size_text = one.get("scale-size", one.get("scaleSize"))
+    given = [name for name in ("scale-size", "scale-axes", "scale-factor") if name in one]
+    if len(given) + (size_text is not None and "scale-size" not in one) > 1:
+        raise CoverageError(f"{' and '.join(given)}: give one way of scaling, not several")
+    if size_text is not None:
+        width, height = per_axis("scale-size", size_text, whole=True)
+        if exact is not None and width is not None and height is not None:
+            return Target(exact.extent, int(width), int(height))
+        return target.scaled(size=(None if width is None else int(width),
+                                   None if height is None else int(height)))  # fmt: skip
+    if "scale-axes" in one:
+        x, y = per_axis("scale-axes", one["scale-axes"], whole=False)
+        return target.scaled(size=(max(1, round(target.width / (x or 1))),
+                                   max(1, round(target.height / (y or 1)))))  # fmt: skip
+    if "scale-factor" in one:
+        factor = _number("scale-factor", one["scale-factor"])
+        if factor <= 0:
+            raise CoverageError(f"scale-factor {factor:g}: give a number >= 1 (2 halves each side)")
+        return target.scaled(factor=factor)
+    return target
 
 
 def _time(subset: dict[str, tuple[str, str]], datetime: str | None) -> str | None:
@@ -190,20 +215,8 @@ def parse_coverage_query(grid: Grid, params: Mapping[str, Sequence[str]]) -> Cov
         raise CoverageError(f"bbox-crs: only {CRS84[0]} (longitude, latitude) is offered")
     subset = parse_subset(params.get("subset", []))
     target, native = _where(grid, subset, one.get("bbox"))
-    size_text = one.get("scale-size", one.get("scaleSize"))
-    if size_text is not None and "scale-factor" in one:
-        raise CoverageError("scale-size and scale-factor: give one or the other")
-    if size_text is not None:
-        size = parse_scale_size(size_text)
-        if native and {"x", "y"} <= subset.keys() and None not in size:
-            target = _exact(subset, size)  # GDAL's tiles: exactly the box asked, at its size
-        else:
-            target = target.scaled(size=size)
-    elif "scale-factor" in one:
-        factor = _number("scale-factor", one["scale-factor"])
-        if factor <= 0:
-            raise CoverageError(f"scale-factor {factor:g}: give a number >= 1 (2 halves each side)")
-        target = target.scaled(factor=factor)
+    exact = _exact(subset) if native and {"x", "y"} <= subset.keys() else None
+    target = _scaled(target, one, exact)
     bands = None
     if "properties" in one:
         bands = [name.strip() for name in one["properties"].split(",") if name.strip()]
@@ -212,10 +225,8 @@ def parse_coverage_query(grid: Grid, params: Mapping[str, Sequence[str]]) -> Cov
     return CoverageQuery(target, _time(subset, one.get("datetime")), bands)
 
 
-def _exact(subset: dict[str, tuple[str, str]], size: tuple[int | None, int | None]) -> Target:
+def _exact(subset: dict[str, tuple[str, str]]) -> Target:
+    """The box a native subset names exactly, in one pixel (scale-size gives its size)."""
     x0, x1 = (_number("subset x", part) for part in subset["x"])
     y0, y1 = (_number("subset y", part) for part in subset["y"])
-    width, height = size
-    assert width is not None
-    assert height is not None
-    return Target((x0, y0, x1, y1), width, height)
+    return Target((x0, y0, x1, y1), 1, 1)

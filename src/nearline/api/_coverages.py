@@ -60,6 +60,7 @@ DOCS = dict([
     ("properties", "band names, comma-separated (none: every band)"),
     ("scale-factor", "each side divided by this number (>= 1)"),
     ("scale-size", "the output's size: x(width),y(height); also scaleSize, as GDAL sends it"),
+    ("scale-axes", "each side divided by its own number: x(2),y(4)"),
     ("f", "geotiff or netcdf (default: Accept, else GeoTIFF for one time, netCDF for more)"),
 ])  # fmt: skip
 
@@ -205,6 +206,9 @@ def build_router() -> APIRouter:
         ] = None,
         scale_size: Annotated[
             str | None, Query(alias="scale-size", description=DOCS["scale-size"])
+        ] = None,
+        scale_axes: Annotated[
+            str | None, Query(alias="scale-axes", description=DOCS["scale-axes"])
         ] = None,
         f: Annotated[str | None, Query(description=DOCS["f"])] = None,
     ) -> Response:
