@@ -129,7 +129,7 @@ def band_info(name: str, dataset: Any) -> BandInfo:
     return BandInfo(
         name=name,
         dtype=dataset.dtype,
-        fill=None if fill is None else fill,
+        fill=fill,
         scale=float(attrs.pop("scale_factor", 1.0)),
         offset=float(attrs.pop("add_offset", 0.0)),
         attrs=attrs,

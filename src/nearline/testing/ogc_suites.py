@@ -12,9 +12,8 @@ data folder holding a catalogue of MODIS-like items: Features as an anonymous re
 ``--guest``, with the echo test process on (``--echo on``: its job tests order it), with
 ``testallprocesses`` off and on; EDR and Coverages as anonymous readers of a server whose
 catalogue holds one small gridded collection (two hand-made days of the 8 km Goode grid).
-Prints each run's total / passed / failed / skipped and
-every test that did not pass, with its class; exits 1 if any test failed (or a suite could
-not run).
+Prints each run's total / passed / failed / skipped and every test that did not pass, with
+its class; exits 1 if any test failed (or a suite could not run).
 """
 
 from __future__ import annotations
