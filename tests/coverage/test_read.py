@@ -137,3 +137,11 @@ def test_bad_boxes_say_what_is_wrong(edges, words):
 def test_a_read_over_the_limit_is_refused_before_reading(layers):
     with pytest.raises(CoverageTooLarge, match="NEARLINE_COVERAGE_MAX_VALUES"):
         read_subset(layers, grid=GRID, target=whole_grid(GRID), limit=1_000_000)
+
+
+def test_a_coarse_view_of_the_globe_holds_only_the_rows_it_samples(layers):
+    target = whole_grid(GRID).scaled(size=(250, 108))  # what a zoomed-out GIS asks for
+    subset = read_subset(layers[:1], grid=GRID, target=target, limit=2_000_000)  # < 10.8 M
+    rows = np.floor((np.arange(108) + 0.5) * GRID.height / 108).astype(int)
+    cols = np.floor((np.arange(250) + 0.5) * GRID.width / 250).astype(int)
+    assert np.array_equal(subset.values["ndvi"][0], cell_value(rows[:, None], cols[None, :]))

@@ -207,3 +207,19 @@ def test_coverages_are_offered_only_on_gridded_collections_their_viewer_sees(gri
     axes = domain["generalGrid"]["axis"]
     assert (axes[0]["lowerBound"], axes[1]["upperBound"]) == (IGH_EXTENT[0], IGH_EXTENT[3])
     assert axes[2]["coordinate"] == [f"2012-12-1{d}T00:00:00Z" for d in (2, 3, 4)]
+
+
+def test_gdal_reads_a_zoomed_out_view_of_the_whole_grid(gridded, series, tmp_path):
+    url = f"OGCAPI:{gridded.url}/collections/{COLLECTION}"
+    env = {"GDAL_HTTP_HEADERS": f"Authorization: Bearer {gridded.tokens['bob']}",
+           "PATH": "/usr/bin:/bin"}  # fmt: skip
+    out = tmp_path / "globe.tif"
+    translate = ["gdal_translate", "-q", "-outsize", "250", "108", "-b", "1", url, str(out)]
+    subprocess.run(translate, capture_output=True, text=True, env=env, check=True, cwd=tmp_path)
+    with rasterio.open(out) as tiff:
+        got = tiff.read(1)
+    assert got.shape == (108, 250)
+    source = physical(series[2], "ndvi").astype(np.float32)
+    seen = got[np.isfinite(got)]
+    assert seen.size > 0
+    assert np.isin(seen, source[np.isfinite(source)]).all()  # cells of the day, none made up

@@ -154,7 +154,11 @@ def read_bands(layer: Layer) -> dict[str, BandInfo]:
 
 
 def read_window(
-    layer: Layer, bands: Iterable[str], rows: slice, cols: slice, shape: tuple[int, int]
+    layer: Layer,
+    bands: Iterable[str],
+    rows: slice | np.ndarray,
+    cols: slice,
+    shape: tuple[int, int],
 ) -> tuple[dict[str, np.ndarray], int]:
     """Each band's stored values in ``rows`` x ``cols``, and the bytes read for them.
 
@@ -165,7 +169,8 @@ def read_window(
     bands
         Band names it holds.
     rows, cols
-        The window, in cells.
+        The window, in cells; ``rows`` may be increasing row numbers instead (a coarse
+        target's: HDF5 reads the chunks holding them, and only they are kept).
     shape
         (height, width) every band must have: the grid's.
 

@@ -83,6 +83,19 @@ def check_limit(values: int, limit: int, what: str) -> None:
         )
 
 
+def _rows_to_read(rows: np.ndarray) -> tuple[slice | np.ndarray, np.ndarray]:
+    """Which grid rows to read for a target's pixel rows (-1: off the grid), and where each
+    pixel row's cell is among them: the window's rows, or only the rows a coarse target
+    samples when they are fewer than half of them (a scale-down holds a row of cells per
+    pixel row, not the whole window)."""
+    on = rows[rows >= 0]
+    first, stop = int(on.min()), int(on.max()) + 1
+    needed = np.unique(on)
+    if needed.size * 2 < stop - first:
+        return needed, np.searchsorted(needed, np.clip(rows, first, None))
+    return slice(first, stop), np.clip(rows - first, 0, None)
+
+
 def read_subset(
     layers: Sequence[Layer],
     *,
@@ -105,7 +118,8 @@ def read_subset(
     bands
         Band names (None: every band of the first layer).
     limit
-        Values the read may hold at most (window cells x bands x layers).
+        Values the read may hold at most (cells read x bands x layers: the window's, or
+        for a coarse target only its rows that the pixels sample).
 
     Raises
     ------
@@ -119,19 +133,20 @@ def read_subset(
     rows, cols = target.rows(grid), target.cols(grid)
     if (rows < 0).all() or (cols < 0).all():
         raise CoverageError(f"the subset asked for lies outside the grid {grid.name}")
-    r0, r1 = int(rows[rows >= 0].min()), int(rows.max()) + 1
+    row_key, row_at = _rows_to_read(rows)
     c0, c1 = int(cols[cols >= 0].min()), int(cols.max()) + 1
-    check_limit((r1 - r0) * (c1 - c0) * len(chosen) * len(layers), limit, "this subset")
+    held = len(row_at) if isinstance(row_key, np.ndarray) else row_key.stop - row_key.start
+    check_limit(held * (c1 - c0) * len(chosen) * len(layers), limit, "this subset")
     values = {
         name: np.empty((len(layers), target.height, target.width), info.dtype)
         for name, info in chosen.items()
     }
     off = (rows < 0)[:, None] | (cols < 0)[None, :]
-    pick = np.ix_(np.clip(rows - r0, 0, None), np.clip(cols - c0, 0, None))
+    pick = np.ix_(row_at, np.clip(cols - c0, 0, None))
     total = 0
     for number, layer in enumerate(layers):
         window, spent = read_window(
-            layer, chosen, slice(r0, r1), slice(c0, c1), (grid.height, grid.width)
+            layer, chosen, row_key, slice(c0, c1), (grid.height, grid.width)
         )
         total += spent
         for name, info in chosen.items():
