@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -51,3 +53,17 @@ def discard(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)
+
+
+@contextmanager
+def publishing(final: Path) -> Iterator[Path]:
+    """``with publishing(final) as temporary:`` write ``temporary``; it is published as
+    ``final`` when the block ends, and discarded if the block raises."""
+    temporary = temporary_path(final)
+    discard(temporary)
+    try:
+        yield temporary
+    except BaseException:
+        discard(temporary)
+        raise
+    publish(temporary, final)

@@ -174,6 +174,17 @@ class TooLarge(ServiceError):
     code = "payload-too-large"
 
 
+class CoverageError(InvalidRequest):
+    """A coverage or EDR query the data cannot answer as asked (a box off the grid or
+    reversed, a band it does not hold, a time outside its extent, a scale of 0): names the
+    parameter, what it holds and what would do."""
+
+
+class CoverageTooLarge(TooLarge):
+    """A coverage or EDR query over the operator's limit: 413, naming the limit, its setting
+    and how to ask for less."""
+
+
 class SearchError(InvalidRequest):
     """A catalogue search parameter cannot be used (names the parameter and what it wants)."""
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from nearline.api import _coverages as coverages
 from nearline.api import _downloads as downloads
+from nearline.api import _edr as edr
 from nearline.api import _jobs as jobs
 from nearline.api import _openapi as openapi
 from nearline.api import _problems as problems
@@ -45,7 +47,7 @@ def create_app(service: Service, *, cors: CrossOrigin | None = None) -> FastAPI:
     """
     app = stac.build_app(service)
     app.state.service = service
-    for part in (processes, users, jobs, downloads, subscriptions, queryables):
+    for part in (processes, users, jobs, downloads, subscriptions, queryables, coverages, edr):
         app.include_router(part.build_router())
     problems.install(app)
     openapi.install(app)

@@ -41,6 +41,8 @@ from nearline.api._features import (
     unfiltered,
 )
 from nearline.api._fields import Fields, parse_fields
+from nearline.api._gridded import CONFORMANCE as GRIDDED
+from nearline.api._gridded import collection_extras, merged
 from nearline.api._landing import landing_html
 from nearline.api._paging import PageTokens
 from nearline.api._queryables import queryables_link
@@ -194,7 +196,8 @@ class CatalogueClient(BaseCoreClient):
     )
 
     def conformance_classes(self) -> list[str]:
-        return sorted(set(super().conformance_classes()) | set(OGC_PROCESSES) | set(EXTENSIONS))
+        classes = set(super().conformance_classes()) | set(OGC_PROCESSES) | set(EXTENSIONS)
+        return sorted(classes | set(GRIDDED))
 
     def all_collections(self, **kwargs: Any) -> Response:
         request: Request = kwargs["request"]
@@ -203,7 +206,7 @@ class CatalogueClient(BaseCoreClient):
         shown = set(public_collections(request, [c.id for c in collections]))
         return respond(
             {
-                "collections": [collection_to_stac(c, base) for c in collections if c.id in shown],
+                "collections": [self._document(c, request) for c in collections if c.id in shown],
                 "links": [
                     {"rel": "self", "type": JSON, "href": f"{base}/collections"},
                     {"rel": "root", "type": JSON, "href": f"{base}/"},
@@ -216,7 +219,13 @@ class CatalogueClient(BaseCoreClient):
         request: Request = kwargs["request"]
         check_public(request, collection_id)
         found = self.service.catalogue.get_collection(collection_id, viewer=viewer(request))
-        return respond(collection_to_stac(found, base_url(request)))
+        return respond(self._document(found, request))
+
+    def _document(self, collection: Collection, request: Request) -> dict[str, Any]:
+        """A collection's document; a gridded one's links to its coverage and EDR queries."""
+        base = base_url(request)
+        extras = collection_extras(self.service, collection, base, viewer(request))
+        return merged(collection_to_stac(collection, base), extras)
 
     def get_item(self, item_id: str, collection_id: str, **kwargs: Any) -> Response:
         request: Request = kwargs["request"]

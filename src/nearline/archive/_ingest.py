@@ -63,7 +63,7 @@ def granule_fields(
 ) -> dict[str, Any]:
     """A granule's item fields from what its reader said of it and where its bytes are."""
     properties: dict[str, Any] = {
-        "platform": summary.platform,
+        **({"platform": summary.platform} if summary.platform else {}),  # not a composite's
         "instruments": [summary.instrument],
         "nearline:reader": summary.reader,
         "nearline:product": summary.product,
@@ -72,6 +72,7 @@ def granule_fields(
         properties["nearline:lines"] = summary.n_lines
     if summary.warnings:
         properties["nearline:warnings"] = list(summary.warnings)
+    properties.update(summary.properties)
     return {
         "id": name,
         "start": summary.start,

@@ -16,9 +16,11 @@ do.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO, ClassVar
+from types import MappingProxyType
+from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
@@ -59,6 +61,8 @@ class Granule(ABC):
       whole (a Level 1b file holding fewer scan lines than its header promises).
     - A product that is not a swath of tie points (a map-projected tile, lightning points)
       overrides ``read_outline``, and its footprint is made of that outline instead.
+    - ``item_properties``: what else its catalogue item should carry, under names with a
+      ``nearline:`` prefix (a gridded product's grid and bands).
 
     Level-2 products (MODIS) hold geophysical fields, not AVHRR counts: their ``read``,
     ``read_telemetry`` and ``read_tie_latitudes`` raise GranuleError saying so.
@@ -69,6 +73,7 @@ class Granule(ABC):
     media_type: ClassVar[str] = "application/octet-stream"
     product: str = "AVHRR-GAC-L1B"
     warnings: tuple[str, ...] = ()
+    item_properties: Mapping[str, Any] = MappingProxyType({})
     edge_reach: float = float(TIE_COLUMNS[0] / (TIE_COLUMNS[1] - TIE_COLUMNS[0]))  # GAC: 0.5
     path: Path
     platform: str

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -67,6 +67,7 @@ class GranuleSummary:
     product: str = ""  # as the file names it
     media_type: str = "application/octet-stream"
     warnings: tuple[str, ...] = ()  # a file read but not whole, say
+    properties: dict[str, Any] = field(default_factory=dict)  # the reader's own, for the item
 
 
 def describe_granule(path: str | Path, *, step: int = STEP) -> GranuleSummary:
@@ -107,6 +108,7 @@ def summarize_granule(granule: Granule, path: Path, *, step: int = STEP) -> Gran
         product=granule.product,
         media_type=granule.media_type,
         warnings=tuple(granule.warnings),
+        properties=dict(granule.item_properties),
     )
 
 

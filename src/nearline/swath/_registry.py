@@ -25,6 +25,7 @@ READERS: Registry[type[Reader]] = Registry(
         "modis-grid": "nearline.swath._modis_grid:ModisGridReader",
         "avhrr-l1c": "nearline.swath._fdr:FDRReader",
         "cf-netcdf": "nearline.swath._cf:CFReader",
+        "nearline-composite": "nearline.swath._gridded:CompositeReader",
     },
     error=GranuleError,
 )

@@ -1,6 +1,7 @@
 """The OGC's own executable test suites (ETS) against a real `nearline serve`: OGC API -
-Features 1.9 and OGC API - Processes 1.3, the yardsticks a server needs for OGC's compliance
-mark. CI runs them after ``make test`` (.ci/run); a developer runs them the same way:
+Features 1.9, OGC API - Processes 1.3, OGC API - EDR 1.0 (its suite 1.3) and the draft OGC
+API - Coverages' core, the yardsticks a server needs for OGC's compliance mark. CI runs them
+after ``make test`` (.ci/run); a developer runs them the same way:
 
     .venv/bin/python -m nearline.testing.ogc_suites [--ets ../shared/ets] [--out DIR]
 
@@ -9,9 +10,10 @@ The jars are not on Maven Central: they come built from their release tags in ..
 data folder holding a catalogue of MODIS-like items: Features as an anonymous reader
 (``--anonymous-read all``; the suite sends no credentials), Processes as the operator's
 ``--guest``, with the echo test process on (``--echo on``: its job tests order it), with
-``testallprocesses`` off and on. Prints each run's total / passed / failed / skipped and
-every test that did not pass, with its class; exits 1 if any test failed (or a suite could
-not run).
+``testallprocesses`` off and on; EDR and Coverages as anonymous readers of a server whose
+catalogue holds one small gridded collection (two hand-made days of the 8 km Goode grid).
+Prints each run's total / passed / failed / skipped and every test that did not pass, with
+its class; exits 1 if any test failed (or a suite could not run).
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ ETS = Path(
 )
 FEATURES_JAR = "ets-ogcapi-features10-1.9-aio.jar"
 PROCESSES_JAR = "ets-ogcapi-processes10-1.3-offline-aio.jar"
+EDR_JAR = "ets-ogcapi-edr10-1.3-aio.jar"
+COVERAGES_JAR = "ets-ogcapi-coverages10-0.1-SNAPSHOT-aio.jar"
+GRIDDED = "grid-8km"
+GRIDDED_DAYS = ("2012-12-12", "2012-12-13")
 WHERE = (
     "the OGC suites ({jar}) come built from their release tags in ../shared/ets (see its "
     "README; not on Maven Central), not found in {ets}: pass --ets DIR"
@@ -191,7 +197,44 @@ def processes(ets: Path, out: Path, data: Path) -> list[Outcome]:
     return outcomes
 
 
-SUITES = {"features": (FEATURES_JAR, features), "processes": (PROCESSES_JAR, processes)}
+def fill_gridded(data: Path) -> None:
+    """A public gridded collection of two days on the 8 km Goode grid (hand-made files,
+    nearline.testing.gridded), alone in the catalogue a server on ``data`` keeps: the EDR
+    suite holds every collection it lists to EDR's collection requirements."""
+    from nearline.archive import ingest
+    from nearline.testing.gridded import write_gridded
+
+    folder = data.parent / "gridded-files"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [write_gridded(folder / f"{day}.nc", day=day, number=number)
+             for number, day in enumerate(GRIDDED_DAYS)]  # fmt: skip
+    data.mkdir(parents=True, exist_ok=True)
+    with open_catalogue(None, data / "catalogue.db") as catalogue:
+        ingest(catalogue, paths, collection=GRIDDED, workers=1)
+
+
+def edr(ets: Path, out: Path, data: Path) -> list[Outcome]:
+    gridded = data.parent / "gridded-data"
+    fill_gridded(gridded)
+    with serving(gridded, "--anonymous-read", "all") as url:
+        entries = {"iut": url, "apiDefinition": f"{url}/api", "noofcollections": "50"}
+        return [run_suite(ets / EDR_JAR, entries, out / "edr", "edr")]
+
+
+def coverages(ets: Path, out: Path, data: Path) -> list[Outcome]:
+    gridded = data.parent / "gridded-data"
+    if not gridded.is_dir():
+        fill_gridded(gridded)
+    with serving(gridded, "--anonymous-read", "all") as url:
+        return [run_suite(ets / COVERAGES_JAR, {"iut": url}, out / "coverages", "coverages")]
+
+
+SUITES = {
+    "features": (FEATURES_JAR, features),
+    "processes": (PROCESSES_JAR, processes),
+    "edr": (EDR_JAR, edr),
+    "coverages": (COVERAGES_JAR, coverages),
+}
 
 
 def report(outcome: Outcome) -> None:
@@ -213,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=None, help="keep results here")
     parser.add_argument(
-        "suites", nargs="*", metavar="SUITE", help="features, processes (default: both)"
+        "suites", nargs="*", metavar="SUITE", help=f"{', '.join(SUITES)} (default: all)"
     )
     args = parser.parse_args(argv)
     args.suites = args.suites or list(SUITES)

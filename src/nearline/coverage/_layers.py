@@ -1,0 +1,234 @@
+"""One gridded file of a collection (a layer: a time step), read a window at a time.
+
+A layer is read through h5py on a file object that counts the bytes it hands out: HDF5
+reads the superblock, the variables' headers and B-trees, and only the chunks a window
+touches, so the count shows what a request cost (a box of 1% of the globe reads a few
+percent of a composite, not all of it).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from nearline.errors import CoverageError, NearlineError
+
+# HDF5 and netCDF bookkeeping that says nothing about a band's values
+HIDDEN_ATTRIBUTES = frozenset(
+    {"DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME", "_Netcdf4Dimid",
+     "_Netcdf4Coordinates", "coordinates", "grid_mapping", "_nc3_strict"}
+)  # fmt: skip
+
+
+class CountingFile(io.RawIOBase):
+    """A binary file object that counts the bytes read through it.
+
+    Parameters
+    ----------
+    raw
+        Seekable, binary (a local file, an object store's ranged reader).
+    """
+
+    def __init__(self, raw: BinaryIO) -> None:
+        super().__init__()
+        self._raw = raw
+        self.bytes_read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._raw.read(len(buffer))
+        buffer[: len(data)] = data
+        self.bytes_read += len(data)
+        return len(data)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One file of a gridded collection: its period and how to open its bytes.
+
+    Parameters
+    ----------
+    name
+        The item's id, for messages and outputs.
+    start, end
+        The period it covers (UTC).
+    open
+        Opens the file for reading (a new binary file object each call).
+    """
+
+    name: str
+    start: datetime
+    end: datetime
+    open: Callable[[], BinaryIO] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class BandInfo:
+    """What a band holds: its stored type, its CF packing and its descriptive attributes."""
+
+    name: str
+    dtype: np.dtype
+    fill: float | None
+    scale: float
+    offset: float
+    attrs: Mapping[str, Any]
+
+    @property
+    def long_name(self) -> str:
+        return str(self.attrs.get("long_name", self.name))
+
+    @property
+    def units(self) -> str:
+        return str(self.attrs.get("units", "1"))
+
+    def physical(self, stored: np.ndarray) -> np.ndarray:
+        """Stored values unpacked (``stored * scale + offset``), NaN where they are fill."""
+        values = stored.astype(np.float64) * self.scale + self.offset
+        if self.fill is not None:
+            values[stored == self.fill] = np.nan
+        return values
+
+
+def _plain(value: Any) -> Any:
+    """An HDF5 attribute as a plain value: text decoded, one-element arrays unwrapped."""
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    if isinstance(value, np.ndarray):
+        return value.item() if value.size == 1 else value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def band_info(name: str, dataset: Any) -> BandInfo:
+    """A band's :class:`BandInfo` from its open h5py dataset."""
+    attrs = {
+        key: _plain(value) for key, value in dataset.attrs.items() if key not in HIDDEN_ATTRIBUTES
+    }
+    fill = attrs.pop("_FillValue", None)
+    return BandInfo(
+        name=name,
+        dtype=dataset.dtype,
+        fill=fill,
+        scale=float(attrs.pop("scale_factor", 1.0)),
+        offset=float(attrs.pop("add_offset", 0.0)),
+        attrs=attrs,
+    )
+
+
+def read_bands(layer: Layer) -> dict[str, BandInfo]:
+    """The bands of ``layer``: its 2-D variables on the grid (those naming a grid mapping),
+    in file order."""
+    import h5py
+
+    with _opened(layer) as (_, hdf5):
+        found = {}
+        for name, dataset in hdf5.items():
+            if (
+                isinstance(dataset, h5py.Dataset)
+                and dataset.ndim == 2
+                and "grid_mapping" in dataset.attrs
+            ):
+                found[name] = band_info(name, dataset)
+        return found
+
+
+def read_window(
+    layer: Layer,
+    bands: Iterable[str],
+    rows: slice | np.ndarray,
+    cols: slice,
+    shape: tuple[int, int],
+) -> tuple[dict[str, np.ndarray], int]:
+    """Each band's stored values in ``rows`` x ``cols``, and the bytes read for them.
+
+    Parameters
+    ----------
+    layer
+        The file.
+    bands
+        Band names it holds.
+    rows, cols
+        The window, in cells; ``rows`` may be increasing row numbers instead (a coarse
+        target's: HDF5 reads the chunks holding them, and only they are kept).
+    shape
+        (height, width) every band must have: the grid's.
+
+    Raises
+    ------
+    CoverageError
+        A band is missing from this layer, or not on the grid.
+    """
+    with _opened(layer) as (counted, hdf5):
+        values = {}
+        for name in bands:
+            _check_band(layer, hdf5, name, shape)
+            values[name] = hdf5[name][rows, cols]
+        return values, counted.bytes_read
+
+
+def read_cells(
+    layer: Layer, bands: Iterable[str], rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]
+) -> tuple[dict[str, np.ndarray], int]:
+    """Each band's stored value in each cell (``rows[i]``, ``cols[i]``), read cell by cell
+    (only the chunks holding them), and the bytes read. Raises as :func:`read_window`."""
+    with _opened(layer) as (counted, hdf5):
+        values = {}
+        for name in bands:
+            _check_band(layer, hdf5, name, shape)
+            dataset = hdf5[name]
+            values[name] = np.array(
+                [dataset[row, col] for row, col in zip(rows, cols, strict=True)], dataset.dtype
+            )
+        return values, counted.bytes_read
+
+
+def _check_band(layer: Layer, hdf5: Any, name: str, shape: tuple[int, int]) -> None:
+    if name not in hdf5 or hdf5[name].shape != shape:
+        raise CoverageError(
+            f"item {layer.name} holds no band {name!r} of {shape[0]} x {shape[1]} cells; its "
+            "collection's items differ: ask for the bands they share"
+        )
+
+
+class _opened:
+    """``with _opened(layer) as (counted, hdf5)``: the layer open through a counting file;
+    a file HDF5 cannot read is a NearlineError naming the item."""
+
+    def __init__(self, layer: Layer) -> None:
+        self.layer = layer
+
+    def __enter__(self) -> tuple[CountingFile, Any]:
+        import h5py
+
+        self.counted = CountingFile(self.layer.open())
+        try:
+            self.hdf5 = h5py.File(self.counted, "r")
+        except OSError as error:
+            self.counted.close()
+            raise NearlineError(f"item {self.layer.name}'s file cannot be read: {error}") from None
+        return self.counted, self.hdf5
+
+    def __exit__(self, *exc: object) -> None:
+        self.hdf5.close()
+        self.counted.close()

@@ -1,0 +1,110 @@
+"""nearline's composites for the catalogue: a gridded product, catalogued as a granule is.
+
+A composite (``nearline composite``; product attribute ``nearline-composite``) is one CF
+netCDF-4 file of 2-D bands on a named grid (``nearline.grid.get_grid`` knows the name the
+file's ``grid`` attribute gives). Its item says what a coverage service needs to find it
+without opening it: ``nearline:grid`` (the grid's name) and ``nearline:bands`` (the band
+variables, in file order). Its time range is the composite's period, whole days: from the
+start of ``time_coverage_start``'s day to the last second of ``time_coverage_end``'s. Its
+footprint is the grid's extent, whether or not the day's orbits saw every cell: a coverage
+query anywhere on the grid is answered (with fill values where nothing was seen).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nearline.errors import GranuleError, GridError
+from nearline.swath._base import FieldGranule, Granule, Reader
+from nearline.swath.netcdf_granule import hdf5_product
+
+PRODUCT = "nearline-composite"
+READER = "nearline-composite"
+GRID_PROPERTY = "nearline:grid"
+BANDS_PROPERTY = "nearline:bands"
+
+
+class CompositeGranule(FieldGranule):
+    """An open composite file: its period, its grid and its bands (it holds no counts)."""
+
+    reader = READER
+    media_type = "application/x-netcdf"
+    product = PRODUCT
+    n_lines = None  # type: ignore[assignment]  # a grid has no scan lines
+
+    def __init__(self, path: Path) -> None:
+        import netCDF4
+
+        self.path = path
+        try:
+            with netCDF4.Dataset(path) as dataset:
+                attrs = {name: dataset.getncattr(name) for name in dataset.ncattrs()}
+                self.bands = tuple(
+                    name
+                    for name, variable in dataset.variables.items()
+                    if variable.ndim == 2 and "grid_mapping" in variable.ncattrs()
+                )
+        except OSError as error:
+            raise GranuleError(f"granule {path}: netCDF cannot read it ({error})") from None
+        self.grid_name = str(attrs.get("grid", ""))
+        self.platform = str(attrs.get("platform", ""))
+        self.start_time = _day_edge(path, attrs, "time_coverage_start", end=False)
+        self.end_time = _day_edge(path, attrs, "time_coverage_end", end=True)
+        if not self.bands:
+            raise GranuleError(f"granule {path}: a composite without any band on its grid")
+        self.item_properties = {GRID_PROPERTY: self.grid_name, BANDS_PROPERTY: list(self.bands)}
+
+    def read_outline(self) -> list[np.ndarray]:
+        """The grid's extent in longitude and latitude, one ring."""
+        from nearline.grid import Kind, get_grid
+
+        try:
+            grid = get_grid(self.grid_name)
+        except GridError as error:
+            raise GranuleError(f"granule {self.path}: its grid attribute: {error}") from None
+        south, north = grid.latitude_range((0, grid.height))
+        west, _, east, _ = grid.extent
+        if grid.kind is Kind.IGH or grid.wraps:
+            west, east = -180.0, 180.0
+        return [np.array([(west, south), (east, south), (east, north), (west, north)])]
+
+    def why_no_counts(self) -> str:
+        return f"a {PRODUCT} file is a gridded product, not AVHRR counts to composite"
+
+
+def _day_edge(path: Path, attrs: dict[str, Any], name: str, *, end: bool) -> datetime:
+    """The first (or, with ``end``, the last) second of the day an ISO date attribute names;
+    a full date and time is taken as it is."""
+    text = str(attrs.get(name, ""))
+    try:
+        if "T" in text:
+            moment = datetime.fromisoformat(text)
+            return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+        day = datetime.combine(datetime.fromisoformat(text).date(), time(), UTC)
+    except ValueError:
+        raise GranuleError(
+            f"granule {path}: its {name} attribute is {text!r}, not an ISO 8601 date"
+        ) from None
+    return day + timedelta(days=1, seconds=-1) if end else day
+
+
+class CompositeReader(Reader):
+    """nearline's composites, recognised by their ``product`` attribute."""
+
+    name = READER
+
+    @classmethod
+    def can_open(cls, path: Path) -> bool:
+        return hdf5_product(path)[0] == PRODUCT
+
+    @classmethod
+    def why_not(cls, path: Path) -> str:
+        value, missing = hdf5_product(path)
+        return missing or f"its 'product' attribute is {value!r}, not {PRODUCT!r}"
+
+    def open(self, path: Path) -> Granule:
+        return CompositeGranule(Path(path))

@@ -1,0 +1,74 @@
+"""A hand-made gridded file on a named grid, laid out as nearline's composites are (one CF
+netCDF-4 file of (y, x) bands chunked 128 x 1024, ``product = "nearline-composite"``, the
+period in ``time_coverage_start/end``), whose every cell holds a value of its own: what a
+coverage test reads back exactly, and what the OGC suites' servers serve, in a second or two
+rather than the minute a synthetic day's composite takes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from nearline.grid import get_grid
+
+FILL = -32768
+SCALE = 1e-4
+CHUNKS = (128, 1024)
+
+
+def cell_value(row: np.ndarray, col: np.ndarray, day: int = 0, *, width: int = 5004) -> np.ndarray:
+    """The stored value of cell (``row``, ``col``) on ``day``: scrambled so that chunks
+    compress as real data does (a smooth pattern would make the file a few kilobytes).
+
+    Parameters
+    ----------
+    row, col
+        Cell indices (broadcast together).
+    day
+        Which day's file.
+    width
+        The grid's width, in cells.
+    """
+    mixed = (np.asarray(row, np.int64) * width + col + day * 7) * 2654435761 % 4294967296
+    return (mixed % 20001 - 10000).astype(np.int16)
+
+
+def write_gridded(path: Path, *, day: str = "2012-12-12", number: int = 0,
+                  grid: str = "igh-8km") -> Path:  # fmt: skip
+    """Write a gridded file of one band, ``ndvi`` (packed int16, scale 1e-4), at ``path``.
+
+    Parameters
+    ----------
+    path
+        The file to write.
+    day
+        Its period (an ISO date), as a daily composite's.
+    number
+        Which day this is, for :func:`cell_value`.
+    grid
+        The grid's name.
+    """
+    import netCDF4
+
+    chosen = get_grid(grid)
+    x, y, crs_attrs = chosen.coordinates()
+    x_attrs, y_attrs = chosen.axis_attributes()
+    with netCDF4.Dataset(path, "w") as dataset:
+        dataset.setncatts({"product": "nearline-composite", "grid": chosen.name,
+                           "Conventions": "CF-1.10", "time_coverage_start": day,
+                           "time_coverage_end": day, "title": f"test grid, {day}"})  # fmt: skip
+        for name, values, attrs in (("y", y, y_attrs), ("x", x, x_attrs)):
+            dataset.createDimension(name, values.size)
+            axis = dataset.createVariable(name, "f8", (name,))
+            axis.setncatts(attrs)
+            axis[:] = values
+        dataset.createVariable("crs", "i4", ()).setncatts(crs_attrs)
+        band = dataset.createVariable("ndvi", "i2", ("y", "x"), fill_value=FILL, zlib=True,
+                                      complevel=1, chunksizes=CHUNKS)  # fmt: skip
+        band.setncatts({"scale_factor": SCALE, "grid_mapping": "crs", "units": "1",
+                        "long_name": "normalized difference vegetation index"})  # fmt: skip
+        band.set_auto_maskandscale(False)
+        rows = np.arange(chosen.height)[:, None]
+        band[...] = cell_value(rows, np.arange(chosen.width)[None, :], number, width=chosen.width)
+    return path
