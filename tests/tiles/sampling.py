@@ -90,3 +90,12 @@ def pixels(png: bytes) -> np.ndarray:
     assert image.size == (SIZE, SIZE)
     assert image.mode == "RGBA"
     return np.asarray(image)
+
+
+def expected_level(matrix_set: str, zoom: int, row: int, col: int, levels: int = 5) -> int:
+    """The overview level a tile should read: the coarsest whose cell (8 km x 2^level) is no
+    larger than the tile's pixel, east-west on the ground at its middle row."""
+    lon, lat = pixel_centres(matrix_set, zoom, row, col)
+    middle = np.radians(lat[SIZE // 2, 0])
+    pixel = np.radians(lon[0, 1] - lon[0, 0]) * 6370997.0 * np.cos(middle)
+    return int(min(levels, max(0, np.floor(np.log2(pixel / 8000.0)))))

@@ -13,17 +13,11 @@ from nearline.grid import get_grid
 from nearline.tiles import MapTiles, TileCache, TileNotFound, UnknownStyle, level_grid
 from nearline.tiles._matrices import tile_matrix_set
 
-from ..service.composites import made_composite
-from .sampling import expected_values, legend_colours, pixels
+from .sampling import expected_level, expected_values, legend_colours, pixels
 
 # pixels whose cell PROJ's igh and nearline's tabulated kernel (< 0.12 m apart) may place on
 # either side of a cell edge, and values on either side of a colour step in float32
 AGREE = 0.995
-
-
-@pytest.fixture(scope="module")
-def composite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return made_composite(tmp_path_factory)
 
 
 @pytest.fixture
@@ -61,7 +55,7 @@ def test_tile_pixels_are_the_files_cells_in_the_legends_colours(
 ) -> None:
     row, col = seen_tile(composite, matrix_set, zoom)
     drawn = tiles.draw(composite, matrix_set, zoom, row, col, band)
-    assert drawn.level == level
+    assert drawn.level == level == expected_level(matrix_set, zoom, row, col)
     expected = expected_values(composite, band, matrix_set, zoom, row, col, level)
     assert np.isfinite(expected).sum() > 1000  # the tile shows data
     assert agreement(drawn.values, expected) >= AGREE

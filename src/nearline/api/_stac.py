@@ -44,6 +44,8 @@ from nearline.api._fields import Fields, parse_fields
 from nearline.api._landing import landing_html
 from nearline.api._paging import PageTokens
 from nearline.api._queryables import queryables_link
+from nearline.api._tiles import tiles_links
+from nearline.api._tilesets import TILES_CONFORMANCE
 from nearline.archive import (
     STAC_VERSION,
     Collection,
@@ -194,7 +196,8 @@ class CatalogueClient(BaseCoreClient):
     )
 
     def conformance_classes(self) -> list[str]:
-        return sorted(set(super().conformance_classes()) | set(OGC_PROCESSES) | set(EXTENSIONS))
+        declared = set(OGC_PROCESSES) | set(EXTENSIONS) | set(TILES_CONFORMANCE)
+        return sorted(set(super().conformance_classes()) | declared)
 
     def all_collections(self, **kwargs: Any) -> Response:
         request: Request = kwargs["request"]
@@ -203,7 +206,11 @@ class CatalogueClient(BaseCoreClient):
         shown = set(public_collections(request, [c.id for c in collections]))
         return respond(
             {
-                "collections": [collection_to_stac(c, base) for c in collections if c.id in shown],
+                "collections": [
+                    with_tiles(request, collection_to_stac(c, base), base)
+                    for c in collections
+                    if c.id in shown
+                ],
                 "links": [
                     {"rel": "self", "type": JSON, "href": f"{base}/collections"},
                     {"rel": "root", "type": JSON, "href": f"{base}/"},
@@ -216,7 +223,8 @@ class CatalogueClient(BaseCoreClient):
         request: Request = kwargs["request"]
         check_public(request, collection_id)
         found = self.service.catalogue.get_collection(collection_id, viewer=viewer(request))
-        return respond(collection_to_stac(found, base_url(request)))
+        base = base_url(request)
+        return respond(with_tiles(request, collection_to_stac(found, base), base))
 
     def get_item(self, item_id: str, collection_id: str, **kwargs: Any) -> Response:
         request: Request = kwargs["request"]
@@ -345,6 +353,12 @@ class CatalogueClient(BaseCoreClient):
         if matched is not None:
             body["numberMatched"] = matched
         return respond(body, media_type=GEOJSON)
+
+
+def with_tiles(request: Request, document: dict[str, Any], base: str) -> dict[str, Any]:
+    """A collection's STAC document with a link to its map tiles, if it is gridded."""
+    document["links"] = [*document.get("links", []), *tiles_links(request, document["id"], base)]
+    return document
 
 
 def search_query(parameters: Mapping[str, str]) -> dict[str, Any]:

@@ -1,0 +1,65 @@
+"""A live service holding gridded collections of composites, as the composites' reader
+catalogues them: items carrying ``nearline:grid`` and ``nearline:bands``, the day's period
+and the file as their ``data`` asset. One public collection of two days (the synthetic day's
+composite, and the day after: a copy whose NDVI is 0.8 wherever the first saw anything) and
+alice's private collection of the first."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import netCDF4
+import numpy as np
+
+from nearline.archive import Asset, Collection, Item, open_catalogue
+
+from ..live_service import database_of
+
+PUBLIC = "composite-8km"
+PRIVATE = "alices-composites"
+DAY = datetime(2012, 12, 12, tzinfo=UTC)
+NEXT_DAY_NDVI = 0.8
+
+
+def composite_item(path: Path, collection: str, day: datetime, owner: str | None) -> Item:
+    with netCDF4.Dataset(path) as dataset:
+        bands = [name for name, v in dataset.variables.items() if v.dimensions == ("y", "x")]
+    return Item(
+        id=f"{collection}-{day:%Y-%m-%d}",
+        collection=collection,
+        start=day,
+        end=day + timedelta(days=1) - timedelta(seconds=1),
+        geometry={
+            "type": "Polygon",
+            "coordinates": [[[-180, -90], [180, -90], [180, 90], [-180, 90], [-180, -90]]],
+        },
+        bbox=(-180.0, -90.0, 180.0, 90.0),
+        properties={"nearline:grid": "igh-8km", "nearline:bands": bands},
+        assets={"data": Asset(location=str(path), media_type="application/x-netcdf")},
+        owner=owner,
+    )
+
+
+def next_day(composite: Path, folder: Path) -> Path:
+    """The composite copied, its NDVI set to 0.8 wherever it has one."""
+    copy = folder / "composite-next-day.nc"
+    shutil.copy(composite, copy)
+    with netCDF4.Dataset(copy, "a") as dataset:
+        ndvi = dataset["ndvi"]
+        ndvi[:] = np.ma.where(np.ma.getmaskarray(ndvi[:]), np.ma.masked, NEXT_DAY_NDVI)
+    return copy
+
+
+def catalogue_composites(data: Path, first: Path, second: Path) -> None:
+    with open_catalogue(database_of(data), data / "catalogue.db") as catalogue:
+        catalogue.put_collection(Collection(id=PUBLIC, title="Pathfinder composites, 8 km"))
+        catalogue.put_collection(Collection(id=PRIVATE, title="alice's", owner="alice"))
+        catalogue.add_items(
+            [
+                composite_item(first, PUBLIC, DAY, None),
+                composite_item(second, PUBLIC, DAY + timedelta(days=1), None),
+                composite_item(first, PRIVATE, DAY, "alice"),
+            ]
+        )
