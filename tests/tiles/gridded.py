@@ -13,7 +13,8 @@ from pathlib import Path
 import netCDF4
 import numpy as np
 
-from nearline.archive import Asset, Collection, Item, open_catalogue
+from nearline.archive import Collection, open_catalogue
+from nearline.testing.gridded import composite_item
 
 from ..live_service import database_of
 
@@ -21,25 +22,6 @@ PUBLIC = "composite-8km"
 PRIVATE = "alices-composites"
 DAY = datetime(2012, 12, 12, tzinfo=UTC)
 NEXT_DAY_NDVI = 0.8
-
-
-def composite_item(path: Path, collection: str, day: datetime, owner: str | None) -> Item:
-    with netCDF4.Dataset(path) as dataset:
-        bands = [name for name, v in dataset.variables.items() if v.dimensions == ("y", "x")]
-    return Item(
-        id=f"{collection}-{day:%Y-%m-%d}",
-        collection=collection,
-        start=day,
-        end=day + timedelta(days=1) - timedelta(seconds=1),
-        geometry={
-            "type": "Polygon",
-            "coordinates": [[[-180, -90], [180, -90], [180, 90], [-180, 90], [-180, -90]]],
-        },
-        bbox=(-180.0, -90.0, 180.0, 90.0),
-        properties={"nearline:grid": "igh-8km", "nearline:bands": bands},
-        assets={"data": Asset(location=str(path), media_type="application/x-netcdf")},
-        owner=owner,
-    )
 
 
 def next_day(composite: Path, folder: Path) -> Path:

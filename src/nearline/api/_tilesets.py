@@ -104,6 +104,15 @@ def tileset(
     """/collections/{id}/map/tiles/{tileMatrixSetId}: the tileset's metadata and its tiles'
     URL template (the newest composite's NDVI index; ``band`` and ``datetime`` choose)."""
     document = _summary(base, collection, matrix_set, title)
+    tms = tile_matrix_set(matrix_set)
+    left, bottom, right, top = tms.xy_bbox
+    # the whole set's extent: without one GDAL takes the collection's (to the poles), which
+    # has no place in WebMercatorQuad
+    document["boundingBox"] = {
+        "lowerLeft": [left, bottom],
+        "upperRight": [right, top],
+        "crs": tms.crs.root,
+    }
     document["tileMatrixSetLimits"] = limits(matrix_set)
     document["links"] += [
         {
@@ -166,5 +175,34 @@ def tile_matrix_sets(base: str) -> dict[str, Any]:
 
 
 def tile_matrix_set_document(name: str) -> dict[str, Any]:
-    """/tileMatrixSets/{id}: the set's definition (TMS 2.0 JSON)."""
-    return tile_matrix_set(name).model_dump(mode="json", exclude_none=True, by_alias=True)
+    """/tileMatrixSets/{id}: the set's definition in TMS 2.0 JSON, with the members of its
+    1.0 encoding (OGC 17-083r2) beside them, which are all GDAL before 3.7 reads (Debian 12's
+    3.6 among them: QGIS's OGC API client); neither encoding's readers mind the other's."""
+    tms = tile_matrix_set(name)
+    document = tms.model_dump(mode="json", exclude_none=True, by_alias=True)
+    left, bottom, right, top = tms.xy_bbox
+    document.update(
+        type="TileMatrixSetType",
+        identifier=name,
+        supportedCRS=document["crs"],
+        boundingBox={
+            "type": "BoundingBoxType",
+            "crs": document["crs"],
+            "lowerCorner": [left, bottom],
+            "upperCorner": [right, top],
+        },
+        tileMatrix=[
+            {
+                "type": "TileMatrixType",
+                "identifier": matrix["id"],
+                "scaleDenominator": matrix["scaleDenominator"],
+                "topLeftCorner": matrix["pointOfOrigin"],
+                "tileWidth": matrix["tileWidth"],
+                "tileHeight": matrix["tileHeight"],
+                "matrixWidth": matrix["matrixWidth"],
+                "matrixHeight": matrix["matrixHeight"],
+            }
+            for matrix in document["tileMatrices"]
+        ],
+    )
+    return document
