@@ -9,8 +9,7 @@ import pytest
 
 from ..live_service import LiveService
 from ..service.composites import made_composite
-from ..service.conftest import serving
-from .gridded import catalogue_composites, next_day
+from .gridded import serving_composites
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +19,5 @@ def composite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory, composite: Path) -> Iterator[LiveService]:
-    folder = tmp_path_factory.mktemp("tiles-served")
-    second = next_day(composite, folder)
-    with serving(folder, lambda s: catalogue_composites(s.data, composite, second)) as service:
+    with serving_composites(tmp_path_factory.mktemp("tiles-served"), composite) as service:
         yield service

@@ -7,6 +7,8 @@ alice's private collection of the first."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,7 +18,8 @@ import numpy as np
 from nearline.archive import Collection, open_catalogue
 from nearline.testing.gridded import composite_item
 
-from ..live_service import database_of
+from ..live_service import LiveService, database_of
+from ..service.conftest import serving
 
 PUBLIC = "composite-8km"
 PRIVATE = "alices-composites"
@@ -45,3 +48,11 @@ def catalogue_composites(data: Path, first: Path, second: Path) -> None:
                 composite_item(first, PRIVATE, DAY, "alice"),
             ]
         )
+
+
+@contextmanager
+def serving_composites(folder: Path, composite: Path) -> Iterator[LiveService]:
+    """A live service on ``folder`` holding the two days and alice's collection."""
+    second = next_day(composite, folder)
+    with serving(folder, lambda s: catalogue_composites(s.data, composite, second)) as service:
+        yield service

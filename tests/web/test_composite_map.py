@@ -16,8 +16,7 @@ from playwright.sync_api import Page, expect
 
 from ..live_service import LiveService
 from ..service.composites import made_composite
-from ..service.conftest import serving
-from ..tiles.gridded import NEXT_DAY_NDVI, PUBLIC, catalogue_composites, next_day
+from ..tiles.gridded import NEXT_DAY_NDVI, PUBLIC, serving_composites
 from ..tiles.sampling import expected_level, expected_values, legend_colours
 from .conftest import sign_in, snap
 
@@ -33,9 +32,7 @@ def composite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory, composite: Path) -> Iterator[LiveService]:
-    folder = tmp_path_factory.mktemp("web-composite")
-    second = next_day(composite, folder)
-    with serving(folder, lambda s: catalogue_composites(s.data, composite, second)) as service:
+    with serving_composites(tmp_path_factory.mktemp("web-composite"), composite) as service:
         yield service
 
 

@@ -125,6 +125,17 @@ def _local_file(item: Item) -> Path:
     return Path(asset.location)
 
 
+def day_composite(
+    request: Request, collection_id: str, datetime: str | None
+) -> tuple[Collection, Path]:
+    """What a tile, the legend or TileJSON asks for: the gridded collection (a 404 if the
+    caller may not see it) and its composite of ``datetime``; a 400 for a parameter that is
+    not ``band`` or ``datetime``."""
+    refuse_unknown(request)
+    found = gridded(request, collection_id)
+    return found, composite_of(request, found, datetime)
+
+
 def refuse_unknown(request: Request) -> None:
     if unknown := sorted(set(request.query_params) - TILE_PARAMETERS):
         raise InvalidRequest(f"unknown parameter {unknown[0]!r} of a tile; use band, datetime")
@@ -196,11 +207,10 @@ def build_router() -> APIRouter:
         band: Band = None,
         datetime: Datetime = None,
     ) -> Response:
-        refuse_unknown(request)
-        found = gridded(request, collection_id)
+        found, path = day_composite(request, collection_id, datetime)
         if tile_matrix_set_id != "WebMercatorQuad":
             raise TileNotFound("TileJSON describes WebMercatorQuad tiles only")
-        map_tiles(request).style(composite_of(request, found, datetime), band)  # a 400 if bad
+        map_tiles(request).style(path, band)  # a 400 for a band it has not
         query = {k: v for k, v in (("band", band), ("datetime", datetime)) if v is not None}
         return respond(tilejson(base_url(request), found.id, title_of(found), query))
 
@@ -212,9 +222,7 @@ def build_router() -> APIRouter:
     def collection_legend(
         collection_id: str, request: Request, band: Band = None, datetime: Datetime = None
     ) -> Response:
-        refuse_unknown(request)
-        found = gridded(request, collection_id)
-        path = composite_of(request, found, datetime)
+        _, path = day_composite(request, collection_id, datetime)
         tiles = map_tiles(request)
         return respond({**tiles.legend(path, band), "bands": tiles.bands(path)})
 
@@ -235,10 +243,8 @@ def build_router() -> APIRouter:
         band: Band = None,
         datetime: Datetime = None,
     ) -> Response:
-        refuse_unknown(request)
-        found = gridded(request, collection_id)
         check_tile(tile_matrix_set_id, tile_matrix, tile_row, tile_col)  # 404 before any file
-        path = composite_of(request, found, datetime)
+        _, path = day_composite(request, collection_id, datetime)
         png = map_tiles(request).tile(
             path, tile_matrix_set_id, tile_matrix, tile_row, tile_col, band
         )

@@ -111,8 +111,9 @@ DEFAULT_STYLE = NDVI_INDEX
 
 
 def style_of(band: str | None, available: list[str]) -> Style:
-    """The style of ``band`` (None: the NDVI index), if the tiles draw it from a composite
-    holding ``available`` bands; :class:`UnknownStyle` naming the ones they draw else.
+    """The style of ``band`` (None: the first drawable, the NDVI index where there is one),
+    if the tiles draw it from a composite holding ``available`` bands; :class:`UnknownStyle`
+    naming the ones they draw else.
 
     Parameters
     ----------
@@ -121,7 +122,7 @@ def style_of(band: str | None, available: list[str]) -> Style:
     available
         The composite's drawable bands (:func:`drawable`).
     """
-    name = DEFAULT_STYLE if band is None else band
+    name = band if band is not None else (available[0] if available else DEFAULT_STYLE)
     if name not in available:
         raise UnknownStyle(
             f"band {name!r} is not drawn as tiles; use one of {', '.join(available)}"
