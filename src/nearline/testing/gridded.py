@@ -13,15 +13,15 @@ from nearline.archive import Asset, Item
 from nearline.grid import get_grid
 
 
-def make_composite(folder: Path, day: str = "2012-12-12") -> Path:
-    """Two short NOAA-19 orbits of ``day`` composited to igh-8km in ``folder`` (4 MB; a
-    minute on one core); the composite's path."""
+def make_composite(folder: Path, day: str = "2012-12-12", *, orbits: int = 2) -> Path:
+    """``orbits`` short NOAA-19 orbits of ``day`` (2,000 lines each) composited to igh-8km in
+    ``folder`` (two: 4 MB, a minute on one core); the composite's path."""
     import nearline.composite as composite
     from nearline.swath import synthesize_day
 
-    orbits = synthesize_day(day, 2, folder / "orbits", lines_per_orbit=2000)
+    granules = synthesize_day(day, orbits, folder / "orbits", lines_per_orbit=2000)
     out = folder / f"pathfinder-igh-8km-day-{day}.nc"
-    composite.run(orbits, out=out, grid="igh-8km", workers=1)
+    composite.run(granules, out=out, grid="igh-8km", workers=1)
     return out
 
 
