@@ -86,6 +86,9 @@ def test_tiles_are_kept_and_a_rewritten_composite_is_drawn_afresh(
         ndvi = dataset["ndvi"]
         ndvi[:] = np.ma.where(np.ma.getmaskarray(ndvi[:]), np.ma.masked, 0.8)
     again = pixels(tiles.tile(copy, "WebMercatorQuad", 4, row, col, "ndvi"))
+    stores = list((tiles.folder / "overviews").glob("*.zarr"))
+    assert [store.stem for store in stores] == [tiles.composite(copy).identity]  # old one gone
+    assert not kept[0].exists()  # so are the tiles of the composite before
     green = legend_colours(tiles.legend(copy, "ndvi"), np.array([0.8]))[0]
     shown = again[..., 3] > 0
     assert shown.sum() > 1000

@@ -7,7 +7,7 @@ kept apart, so a coarse cell is the exact mean of its block however many cells o
 empty. Levels stop once the whole grid fits in one 256-pixel tile. They are kept as a Zarr
 store in physical values (float32, 256 x 256 chunks), under a name made of the file's
 identity, built under a lock and published by rename, so two servers never build it twice
-and none reads half of one.
+and none reads half of one; the store of the file's earlier state, if any, then goes.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from nearline.durable import discard, publish, temporary_path
 from nearline.grid import Grid
-from nearline.tiles._sources import Composite
+from nearline.tiles._sources import Composite, earlier_states
 
 TILE_SIZE = 256
 CHUNK = (256, 256)
@@ -86,6 +86,8 @@ class Overviews:
             except BaseException:
                 discard(partial)
                 raise
+            for stale in earlier_states(folder, self.composite.identity, ".zarr"):
+                discard(stale)  # the same composite before it was written again
 
     def _write(self, store: Path, bands: list[str]) -> None:
         import zarr

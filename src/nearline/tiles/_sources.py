@@ -129,7 +129,9 @@ class Composite:
 
 
 def file_identity(path: Path) -> str:
-    """A digest of ``path``'s resolved name, size, change time and inode (no byte is read).
+    """``NAME-STATE``: a digest of ``path``'s resolved name, then one of its size, change
+    time and inode (no byte is read). What was made of an earlier state of the same file
+    shares the NAME part (:func:`earlier_states`).
 
     Raises
     ------
@@ -137,8 +139,16 @@ def file_identity(path: Path) -> str:
         The file is not there.
     """
     status = os.stat(path)
-    key = f"{Path(path).resolve()}|{status.st_size}|{status.st_ctime_ns}|{status.st_ino}"
-    return sha256(key.encode()).hexdigest()[:32]
+    name = sha256(str(Path(path).resolve()).encode()).hexdigest()[:16]
+    state = f"{status.st_size}|{status.st_ctime_ns}|{status.st_ino}"
+    return f"{name}-{sha256(state.encode()).hexdigest()[:16]}"
+
+
+def earlier_states(folder: Path, identity: str, suffix: str = "") -> list[Path]:
+    """What ``folder`` holds of the same file in another state than ``identity``'s (entries
+    named ``NAME-STATE`` + ``suffix``): a composite written again leaves them stale."""
+    name = identity.split("-", 1)[0]
+    return [path for path in folder.glob(f"{name}-*{suffix}") if path.name != f"{identity}{suffix}"]
 
 
 def ndvi(red: np.ndarray, nir: np.ndarray) -> np.ndarray:

@@ -3,6 +3,7 @@ and the cache of tiles it has drawn, both in a folder of its own."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ from nearline.tiles._cache import TileCache
 from nearline.tiles._matrices import check_tile
 from nearline.tiles._overviews import Overviews
 from nearline.tiles._render import Drawn, draw
-from nearline.tiles._sources import Composite, NotAComposite, file_identity
+from nearline.tiles._sources import Composite, NotAComposite, earlier_states, file_identity
 from nearline.tiles._styles import Style, drawable, style_of
 
 CACHE_BYTES = 512 * 2**20
@@ -110,4 +111,7 @@ class MapTiles:
             if len(self._open) >= KEPT_OPEN:
                 self._open.pop(next(iter(self._open)))
             self._open[identity] = (Composite.open(path), None)
+            if self.cache.folder.is_dir():  # tiles of the file before it was written again
+                for stale in earlier_states(self.cache.folder, identity):
+                    shutil.rmtree(stale, ignore_errors=True)
         return self._open[identity]
