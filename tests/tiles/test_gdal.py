@@ -28,16 +28,21 @@ BOUNDS = {
 }
 
 
-def gdal(live: LiveService, *args: str) -> subprocess.CompletedProcess[str]:
-    """A GDAL command as bob, his token in GDAL_HTTP_HEADERS."""
-    env = {**os.environ, "GDAL_HTTP_HEADERS": f"Authorization: Bearer {live.tokens['bob']}"}
-    result = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+def gdal(live: LiveService, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A GDAL command as bob, his token in GDAL_HTTP_HEADERS, its tile cache in ``folder``
+    (GDAL keeps one in the working folder by default)."""
+    env = {
+        **os.environ,
+        "GDAL_HTTP_HEADERS": f"Authorization: Bearer {live.tokens['bob']}",
+        "GDAL_DEFAULT_WMS_CACHE_PATH": str(folder / "gdal-cache"),
+    }
+    result = subprocess.run(args, capture_output=True, text=True, env=env, cwd=folder, timeout=300)
     assert result.returncode == 0, result.stderr
     return result
 
 
-def test_gdalinfo_finds_the_map_tiles(live: LiveService) -> None:
-    info = gdal(live, "gdalinfo", f"OGCAPI:{live.url}/collections/{PUBLIC}").stdout
+def test_gdalinfo_finds_the_map_tiles(live: LiveService, tmp_path: Path) -> None:
+    info = gdal(live, tmp_path, "gdalinfo", f"OGCAPI:{live.url}/collections/{PUBLIC}").stdout
     assert "Driver: OGCAPI/OGCAPI" in info
     assert "TITLE=Pathfinder composites, 8 km" in info
     assert "Size is 32768," in info  # WorldCRS84Quad's matrix 6 (GDAL's choice), 256 x 2^7 wide
@@ -53,6 +58,7 @@ def test_gdal_reads_a_tile_as_numpy_samples_it(
     bounds = dict(zip(("MINX", "MINY", "MAXX", "MAXY"), BOUNDS[matrix_set], strict=True))
     gdal(
         live,
+        tmp_path,
         "gdal_translate",
         *("-oo", f"TILEMATRIXSET={matrix_set}", "-oo", f"TILEMATRIX={zoom}"),
         *(item for name, value in bounds.items() for item in ("-oo", f"{name}={value!r}")),
