@@ -99,6 +99,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/service.py --update-docs
 	$(BIN)/python benchmarks/search_concurrency.py --update-docs
 	$(BIN)/python benchmarks/gdal_summary.py --update-docs
+	$(BIN)/python benchmarks/tiles.py --update-docs
 	$(BIN)/python benchmarks/small_runs.py --update-docs
 	$(BIN)/python benchmarks/load.py --update-docs
 	$(BIN)/python benchmarks/s3_ingest.py --update-docs

@@ -24,11 +24,11 @@ class PeerEnvError(RuntimeError):
     """The peer's environment could not be made (no network to PyPI, or no uv)."""
 
 
-def peer_python(env: Path = ENV) -> Path:
+def peer_python(env: Path = ENV, requirements: Path = REQUIREMENTS) -> Path:
     """The interpreter of the peer's environment, made (or remade, when the pins changed)
-    with uv, which nearline's .venv holds."""
+    with uv, which nearline's .venv holds; ``env`` and ``requirements``: another peer's."""
     python = env / "bin" / "python"
-    pins = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+    pins = hashlib.sha256(requirements.read_bytes()).hexdigest()
     stamp = env / "requirements.sha256"
     if python.exists() and stamp.exists() and stamp.read_text() == pins:
         return python
@@ -39,7 +39,7 @@ def peer_python(env: Path = ENV) -> Path:
     print(f"making the peer's environment in {env} ...", flush=True)
     steps = [
         [uv, "venv", "--quiet", "--python", sys.executable, str(env)],
-        [uv, "pip", "sync", "--quiet", "--python", str(python), str(REQUIREMENTS)],
+        [uv, "pip", "sync", "--quiet", "--python", str(python), str(requirements)],
     ]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True)

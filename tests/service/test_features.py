@@ -91,11 +91,25 @@ GRIDDED_READS = {  # a gridded collection's coverage and EDR queries: open as it
     for query in ("coverage", "coverage/domainset", "coverage/rangetype", "position", "area",
                   "cube")
 }  # fmt: skip
+READ[("GET", "/tileMatrixSets")] = "/tileMatrixSets"
+READ[("GET", "/tileMatrixSets/{tile_matrix_set_id}")] = "/tileMatrixSets/WebMercatorQuad"
+MAP = "/collections/{collection_id}/map"
+GRIDDED_ONLY = {  # open to anonymous readers too, but test-granules has no map tiles: a 404
+    ("GET", f"{MAP}/tiles"),
+    ("GET", f"{MAP}/tiles/{{tile_matrix_set_id}}"),
+    ("GET", f"{MAP}/tiles/{{tile_matrix_set_id}}/tilejson.json"),
+    ("GET", f"{MAP}/tiles/{{tile_matrix_set_id}}/{{tile_matrix}}/{{tile_row}}/{{tile_col}}"),
+    ("GET", f"{MAP}/legend"),
+}
 FILLED = {  # a real thing's name for each path parameter, so a 401 is not a 404 in disguise
     "{collection_id}": "test-granules",
     "{item_id}": "granule-001",
     "{key}": "data",
     "{process_id}": "pathfinder",
+    "{tile_matrix_set_id}": "WebMercatorQuad",
+    "{tile_matrix}": "0",
+    "{tile_row}": "0",
+    "{tile_col}": "0",
 }
 
 
@@ -123,6 +137,13 @@ def test_anonymous_readers_read_the_public_collections_and_processes(features):
         assert "granule-sizes" not in processes
 
 
+def filled(template: str) -> str:
+    """A path of the OpenAPI document with a real thing's name for each parameter."""
+    for name, value in FILLED.items():
+        template = template.replace(name, value)
+    return template
+
+
 def test_anonymous_readers_reach_nothing_else(features):
     document = httpx.get(f"{features.url}/api").json()
     operations = [
@@ -131,18 +152,22 @@ def test_anonymous_readers_reach_nothing_else(features):
         for method in methods
         if method in {"get", "post", "put", "delete"}
     ]
-    closed = [op for op in operations if op not in READ and op not in GRIDDED_READS]
+    gridded = GRIDDED_READS | GRIDDED_ONLY
+    closed = [op for op in operations if op not in READ and op not in gridded]
     assert len(closed) >= 15  # every order, upload, job, subscription, download and /users/me
     with httpx.Client(base_url=features.url, timeout=60) as anonymous:
         for method, template in closed:
-            path = template
-            for name, value in FILLED.items():
-                path = path.replace(name, value)
+            path = filled(template)
             response = anonymous.request(method, path, json={} if method != "GET" else None)
             assert response.status_code == 401, (method, path, response.text)
         for _, template in GRIDDED_READS:  # read as anonymously as the items; none is gridded
             path = template.replace("{collection_id}", "test-granules")
             assert "not gridded" in anonymous.get(path).json()["detail"], path
+        for method, template in GRIDDED_ONLY:
+            path = filled(template)
+            response = anonymous.request(method, path)
+            assert response.status_code == 404, (method, path, response.text)
+            assert "not gridded" in response.json()["detail"]
         for path in [
             "/collections/hidden-granules",
             "/collections/hidden-granules/items",

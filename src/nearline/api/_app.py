@@ -1,7 +1,7 @@
 """The web service: one FastAPI app serving the STAC API (stac-fastapi over nearline's
-catalogue), OGC API - Processes and jobs, subscriptions, asset downloads, and an HTML
-landing page for browsers. Each part's routes sit beside its handlers; this module puts
-them together.
+catalogue), OGC API - Processes and jobs, subscriptions, asset downloads, map tiles of
+gridded collections (OGC API - Tiles) and an HTML landing page for browsers. Each part's
+routes sit beside its handlers; this module puts them together.
 
 Every route needs ``Authorization: Bearer TOKEN`` except the landing page, /conformance and the
 OpenAPI document at /api. Pages from the origins the operator names may call it from a
@@ -28,6 +28,7 @@ from nearline.api import _signin as signin
 from nearline.api import _stac as stac
 from nearline.api import _subscriptions as subscriptions
 from nearline.api import _surrogates as surrogates
+from nearline.api import _tiles as tiles
 from nearline.api import _users as users
 from nearline.api import _web as web
 from nearline.api._cors import CrossOrigin, CrossOriginMiddleware
@@ -47,7 +48,8 @@ def create_app(service: Service, *, cors: CrossOrigin | None = None) -> FastAPI:
     """
     app = stac.build_app(service)
     app.state.service = service
-    for part in (processes, users, jobs, downloads, subscriptions, queryables, coverages, edr):
+    routers = (processes, users, jobs, downloads, subscriptions, queryables)
+    for part in (*routers, coverages, edr, tiles):
         app.include_router(part.build_router())
     problems.install(app)
     openapi.install(app)

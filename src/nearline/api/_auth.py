@@ -7,8 +7,9 @@ Two operator's switches open doors to requests without a token (both off by defa
   existing user NAME, with NAME's string and NAME's things; for conformance runs, whose suites
   send no credentials;
 - **anonymous readers** (``--anonymous-read all|ID,ID``): requests without a token may read
-  the catalogue (collections, items, search) of the collections named (``all``: every archive
-  collection, never a user's) and the public processes; nothing else.
+  the catalogue (collections, items, search, and the map tiles of the gridded ones) of the
+  collections named (``all``: every archive collection, never a user's) and the public
+  processes; nothing else.
 
 A token that is sent is always checked: a wrong one is a 401, never a guest.
 """

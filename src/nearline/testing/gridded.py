@@ -1,15 +1,26 @@
-"""A hand-made gridded file on a named grid, laid out as nearline's composites are (one CF
-netCDF-4 file of (y, x) bands chunked 128 x 1024, ``product = "nearline-composite"``, the
-period in ``time_coverage_start/end``), whose every cell holds a value of its own: what a
-coverage test reads back exactly, and what the OGC suites' servers serve, in a second or two
-rather than the minute a synthetic day's composite takes."""
+"""Gridded collections for tests and conformance runs.
+
+- :func:`write_gridded`: a hand-made gridded file on a named grid, laid out as nearline's
+  composites are (one CF netCDF-4 file of (y, x) bands chunked 128 x 1024,
+  ``product = "nearline-composite"``, the period in ``time_coverage_start/end``), whose every
+  cell holds a value of its own: what a coverage test reads back exactly, and what the EDR and
+  Coverages suites' servers serve, in a second or two rather than the minute a synthetic
+  day's composite takes.
+- :func:`make_composite`: a real composite of a short synthetic day (the tiles' tests draw its
+  bands and NDVI), and :func:`composite_item`, such a composite as an item of a gridded
+  collection (``nearline:grid``, ``nearline:bands``, the day's period, the file as the
+  ``data`` asset).
+"""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 
+import netCDF4
 import numpy as np
 
+from nearline.archive import Asset, Item
 from nearline.grid import get_grid
 
 FILL = -32768
@@ -49,8 +60,6 @@ def write_gridded(path: Path, *, day: str = "2012-12-12", number: int = 0,
     grid
         The grid's name.
     """
-    import netCDF4
-
     chosen = get_grid(grid)
     x, y, crs_attrs = chosen.coordinates()
     x_attrs, y_attrs = chosen.axis_attributes()
@@ -72,3 +81,49 @@ def write_gridded(path: Path, *, day: str = "2012-12-12", number: int = 0,
         rows = np.arange(chosen.height)[:, None]
         band[...] = cell_value(rows, np.arange(chosen.width)[None, :], number, width=chosen.width)
     return path
+
+
+def make_composite(folder: Path, day: str = "2012-12-12", *, orbits: int = 2) -> Path:
+    """``orbits`` short NOAA-19 orbits of ``day`` (2,000 lines each) composited to igh-8km in
+    ``folder`` (two: 4 MB, a minute on one core); the composite's path."""
+    import nearline.composite as composite
+    from nearline.swath import synthesize_day
+
+    granules = synthesize_day(day, orbits, folder / "orbits", lines_per_orbit=2000)
+    out = folder / f"pathfinder-igh-8km-day-{day}.nc"
+    composite.run(granules, out=out, grid="igh-8km", workers=1)
+    return out
+
+
+def composite_item(path: Path, collection: str, day: datetime, owner: str | None = None) -> Item:
+    """The composite at ``path`` as an item of ``collection`` covering ``day`` (UTC).
+
+    Parameters
+    ----------
+    path
+        A composite nearline wrote.
+    collection
+        The gridded collection's id.
+    day
+        The composite's day, timezone-aware.
+    owner
+        None for the archive's own; else the user who alone sees it.
+    """
+    with netCDF4.Dataset(path) as dataset:
+        grid = str(dataset.grid)
+        bands = [name for name, v in dataset.variables.items() if v.dimensions == ("y", "x")]
+    # the grid's own latitudes (igh-8km stops 0.13 degrees short of the poles): a box to the
+    # poles has no place in Web Mercator, and GDAL 3.6 fails on one it projects there
+    south, north = get_grid(grid).latitude_range((0, get_grid(grid).height))
+    ring = [[-180.0, south], [180.0, south], [180.0, north], [-180.0, north], [-180.0, south]]
+    return Item(
+        id=f"{collection}-{day:%Y-%m-%d}",
+        collection=collection,
+        start=day,
+        end=day + timedelta(days=1) - timedelta(seconds=1),
+        geometry={"type": "Polygon", "coordinates": [ring]},
+        bbox=(-180.0, south, 180.0, north),
+        properties={"nearline:grid": grid, "nearline:bands": bands},
+        assets={"data": Asset(location=str(path), media_type="application/x-netcdf")},
+        owner=owner,
+    )

@@ -1,7 +1,8 @@
 """The OGC's own executable test suites (ETS) against a real `nearline serve`: OGC API -
-Features 1.9, OGC API - Processes 1.3, OGC API - EDR 1.0 (its suite 1.3) and the draft OGC
-API - Coverages' core, the yardsticks a server needs for OGC's compliance mark. CI runs them
-after ``make test`` (.ci/run); a developer runs them the same way:
+Features 1.9, OGC API - Processes 1.3, OGC API - EDR 1.0 (its suite 1.3), the draft OGC
+API - Coverages' core and OGC API - Tiles 1.2, the yardsticks a server needs for OGC's
+compliance mark. CI runs them after ``make test`` (.ci/run); a developer runs them the same
+way:
 
     .venv/bin/python -m nearline.testing.ogc_suites [--ets ../shared/ets] [--out DIR]
 
@@ -11,9 +12,10 @@ data folder holding a catalogue of MODIS-like items: Features as an anonymous re
 (``--anonymous-read all``; the suite sends no credentials), Processes as the operator's
 ``--guest``, with the echo test process on (``--echo on``: its job tests order it), with
 ``testallprocesses`` off and on; EDR and Coverages as anonymous readers of a server whose
-catalogue holds one small gridded collection (two hand-made days of the 8 km Goode grid).
-Prints each run's total / passed / failed / skipped and every test that did not pass, with
-its class; exits 1 if any test failed (or a suite could not run).
+catalogue holds one small gridded collection (two hand-made days of the 8 km Goode grid);
+Tiles as an anonymous reader of a gridded collection (a synthetic day's composite) in a data
+folder of its own. Prints each run's total / passed / failed / skipped and every test that
+did not pass, with its class; exits 1 if any test failed (or a suite could not run).
 """
 
 from __future__ import annotations
@@ -229,11 +231,48 @@ def coverages(ets: Path, out: Path, data: Path) -> list[Outcome]:
         return [run_suite(ets / COVERAGES_JAR, {"iut": url}, out / "coverages", "coverages")]
 
 
+TILES_JAR = "ets-ogcapi-tiles10-1.2-aio.jar"
+TILED = "composite-8km"
+WEB_MERCATOR = "http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad"
+
+
+def tiles(ets: Path, out: Path, data: Path) -> list[Outcome]:
+    """OGC API - Tiles 1.0 against a server of its own holding one public gridded collection
+    (a synthetic day's composite), as an anonymous reader; Core's tile requests are matrix 1
+    of WebMercatorQuad, rows and columns 0 to 1 (the whole matrix)."""
+    from nearline.testing.gridded import composite_item, make_composite
+
+    gridded_data = data.parent / "tiles-data"
+    gridded_data.mkdir(parents=True, exist_ok=True)
+    composite = make_composite(data.parent / "tiles-composite")
+    with open_catalogue(None, gridded_data / "catalogue.db") as catalogue:
+        catalogue.put_collection(Collection(id=TILED, title="Pathfinder composites, 8 km"))
+        day = datetime(2012, 12, 12, tzinfo=UTC)
+        catalogue.add_items([composite_item(composite, TILED, day)])
+    with serving(gridded_data, "--anonymous-read", "all") as url:
+        template = (
+            f"{url}/collections/{TILED}/map/tiles/WebMercatorQuad/"
+            "{tileMatrix}/{tileRow}/{tileCol}"
+        )
+        entries = {
+            "iut": url,
+            "tilematrixsetdefinitionuri": WEB_MERCATOR,
+            "urltemplatefortiles": template,
+            "tilematrix": "1",
+            "mintilerow": "0",
+            "maxtilerow": "1",
+            "mintilecol": "0",
+            "maxtilecol": "1",
+        }
+        return [run_suite(ets / TILES_JAR, entries, out / "tiles", "tiles")]
+
+
 SUITES = {
     "features": (FEATURES_JAR, features),
     "processes": (PROCESSES_JAR, processes),
     "edr": (EDR_JAR, edr),
     "coverages": (COVERAGES_JAR, coverages),
+    "tiles": (TILES_JAR, tiles),
 }
 
 

@@ -73,7 +73,8 @@ export class WorldMap {
       role: "img",
       "aria-label": "Footprints and search box",
     });
-    this.svg.append(this.graticule());
+    this.tiles = s("g", { class: "tiles" }); // a composite's map tiles, under everything
+    this.svg.append(this.tiles, this.graticule());
     this.footprints = s("g", { class: "footprints" });
     this.box = s("g", { class: "box" });
     this.svg.append(this.footprints, this.box);
@@ -144,6 +145,19 @@ export class WorldMap {
     for (const [from, to] of spans) {
       this.box.append(s("rect", { x: from, y: -north, width: to - from, height: north - south }));
     }
+  }
+
+  /** Lay map tiles on the map: each {href, west, north, span} an image `span` degrees wide
+   * and high from its north-west corner (blob URLs: the ones laid before are revoked);
+   * `shows` says what they show (the layer's data-shows). */
+  setTiles(tiles, shows) {
+    this.tiles.dataset.shows = shows;
+    for (const image of this.tiles.querySelectorAll("image")) URL.revokeObjectURL(image.getAttribute("href"));
+    this.tiles.replaceChildren(
+      ...tiles.map(({ href, west, north, span }) =>
+        s("image", { href, x: west, y: -north, width: span, height: span, preserveAspectRatio: "none" }),
+      ),
+    );
   }
 
   /** Draw each item's footprint (one path per item, tagged with its id and place in the list). */

@@ -5,6 +5,7 @@
 
 import { download, words } from "./api.js";
 import { byId, bytes, clear, fillRows, h, pairs, say, shown, when } from "./dom.js";
+import { compositeLayer } from "./composite.js";
 import { WorldMap } from "./map.js";
 
 const BOX = ["west", "south", "east", "north"];
@@ -53,6 +54,7 @@ export function searchView(ctx) {
     },
     onPick: (index) => openItem(index),
   });
+  const composite = compositeLayer(ctx, map);
 
   function typedBox() {
     const values = BOX.map((side) => inputs[side].value.trim());
@@ -235,6 +237,7 @@ export function searchView(ctx) {
           select.append(h("option", { value: collection.id, text: label }));
         }
         if ([...select.options].some((option) => option.value === chosen)) select.value = chosen;
+        composite.offer(answer.collections || []);
       } catch (error) {
         say(message, words(error), "error");
       }

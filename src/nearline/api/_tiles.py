@@ -1,0 +1,253 @@
+"""OGC API - Tiles for gridded collections: map tiles (PNG) of the day's composite, their
+tilesets, TileJSON and legend, and the tile matrix sets; with the catalogue's doors (a token,
+or an anonymous reader of public collections) and its visibility (another user's private
+collection is a 404, as if it did not exist).
+
+A collection is gridded when its items carry ``nearline:grid`` (the composites' reader
+catalogues them so); a tile is drawn from one item's ``data`` file: the one of the day
+``datetime`` names, else the newest (nearline.tiles draws it, from overviews made once per
+file, and keeps it in a bounded cache under the service's data folder).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from nearline.api._adapter import ERRORS, service_of
+from nearline.api._auth import check_public, require_reader
+from nearline.api._tilesets import (
+    JSON,
+    PNG,
+    tile_matrix_set_document,
+    tile_matrix_sets,
+    tilejson,
+    tileset,
+    tilesets_link,
+    tilesets_list,
+)
+from nearline.archive import Collection, Item, is_local, parse_search
+from nearline.errors import CollectionNotFound, InvalidRequest
+from nearline.tiles import MapTiles, NotAComposite, TileNotFound, check_tile, tile_matrix_set
+
+GRID = "nearline:grid"
+TILE_PARAMETERS = {"band", "datetime"}
+Band = Annotated[
+    str | None,
+    Query(
+        description="A band of the composite, or ndvi-index (the default): /map/legend lists them"
+    ),
+]
+Datetime = Annotated[
+    str | None,
+    Query(
+        description="The day whose composite to draw (a date, a date-time or an interval, "
+        "RFC 3339): the newest composite within it; none: the newest of all"
+    ),
+]
+TILE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The tile: 256 x 256 RGBA, colours as the legend gives them, transparent "
+        "where there is no data",
+        "content": {PNG: {"schema": {"type": "string", "format": "binary"}}},
+    }
+}
+
+
+class NotGridded(CollectionNotFound):
+    """A collection without gridded items: it has no map tiles (a 404)."""
+
+
+def map_tiles(request: Request) -> MapTiles:
+    """The app's tiles, kept beside the service's data (made on first use)."""
+    state = request.app.state
+    if getattr(state, "map_tiles", None) is None:
+        state.map_tiles = MapTiles(service_of(request).places.data / "tiles")
+    return state.map_tiles
+
+
+def is_gridded(request: Request, collection: str) -> bool:
+    """Whether ``collection``'s items carry a grid (the catalogue's record of what its items
+    have carried; no item is read)."""
+    viewer = getattr(request.state, "user", None)
+    return GRID in service_of(request).catalogue.queryables(collection, viewer=viewer)
+
+
+def tiles_links(request: Request, collection: str, base: str) -> list[dict[str, Any]]:
+    """The links a collection's STAC document gains when it is gridded."""
+    return [tilesets_link(base, collection)] if is_gridded(request, collection) else []
+
+
+def gridded(request: Request, collection_id: str) -> Collection:
+    """The collection, if the caller may see it and it is gridded; else a 404."""
+    check_public(request, collection_id)
+    viewer = getattr(request.state, "user", None)
+    found = service_of(request).catalogue.get_collection(collection_id, viewer=viewer)
+    if not is_gridded(request, collection_id):
+        raise NotGridded(
+            f"collection {collection_id!r} has no map tiles: its items are not gridded "
+            "composites (they carry no nearline:grid)"
+        )
+    return found
+
+
+def composite_of(request: Request, collection: Collection, datetime: str | None) -> Path:
+    """The file of the collection's composite of ``datetime`` (the newest within it; none:
+    the newest of all); a 404 naming the collection's time span if there is none."""
+    viewer = getattr(request.state, "user", None)
+    query: dict[str, Any] = {
+        "collections": [collection.id],
+        "limit": 1,
+        "sortby": [{"field": "properties.datetime", "direction": "desc"}],
+    }
+    if datetime is not None:
+        query["datetime"] = datetime
+    page = service_of(request).catalogue.search(parse_search(query, viewer=viewer, dates=True))
+    if not page.items:
+        _, start, end = collection.extent
+        span = f"{start:%Y-%m-%d} to {end:%Y-%m-%d}" if start and end else "no days yet"
+        raise TileNotFound(
+            f"collection {collection.id!r} has no composite at {datetime}; it holds {span}"
+        )
+    return _local_file(page.items[0])
+
+
+def _local_file(item: Item) -> Path:
+    asset = item.assets.get("data")
+    if asset is None or not is_local(asset.location):
+        raise NotAComposite(
+            f"item {item.id!r} has no data file on the service's disks to draw tiles from"
+        )
+    return Path(asset.location)
+
+
+def day_composite(
+    request: Request, collection_id: str, datetime: str | None
+) -> tuple[Collection, Path]:
+    """What a tile, the legend or TileJSON asks for: the gridded collection (a 404 if the
+    caller may not see it) and its composite of ``datetime``; a 400 for a parameter that is
+    not ``band`` or ``datetime``."""
+    refuse_unknown(request)
+    found = gridded(request, collection_id)
+    return found, composite_of(request, found, datetime)
+
+
+def refuse_unknown(request: Request) -> None:
+    if unknown := sorted(set(request.query_params) - TILE_PARAMETERS):
+        raise InvalidRequest(f"unknown parameter {unknown[0]!r} of a tile; use band, datetime")
+
+
+def title_of(collection: Collection) -> str:
+    return collection.title or collection.id
+
+
+def base_url(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+def respond(body: Any) -> Response:
+    return Response(orjson.dumps(body), media_type=JSON)
+
+
+def build_router() -> APIRouter:
+    router = APIRouter(responses=ERRORS, dependencies=[Depends(require_reader)], tags=["Map tiles"])
+    json_route: dict[str, Any] = {"response_class": Response}
+
+    @router.get("/tileMatrixSets", summary="The tile matrix sets tiles are served in", **json_route)
+    def matrix_sets(request: Request) -> Response:
+        return respond(tile_matrix_sets(base_url(request)))
+
+    @router.get(
+        "/tileMatrixSets/{tile_matrix_set_id}",
+        summary="A tile matrix set's definition (OGC TMS 2.0)",
+        **json_route,
+    )
+    def matrix_set(tile_matrix_set_id: str) -> Response:
+        return respond(tile_matrix_set_document(tile_matrix_set_id))
+
+    @router.get(
+        "/collections/{collection_id}/map/tiles",
+        summary="A gridded collection's map tilesets",
+        operation_id="collection.map.getTileSetsList",
+        **json_route,
+    )
+    def collection_tilesets(collection_id: str, request: Request) -> Response:
+        found = gridded(request, collection_id)
+        return respond(tilesets_list(base_url(request), found.id, title_of(found)))
+
+    @router.get(
+        "/collections/{collection_id}/map/tiles/{tile_matrix_set_id}",
+        summary="A map tileset: its tile matrix set, limits and tiles' URL template",
+        operation_id="collection.map.getTileSet",
+        **json_route,
+    )
+    def collection_tileset(
+        collection_id: str, tile_matrix_set_id: str, request: Request
+    ) -> Response:
+        found = gridded(request, collection_id)
+        tile_matrix_set(tile_matrix_set_id)  # a 404 for an unknown one
+        bands = map_tiles(request).bands(composite_of(request, found, None))
+        return respond(
+            tileset(base_url(request), found.id, tile_matrix_set_id, title_of(found), bands)
+        )
+
+    @router.get(
+        "/collections/{collection_id}/map/tiles/{tile_matrix_set_id}/tilejson.json",
+        summary="TileJSON of the WebMercatorQuad map tiles, for web maps",
+        **json_route,
+    )
+    def collection_tilejson(
+        collection_id: str,
+        tile_matrix_set_id: str,
+        request: Request,
+        band: Band = None,
+        datetime: Datetime = None,
+    ) -> Response:
+        found, path = day_composite(request, collection_id, datetime)
+        if tile_matrix_set_id != "WebMercatorQuad":
+            raise TileNotFound("TileJSON describes WebMercatorQuad tiles only")
+        map_tiles(request).style(path, band)  # a 400 for a band it has not
+        query = {k: v for k, v in (("band", band), ("datetime", datetime)) if v is not None}
+        return respond(tilejson(base_url(request), found.id, title_of(found), query))
+
+    @router.get(
+        "/collections/{collection_id}/map/legend",
+        summary="The legend of a band's map tiles: the values each colour stands for",
+        **json_route,
+    )
+    def collection_legend(
+        collection_id: str, request: Request, band: Band = None, datetime: Datetime = None
+    ) -> Response:
+        _, path = day_composite(request, collection_id, datetime)
+        tiles = map_tiles(request)
+        return respond({**tiles.legend(path, band), "bands": tiles.bands(path)})
+
+    @router.get(
+        "/collections/{collection_id}/map/tiles/{tile_matrix_set_id}/{tile_matrix}/{tile_row}/{tile_col}",
+        summary="A map tile of the day's composite (PNG)",
+        operation_id="collection.map.getTile",
+        response_class=Response,
+        responses=TILE_RESPONSES,
+    )
+    def collection_tile(
+        collection_id: str,
+        tile_matrix_set_id: str,
+        tile_matrix: int,
+        tile_row: int,
+        tile_col: int,
+        request: Request,
+        band: Band = None,
+        datetime: Datetime = None,
+    ) -> Response:
+        check_tile(tile_matrix_set_id, tile_matrix, tile_row, tile_col)  # 404 before any file
+        _, path = day_composite(request, collection_id, datetime)
+        png = map_tiles(request).tile(
+            path, tile_matrix_set_id, tile_matrix, tile_row, tile_col, band
+        )
+        return Response(png, media_type=PNG)
+
+    return router

@@ -1,0 +1,48 @@
+"""tiles: map tiles of gridded composites (OGC tile matrix sets, PNG with a legend's colours),
+drawn from overviews made once per composite and kept in a bounded cache. No HTTP here: the
+service serves them (nearline.api)."""
+
+from __future__ import annotations
+
+from nearline.tiles._cache import TileCache
+from nearline.tiles._matrices import (
+    MAX_ZOOM,
+    TILE_MATRIX_SETS,
+    TileNotFound,
+    check_tile,
+    pixel_lonlat,
+    tile_matrix_set,
+)
+from nearline.tiles._overviews import TILE_SIZE, Overviews, block_means, level_grid
+from nearline.tiles._render import Drawn, draw, level_for
+from nearline.tiles._sources import Composite, NotAComposite, file_identity, ndvi
+from nearline.tiles._styles import NDVI_INDEX, STYLES, Style, UnknownStyle, drawable, style_of
+from nearline.tiles._tiles import MapTiles
+
+__all__ = [
+    "MAX_ZOOM",
+    "NDVI_INDEX",
+    "STYLES",
+    "TILE_MATRIX_SETS",
+    "TILE_SIZE",
+    "Composite",
+    "Drawn",
+    "MapTiles",
+    "NotAComposite",
+    "Overviews",
+    "Style",
+    "TileCache",
+    "TileNotFound",
+    "UnknownStyle",
+    "block_means",
+    "check_tile",
+    "draw",
+    "drawable",
+    "file_identity",
+    "level_for",
+    "level_grid",
+    "ndvi",
+    "pixel_lonlat",
+    "style_of",
+    "tile_matrix_set",
+]

@@ -1,0 +1,117 @@
+"""Map tiles of composites: the one object a server keeps, holding the overviews it has made
+and the cache of tiles it has drawn, both in a folder of its own."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from nearline.tiles._cache import TileCache
+from nearline.tiles._matrices import check_tile
+from nearline.tiles._overviews import Overviews
+from nearline.tiles._render import Drawn, draw
+from nearline.tiles._sources import Composite, NotAComposite, earlier_states, file_identity
+from nearline.tiles._styles import Style, drawable, style_of
+
+CACHE_BYTES = 512 * 2**20
+KEPT_OPEN = 32  # composites whose description and overviews are kept at hand
+
+
+class MapTiles:
+    """Tiles of composite files, drawn from overviews made once per file, kept on disk.
+
+    Parameters
+    ----------
+    folder
+        Where overviews (``overviews/``) and drawn tiles (``png/``) are kept; beside the
+        service's data, say.
+    cache_bytes
+        What the drawn tiles may take on disk (the overviews are kept whole).
+    """
+
+    def __init__(self, folder: Path, *, cache_bytes: int = CACHE_BYTES) -> None:
+        self.folder = folder
+        self.cache = TileCache(folder / "png", cache_bytes)
+        self._open: dict[str, tuple[Composite, Overviews | None]] = {}
+
+    def composite(self, path: Path) -> Composite:
+        """The composite at ``path`` (:class:`NotAComposite` if it is none)."""
+        return self._entry(path)[0]
+
+    def bands(self, path: Path) -> list[str]:
+        """What the tiles of the composite at ``path`` can show: the NDVI index (when it has
+        red and near-infrared bands) and its bands that have a colour ramp."""
+        composite = self.composite(path)
+        return drawable(list(composite.bands), has_index=composite.has_index)
+
+    def style(self, path: Path, band: str | None) -> Style:
+        """The colouring of ``band`` (None: the NDVI index) in the composite at ``path``."""
+        return style_of(band, self.bands(path))
+
+    def legend(self, path: Path, band: str | None) -> dict[str, Any]:
+        """The legend of ``band``'s tiles, as JSON."""
+        return self.style(path, band).legend()
+
+    def overviews(self, path: Path) -> Overviews:
+        """The composite's overviews, made on first use."""
+        composite, overviews = self._entry(path)
+        if overviews is None:
+            overviews = Overviews(composite, self.folder / "overviews", self.bands(path))
+            self._open[composite.identity] = (composite, overviews)
+        return overviews
+
+    def tile(
+        self, path: Path, matrix_set: str, zoom: int, row: int, col: int, band: str | None = None
+    ) -> bytes:
+        """A PNG tile of the composite at ``path``, from the cache if it was drawn before.
+
+        Parameters
+        ----------
+        path
+            The composite file.
+        matrix_set
+            ``WebMercatorQuad`` or ``WorldCRS84Quad``.
+        zoom, row, col
+            The tile matrix (zoom level), row and column.
+        band
+            A band or ``ndvi-index`` (None: the NDVI index).
+
+        Raises
+        ------
+        TileNotFound
+            The tile is not in the set, or deeper than served (a 404).
+        UnknownStyle
+            The band is not drawn (a 400).
+        NotAComposite
+            The file is not a composite (a 404).
+        """
+        check_tile(matrix_set, zoom, row, col)
+        style = self.style(path, band)
+        identity = self.composite(path).identity
+        key = (identity, matrix_set, style.band, str(zoom), str(row), str(col))
+        png = self.cache.get(key)
+        if png is None:
+            png = self.draw(path, matrix_set, zoom, row, col, band).png
+            self.cache.put(key, png)
+        return png
+
+    def draw(
+        self, path: Path, matrix_set: str, zoom: int, row: int, col: int, band: str | None = None
+    ) -> Drawn:
+        """Draw a tile afresh (no cache): :meth:`tile`'s parameters, with what it read."""
+        return draw(self.overviews(path), self.style(path, band), matrix_set, zoom, row, col)
+
+    def _entry(self, path: Path) -> tuple[Composite, Overviews | None]:
+        try:
+            identity = file_identity(path)
+        except OSError:
+            raise NotAComposite(f"{Path(path).name} cannot be read as a composite") from None
+        if identity not in self._open:
+            if len(self._open) >= KEPT_OPEN:
+                self._open.pop(next(iter(self._open)))
+            self._open[identity] = (Composite.open(path), None)
+            if self.cache.folder.is_dir():  # tiles of the file before it was written again
+                for stale in earlier_states(self.cache.folder, identity):
+                    shutil.rmtree(stale, ignore_errors=True)
+        return self._open[identity]
