@@ -1,10 +1,10 @@
-"""What the Coverages and EDR routes share: a gridded collection as its viewer may see it (a
+"""What the Coverages, EDR and Tiles routes share: a gridded collection as its viewer may see it (a
 collection whose items carry ``nearline:grid``), its items in a time range as coverage layers
 read where they lie, the operator's limit, and the extra parts of its collection document
-(links to its coverage, EDR's ``data_queries`` and ``parameter_names``).
+(links to its coverage and map tiles, EDR's ``data_queries`` and ``parameter_names``).
 
-A collection that is not gridded offers neither: its coverage and queries are a 404 saying
-so, and its document carries none of them. Another user's private collection is a 404, as
+A collection that is not gridded offers none of them: its coverage, queries and tiles are a
+404 saying so, and its document carries none of them. Another user's private collection is a 404, as
 everywhere in the catalogue."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from urllib.parse import quote
 from fastapi import Request
 
 from nearline.api._auth import check_public
+from nearline.api._tilesets import tilesets_link
 from nearline.archive import (
     Collection,
     Item,
@@ -90,7 +91,7 @@ def find_gridded(service: Service, request: Request, collection_id: str) -> Grid
     if gridded is None:
         raise NotFound(
             f"collection {collection_id!r} is not gridded (its items name no grid): it offers "
-            "no coverage nor EDR queries; search its items instead"
+            "no coverage, EDR queries nor map tiles; search its items instead"
         )
     return gridded
 
@@ -161,8 +162,9 @@ def max_values() -> int:
 
 def collection_extras(service: Service, collection: Collection, base: str,
                       user: str | None) -> dict[str, Any]:  # fmt: skip
-    """What a gridded collection's document adds (links to its coverage and EDR queries,
-    ``data_queries``, ``parameter_names``, the extent's CRS and TRS); nothing for another."""
+    """What a gridded collection's document adds (links to its coverage, EDR queries and map
+    tilesets, ``data_queries``, ``parameter_names``, the extent's CRS and TRS); nothing for
+    another."""
     gridded = gridded_or_none(service, collection, user)
     if gridded is None:
         return {}
@@ -178,6 +180,7 @@ def collection_extras(service: Service, collection: Collection, base: str,
          "title": "The coverage's bands", "href": f"{href}/coverage/rangetype"},
         *({"rel": "data", "type": COVERAGEJSON, "title": f"EDR {query} query",
            "href": f"{href}/{query}"} for query in EDR_QUERIES),
+        tilesets_link(base, collection.id),
     ]  # fmt: skip
     return {
         "links": links,

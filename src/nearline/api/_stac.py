@@ -46,7 +46,6 @@ from nearline.api._gridded import collection_extras, merged
 from nearline.api._landing import landing_html
 from nearline.api._paging import PageTokens
 from nearline.api._queryables import queryables_link
-from nearline.api._tiles import tiles_links
 from nearline.api._tilesets import TILES_CONFORMANCE
 from nearline.archive import (
     STAC_VERSION,
@@ -227,7 +226,7 @@ class CatalogueClient(BaseCoreClient):
         """A collection's document; a gridded one's links to its coverage and EDR queries."""
         base = base_url(request)
         extras = collection_extras(self.service, collection, base, viewer(request))
-        return with_tiles(request, merged(collection_to_stac(collection, base), extras), base)
+        return merged(collection_to_stac(collection, base), extras)
 
     def get_item(self, item_id: str, collection_id: str, **kwargs: Any) -> Response:
         request: Request = kwargs["request"]
@@ -356,12 +355,6 @@ class CatalogueClient(BaseCoreClient):
         if matched is not None:
             body["numberMatched"] = matched
         return respond(body, media_type=GEOJSON)
-
-
-def with_tiles(request: Request, document: dict[str, Any], base: str) -> dict[str, Any]:
-    """A collection's STAC document with a link to its map tiles, if it is gridded."""
-    document["links"] = [*document.get("links", []), *tiles_links(request, document["id"], base)]
-    return document
 
 
 def search_query(parameters: Mapping[str, str]) -> dict[str, Any]:

@@ -19,7 +19,8 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from nearline.api._adapter import ERRORS, service_of
-from nearline.api._auth import check_public, require_reader
+from nearline.api._auth import require_reader
+from nearline.api._gridded import find_gridded
 from nearline.api._tilesets import (
     JSON,
     PNG,
@@ -27,14 +28,12 @@ from nearline.api._tilesets import (
     tile_matrix_sets,
     tilejson,
     tileset,
-    tilesets_link,
     tilesets_list,
 )
 from nearline.archive import Collection, Item, is_local, parse_search
-from nearline.errors import CollectionNotFound, InvalidRequest
+from nearline.errors import InvalidRequest
 from nearline.tiles import MapTiles, NotAComposite, TileNotFound, check_tile, tile_matrix_set
 
-GRID = "nearline:grid"
 TILE_PARAMETERS = {"band", "datetime"}
 Band = Annotated[
     str | None,
@@ -58,10 +57,6 @@ TILE_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-class NotGridded(CollectionNotFound):
-    """A collection without gridded items: it has no map tiles (a 404)."""
-
-
 def map_tiles(request: Request) -> MapTiles:
     """The app's tiles, kept beside the service's data (made on first use)."""
     state = request.app.state
@@ -70,29 +65,10 @@ def map_tiles(request: Request) -> MapTiles:
     return state.map_tiles
 
 
-def is_gridded(request: Request, collection: str) -> bool:
-    """Whether ``collection``'s items carry a grid (the catalogue's record of what its items
-    have carried; no item is read)."""
-    viewer = getattr(request.state, "user", None)
-    return GRID in service_of(request).catalogue.queryables(collection, viewer=viewer)
-
-
-def tiles_links(request: Request, collection: str, base: str) -> list[dict[str, Any]]:
-    """The links a collection's STAC document gains when it is gridded."""
-    return [tilesets_link(base, collection)] if is_gridded(request, collection) else []
-
-
 def gridded(request: Request, collection_id: str) -> Collection:
-    """The collection, if the caller may see it and it is gridded; else a 404."""
-    check_public(request, collection_id)
-    viewer = getattr(request.state, "user", None)
-    found = service_of(request).catalogue.get_collection(collection_id, viewer=viewer)
-    if not is_gridded(request, collection_id):
-        raise NotGridded(
-            f"collection {collection_id!r} has no map tiles: its items are not gridded "
-            "composites (they carry no nearline:grid)"
-        )
-    return found
+    """The collection, if the caller may see it and it is gridded; else a 404 (the same test
+    of gridded as the coverage's, :func:`nearline.api._gridded.find_gridded`)."""
+    return find_gridded(service_of(request), request, collection_id).collection
 
 
 def composite_of(request: Request, collection: Collection, datetime: str | None) -> Path:
