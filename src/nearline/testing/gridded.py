@@ -7,20 +7,16 @@
   Coverages suites' servers serve, in a second or two rather than the minute a synthetic
   day's composite takes.
 - :func:`make_composite`: a real composite of a short synthetic day (the tiles' tests draw its
-  bands and NDVI), and :func:`composite_item`, such a composite as an item of a gridded
-  collection (``nearline:grid``, ``nearline:bands``, the day's period, the file as the
-  ``data`` asset).
+  bands and NDVI); ``nearline.archive.ingest`` catalogues either as a gridded item.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import netCDF4
 import numpy as np
 
-from nearline.archive import Asset, Item
 from nearline.grid import get_grid
 
 FILL = -32768
@@ -93,37 +89,3 @@ def make_composite(folder: Path, day: str = "2012-12-12", *, orbits: int = 2) ->
     out = folder / f"pathfinder-igh-8km-day-{day}.nc"
     composite.run(granules, out=out, grid="igh-8km", workers=1)
     return out
-
-
-def composite_item(path: Path, collection: str, day: datetime, owner: str | None = None) -> Item:
-    """The composite at ``path`` as an item of ``collection`` covering ``day`` (UTC).
-
-    Parameters
-    ----------
-    path
-        A composite nearline wrote.
-    collection
-        The gridded collection's id.
-    day
-        The composite's day, timezone-aware.
-    owner
-        None for the archive's own; else the user who alone sees it.
-    """
-    with netCDF4.Dataset(path) as dataset:
-        grid = str(dataset.grid)
-        bands = [name for name, v in dataset.variables.items() if v.dimensions == ("y", "x")]
-    # the grid's own latitudes (igh-8km stops 0.13 degrees short of the poles): a box to the
-    # poles has no place in Web Mercator, and GDAL 3.6 fails on one it projects there
-    south, north = get_grid(grid).latitude_range((0, get_grid(grid).height))
-    ring = [[-180.0, south], [180.0, south], [180.0, north], [-180.0, north], [-180.0, south]]
-    return Item(
-        id=f"{collection}-{day:%Y-%m-%d}",
-        collection=collection,
-        start=day,
-        end=day + timedelta(days=1) - timedelta(seconds=1),
-        geometry={"type": "Polygon", "coordinates": [ring]},
-        bbox=(-180.0, south, 180.0, north),
-        properties={"nearline:grid": grid, "nearline:bands": bands},
-        assets={"data": Asset(location=str(path), media_type="application/x-netcdf")},
-        owner=owner,
-    )

@@ -240,15 +240,15 @@ def tiles(ets: Path, out: Path, data: Path) -> list[Outcome]:
     """OGC API - Tiles 1.0 against a server of its own holding one public gridded collection
     (a synthetic day's composite), as an anonymous reader; Core's tile requests are matrix 1
     of WebMercatorQuad, rows and columns 0 to 1 (the whole matrix)."""
-    from nearline.testing.gridded import composite_item, make_composite
+    from nearline.archive import ingest
+    from nearline.testing.gridded import make_composite
 
     gridded_data = data.parent / "tiles-data"
     gridded_data.mkdir(parents=True, exist_ok=True)
     composite = make_composite(data.parent / "tiles-composite")
     with open_catalogue(None, gridded_data / "catalogue.db") as catalogue:
         catalogue.put_collection(Collection(id=TILED, title="Pathfinder composites, 8 km"))
-        day = datetime(2012, 12, 12, tzinfo=UTC)
-        catalogue.add_items([composite_item(composite, TILED, day)])
+        ingest(catalogue, [composite], collection=TILED, workers=1)
     with serving(gridded_data, "--anonymous-read", "all") as url:
         template = (
             f"{url}/collections/{TILED}/map/tiles/WebMercatorQuad/"
