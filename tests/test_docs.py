@@ -127,11 +127,15 @@ def check_data(block: Block) -> None:
 
 def stop_left_behind(folder: Path) -> None:
     """Kill what a page started in the background (a server) and left running in ``folder``,
-    even when a block failed before the page's own clean-up."""
-    for process in psutil.process_iter(["cwd"]):
-        if (process.info["cwd"] or "").startswith(str(folder)):
-            with contextlib.suppress(psutil.Error):
-                process.kill()
+    even when a block failed before the page's own clean-up, and wait until it is gone: a
+    server still dying holds its port, and the next page on that port found it taken."""
+    left = [
+        p for p in psutil.process_iter(["cwd"]) if (p.info["cwd"] or "").startswith(str(folder))
+    ]
+    for process in left:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(left, timeout=30)
 
 
 def run_blocks(

@@ -123,8 +123,27 @@ def ewkb_hex(wkb: bytes | None) -> str | None:
     return (wkb[:1] + struct.pack("<II", kind | 0x2000_0000, SRID) + wkb[5:]).hex()
 
 
+# the newest parts of SCHEMA and PROPERTIES, read from the system catalogues (no table lock):
+# when all are there, the schema is current and no DDL runs. ALTER TABLE ... IF NOT EXISTS
+# takes an ACCESS EXCLUSIVE lock even when there is nothing to add, and a process opening the
+# catalogue so deadlocked with another's reader midway through a join of items and collections
+CURRENT = """
+SELECT to_regclass('items_by_place') IS NOT NULL
+   AND to_regclass('item_properties') IS NOT NULL
+   AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('collections')
+               AND attname = 'removed' AND NOT attisdropped)
+   AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('items')
+               AND attname = 'space_time' AND NOT attisdropped) AS current
+"""
+
+
 def migrate(connection: Any) -> None:
-    """Create or upgrade the catalogue's tables (idempotent), one process at a time."""
+    """Create or upgrade the catalogue's tables (idempotent), one process at a time; a
+    catalogue already current is left alone, without a lock (:data:`CURRENT`)."""
+    found = connection.execute(CURRENT).fetchone()
+    if found["current"] if isinstance(found, dict) else found[0]:
+        connection.commit()  # the check's own transaction, so the connection is idle again
+        return
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK,))
         connection.execute(SCHEMA)
