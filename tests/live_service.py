@@ -47,7 +47,8 @@ def nearline(*args: str, data: Path, check: bool = True) -> subprocess.Completed
     env = {**os.environ, **MPI_ENV, **state_env(data)}
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     if check and result.returncode != 0:
-        raise AssertionError(f"nearline {' '.join(args)} failed:\n{result.stderr}")
+        said = f"{result.stderr}{result.stdout}"
+        raise AssertionError(f"nearline {' '.join(args)} exited {result.returncode}:\n{said}")
     return result
 
 
