@@ -105,6 +105,12 @@ def check_public(request: Request, collection: str) -> None:
         raise CollectionNotFound(f"no collection {collection!r}")
 
 
+def viewer(request: Request) -> str | None:
+    """Whose request this is: the signed-in user's name, None for an anonymous reader (what
+    the catalogue's ``viewer`` takes)."""
+    return getattr(request.state, "user", None)
+
+
 def _anonymous(request: Request) -> bool:
     return getattr(request.state, "user", "") is None
 

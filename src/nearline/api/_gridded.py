@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from fastapi import Request
 
-from nearline.api._auth import check_public
+from nearline.api._auth import check_public, viewer
 from nearline.api._tilesets import tilesets_link
 from nearline.archive import (
     Collection,
@@ -61,10 +61,6 @@ class Gridded:
     collection: Collection
     grid: str
     bands: tuple[str, ...]
-
-
-def viewer(request: Request) -> str | None:
-    return getattr(request.state, "user", None)
 
 
 def gridded_or_none(service: Service, collection: Collection, user: str | None) -> Gridded | None:

@@ -33,6 +33,7 @@ from nearline.api._auth import (
     doors_of,
     public_collections,
     require_reader,
+    viewer,
 )
 from nearline.api._features import (
     SEARCH_PARAMETERS,
@@ -180,10 +181,6 @@ def respond(body: Any, *, status: int = 200, media_type: str = JSON) -> Response
 
 def base_url(request: Request) -> str:
     return str(request.base_url).rstrip("/")
-
-
-def viewer(request: Request) -> str | None:
-    return getattr(request.state, "user", None)
 
 
 @attr.s

@@ -14,15 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from nearline.api._adapter import ERRORS, service_of
-from nearline.api._auth import require_reader
+from nearline.api._auth import require_reader, viewer
 from nearline.api._gridded import find_gridded
+from nearline.api._stac import base_url, respond
 from nearline.api._tilesets import (
-    JSON,
     PNG,
     tile_matrix_set_document,
     tile_matrix_sets,
@@ -74,7 +73,6 @@ def gridded(request: Request, collection_id: str) -> Collection:
 def composite_of(request: Request, collection: Collection, datetime: str | None) -> Path:
     """The file of the collection's composite of ``datetime`` (the newest within it; none:
     the newest of all); a 404 naming the collection's time span if there is none."""
-    viewer = getattr(request.state, "user", None)
     query: dict[str, Any] = {
         "collections": [collection.id],
         "limit": 1,
@@ -82,7 +80,9 @@ def composite_of(request: Request, collection: Collection, datetime: str | None)
     }
     if datetime is not None:
         query["datetime"] = datetime
-    page = service_of(request).catalogue.search(parse_search(query, viewer=viewer, dates=True))
+    page = service_of(request).catalogue.search(
+        parse_search(query, viewer=viewer(request), dates=True)
+    )
     if not page.items:
         _, start, end = collection.extent
         span = f"{start:%Y-%m-%d} to {end:%Y-%m-%d}" if start and end else "no days yet"
@@ -119,14 +119,6 @@ def refuse_unknown(request: Request) -> None:
 
 def title_of(collection: Collection) -> str:
     return collection.title or collection.id
-
-
-def base_url(request: Request) -> str:
-    return str(request.base_url).rstrip("/")
-
-
-def respond(body: Any) -> Response:
-    return Response(orjson.dumps(body), media_type=JSON)
 
 
 def build_router() -> APIRouter:
