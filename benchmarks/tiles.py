@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -38,9 +37,9 @@ from _common import (  # noqa: E402
     replace_section,
 )
 from _peer_env import peer_python, run_peer  # noqa: E402
-from nearline.archive import Collection, open_catalogue  # noqa: E402
+from nearline.archive import Collection, ingest, open_catalogue  # noqa: E402
 from nearline.grid import get_grid  # noqa: E402
-from nearline.testing.gridded import composite_item, make_composite  # noqa: E402
+from nearline.testing.gridded import make_composite  # noqa: E402
 from nearline.testing.ogc_suites import free_port, serving  # noqa: E402
 
 DOCS = PROJECT / "docs" / "benchmarks.md"
@@ -105,8 +104,7 @@ def nearline_rows(out: Path, composite: Path, tiles: list) -> list[list[str]]:
     shutil.rmtree(data, ignore_errors=True)  # no tile kept from an earlier run
     with open_catalogue(None, data / "catalogue.db") as catalogue:
         catalogue.put_collection(Collection(id=COLLECTION, title="Pathfinder composite"))
-        day = datetime(2012, 12, 12, tzinfo=UTC)
-        catalogue.add_items([composite_item(composite, COLLECTION, day)])
+        ingest(catalogue, [composite], collection=COLLECTION, workers=1)
     with serving(data, "--anonymous-read", "all") as url:
         base = f"{url}/collections/{COLLECTION}/map/tiles/WebMercatorQuad"
         httpx.get(f"{base}/0/0/0", timeout=300).raise_for_status()  # the overviews, once
