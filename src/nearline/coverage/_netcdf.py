@@ -15,6 +15,7 @@ import numpy as np
 
 from nearline.coverage._subset import Subset
 from nearline.durable import publishing
+from nearline.hdf_lock import HDF_LOCK
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 TIME_UNITS = "seconds since 1970-01-01 00:00:00"
@@ -39,7 +40,8 @@ def write_netcdf(subset: Subset, path: Path) -> Path:
     """
     import netCDF4
 
-    with publishing(path) as temporary, netCDF4.Dataset(temporary, "w") as dataset:
+    # a server writes subsets on several threads, beside tiles read with netCDF4 too
+    with HDF_LOCK, publishing(path) as temporary, netCDF4.Dataset(temporary, "w") as dataset:
         _define(netCDF4, dataset, subset)
     return path
 

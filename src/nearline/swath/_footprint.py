@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +37,7 @@ import numpy as np
 import shapely
 from shapely.geometry import shape
 
+from nearline.hdf_lock import HDF_LOCK
 from nearline.swath._base import Granule
 from nearline.swath._registry import open_granule, open_granule_stream
 
@@ -48,11 +48,6 @@ EDGE_REACH = Granule.edge_reach  # GAC's pixels 0-3: 0.5 tie steps
 GRID = 1e-6  # degrees: coordinates are rounded to this
 MAX_BISECTIONS = 12
 CHORD_ACCURACY = 1.0  # degrees: lines between segments only need their winding right
-# the netCDF-C and HDF5 libraries under netCDF4 (and pyhdf's HDF4) are not built thread-safe,
-# and netCDF4 lets go of the GIL inside them: a bucket's objects described on several threads
-# at once (archive's bucket ingest) crashed the process with SIGBUS. A file is described by
-# one thread at a time; the object store's reads around it still overlap
-DESCRIBING = threading.Lock()
 
 BBox = tuple[float, float, float, float]
 
@@ -83,7 +78,7 @@ def describe_granule(path: str | Path, *, step: int = STEP) -> GranuleSummary:
     it is truncated or corrupt.
     """
     path = Path(path)
-    with DESCRIBING, open_granule(path) as granule:
+    with HDF_LOCK, open_granule(path) as granule:
         return summarize_granule(granule, path, step=step)
 
 

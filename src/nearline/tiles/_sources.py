@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
@@ -15,14 +14,11 @@ import numpy as np
 
 from nearline.errors import NotFound
 from nearline.grid import Grid, get_grid
+from nearline.hdf_lock import HDF_LOCK
 from nearline.tiles._styles import NDVI_INDEX
 
 PRODUCT = "nearline-composite"
 WAVELENGTH = re.compile(r"\(([0-9.]+)\s*um\)")
-# HDF5 (under netCDF4) is not built thread-safe, and netCDF4 lets go of the GIL while it
-# reads: a server answering tiles on several threads would call into it at once. One lock a
-# process, as h5py keeps its own, for the library that is one a process.
-HDF5 = threading.Lock()
 RED = (0.6, 0.7)  # micrometres: AVHRR channel 1 is 0.58-0.68, centred on 0.63
 NEAR_INFRARED = (0.7, 1.1)  # channel 2 is 0.725-1.0, centred on 0.86
 
@@ -78,7 +74,7 @@ class Composite:
 
         try:
             identity = file_identity(path)
-            with HDF5, netCDF4.Dataset(path) as dataset:
+            with HDF_LOCK, netCDF4.Dataset(path) as dataset:
                 if getattr(dataset, "product", None) != PRODUCT:
                     raise NotAComposite(f"{path.name} is not a nearline composite")
                 grid = get_grid(str(dataset.grid))
@@ -120,7 +116,7 @@ class Composite:
         """
         import netCDF4
 
-        with HDF5, netCDF4.Dataset(self.path) as dataset:
+        with HDF_LOCK, netCDF4.Dataset(self.path) as dataset:
             if band != NDVI_INDEX:
                 return _physical(dataset.variables[band][rows, cols])
             red = _physical(dataset.variables[self.red][rows, cols])

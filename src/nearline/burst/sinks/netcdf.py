@@ -8,7 +8,6 @@ scalar ``step`` coordinate that every data variable names in its ``coordinates``
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,12 +17,9 @@ import numpy as np
 
 from nearline.burst._base import Sink, SinkFile, VariableSpec
 from nearline.errors import BurstError
+from nearline.hdf_lock import HDF_LOCK
 
 STEP = "step"
-
-# netCDF-C is not thread-safe and netCDF4-python releases the GIL inside it, so the I/O
-# threads of one process (burst.open with io_threads > 1) take turns in the library.
-_LIBRARY_LOCK = threading.Lock()
 
 
 def _storage(spec: VariableSpec, dataset: Any) -> dict[str, Any]:
@@ -58,7 +54,7 @@ class _NetCDFFile(SinkFile):
         self._path = path
         self._variables: dict[str, Any] = {}
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        with _LIBRARY_LOCK:
+        with HDF_LOCK:
             self._dataset = netCDF4.Dataset(path, "w", format="NETCDF4")
             self._dataset.setncatts(
                 {"Conventions": "CF-1.10", "history": f"{stamp} written by nearline burst"}
@@ -68,7 +64,7 @@ class _NetCDFFile(SinkFile):
             coordinate.assignValue(np.int64(step))
 
     def define(self, spec: VariableSpec) -> None:
-        with _LIBRARY_LOCK:
+        with HDF_LOCK:
             self._define(spec)
 
     def _define(self, spec: VariableSpec) -> None:
@@ -108,7 +104,7 @@ class _NetCDFFile(SinkFile):
         self._variables[spec.name] = variable
 
     def set_attributes(self, attrs: Mapping[str, Any]) -> None:
-        with _LIBRARY_LOCK:
+        with HDF_LOCK:
             self._dataset.setncatts(dict(attrs))
 
     def write(self, name: str, data: np.ndarray, *, start: tuple[int, ...]) -> None:
@@ -116,13 +112,13 @@ class _NetCDFFile(SinkFile):
             return
         variable = self._variables[name]
         slices = tuple(slice(s, s + n) for s, n in zip(start, data.shape, strict=True))
-        with _LIBRARY_LOCK:
+        with HDF_LOCK:
             if data.ndim == 0:
                 variable.assignValue(data)
             else:
                 variable[slices] = data
 
     def close(self) -> None:
-        with _LIBRARY_LOCK:
+        with HDF_LOCK:
             if self._dataset.isopen():
                 self._dataset.close()
