@@ -12,7 +12,13 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from nearline.api._adapter import ERRORS, service_of
-from nearline.api._auth import EVERY_COLLECTION, check_public, doors_of, require_reader
+from nearline.api._auth import (
+    EVERY_COLLECTION,
+    check_public,
+    doors_of,
+    require_reader,
+    viewer,
+)
 from nearline.archive import queryables_schema
 
 SCHEMA_JSON = "application/schema+json"
@@ -65,7 +71,7 @@ def build_router() -> APIRouter:
     )
     def every_collection(request: Request) -> Response:
         catalogue = service_of(request).catalogue
-        user = getattr(request.state, "user", None)
+        user = viewer(request)
         public = doors_of(request).public
         if user is None and public is not None and EVERY_COLLECTION not in public:
             types: dict[str, set[str]] = {}
@@ -84,7 +90,7 @@ def build_router() -> APIRouter:
     def one_collection(collection_id: str, request: Request) -> Response:
         check_public(request, collection_id)
         catalogue = service_of(request).catalogue
-        user = getattr(request.state, "user", None)
+        user = viewer(request)
         found = catalogue.get_collection(collection_id, viewer=user)  # 404 if none
         types = catalogue.queryables(collection_id, viewer=user)
         path = f"/collections/{quote(collection_id, safe='')}/queryables"
