@@ -173,7 +173,7 @@ def rangetype(service: Service, request: Request, gridded: Gridded) -> dict[str,
         {"type": "Quantity", "id": name, "name": name, "description": info.long_name,
          "definition": "http://www.opengis.net/def/dataType/OGC/0/float32",
          "uom": {"type": "UnitReference", "code": info.units}}
-        for name, info in read_bands(latest).items()
+        for name, info in read_bands(latest, get_grid(gridded.grid)).items()
     ]  # fmt: skip
     return {"type": "DataRecord", "field": fields}
 

@@ -34,6 +34,8 @@ from nearline.orders import Service
 
 GRID = "nearline:grid"
 BANDS = "nearline:bands"
+READER = "nearline:reader"
+COMPOSITE_READER = "nearline-composite"  # the files the map tiles are drawn of
 MAX_LAYERS = 10_000  # a page of the catalogue: a request over more layers is over the limit too
 OGC_REL = "http://www.opengis.net/def/rel/ogc/1.0/"
 CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
@@ -56,11 +58,14 @@ CONFORMANCE = [
 
 @dataclass(frozen=True)
 class Gridded:
-    """A gridded collection: its catalogue entry, its grid's name and its bands."""
+    """A gridded collection: its catalogue entry, its grid's name, its bands, and whether
+    map tiles are drawn of it (its files are composites; a GEOS-5 reduction's are not: the
+    tiles' colours and legends are the composite bands')."""
 
     collection: Collection
     grid: str
     bands: tuple[str, ...]
+    drawn: bool = False
 
 
 def gridded_or_none(service: Service, collection: Collection, user: str | None) -> Gridded | None:
@@ -69,7 +74,8 @@ def gridded_or_none(service: Service, collection: Collection, user: str | None) 
     if not page.items or GRID not in page.items[0].properties:
         return None
     first = page.items[0].properties
-    return Gridded(collection, str(first[GRID]), tuple(first.get(BANDS, ())))
+    drawn = first.get(READER) == COMPOSITE_READER
+    return Gridded(collection, str(first[GRID]), tuple(first.get(BANDS, ())), drawn)
 
 
 def find_gridded(service: Service, request: Request, collection_id: str) -> Gridded:
@@ -176,7 +182,7 @@ def collection_extras(service: Service, collection: Collection, base: str,
          "title": "The coverage's bands", "href": f"{href}/coverage/rangetype"},
         *({"rel": "data", "type": COVERAGEJSON, "title": f"EDR {query} query",
            "href": f"{href}/{query}"} for query in EDR_QUERIES),
-        tilesets_link(base, collection.id),
+        *([tilesets_link(base, collection.id)] if gridded.drawn else []),
     ]  # fmt: skip
     return {
         "links": links,

@@ -65,9 +65,16 @@ def map_tiles(request: Request) -> MapTiles:
 
 
 def gridded(request: Request, collection_id: str) -> Collection:
-    """The collection, if the caller may see it and it is gridded; else a 404 (the same test
-    of gridded as the coverage's, :func:`nearline.api._gridded.find_gridded`)."""
-    return find_gridded(service_of(request), request, collection_id).collection
+    """The collection, if the caller may see it and it is gridded with composites; else a 404
+    (the same test of gridded as the coverage's, :func:`nearline.api._gridded.find_gridded`)."""
+    found = find_gridded(service_of(request), request, collection_id)
+    if not found.drawn:
+        raise NotAComposite(
+            f"collection {collection_id!r} is gridded, but its files are not Pathfinder "
+            "composites, whose bands the map tiles' colours and legends are made for: ask "
+            "its coverage or EDR queries instead"
+        )
+    return found.collection
 
 
 def composite_of(request: Request, collection: Collection, datetime: str | None) -> Path:

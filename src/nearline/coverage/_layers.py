@@ -4,6 +4,11 @@ A layer is read through h5py on a file object that counts the bytes it hands out
 reads the superblock, the variables' headers and B-trees, and only the chunks a window
 touches, so the count shows what a request cost (a box of 1% of the globe reads a few
 percent of a composite, not all of it).
+
+A band is any variable of the grid's shape (``Grid.holds``: a composite's (y, x), a GEOS-5
+reduction's (time, lat, lon) with one time). Windows are asked for in the grid's rows,
+counted from the north; a file that stores its rows south to north (its rows' coordinate
+increases, as CF files' latitudes usually do) is read upside down, and only the rows asked.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from nearline.errors import CoverageError, NearlineError
+from nearline.grid import Grid
 
 # HDF5 and netCDF bookkeeping that says nothing about a band's values
 HIDDEN_ATTRIBUTES = frozenset(
@@ -136,21 +142,24 @@ def band_info(name: str, dataset: Any) -> BandInfo:
     )
 
 
-def read_bands(layer: Layer) -> dict[str, BandInfo]:
-    """The bands of ``layer``: its 2-D variables on the grid (those naming a grid mapping),
-    in file order."""
+def read_bands(layer: Layer, grid: Grid) -> dict[str, BandInfo]:
+    """The bands of ``layer``: its variables on ``grid`` (``Grid.holds``), in file order.
+
+    Parameters
+    ----------
+    layer
+        The file.
+    grid
+        Its collection's grid.
+    """
     import h5py
 
     with _opened(layer) as (_, hdf5):
-        found = {}
-        for name, dataset in hdf5.items():
-            if (
-                isinstance(dataset, h5py.Dataset)
-                and dataset.ndim == 2
-                and "grid_mapping" in dataset.attrs
-            ):
-                found[name] = band_info(name, dataset)
-        return found
+        return {
+            name: band_info(name, dataset)
+            for name, dataset in hdf5.items()
+            if isinstance(dataset, h5py.Dataset) and grid.holds(dataset.shape)
+        }
 
 
 def read_window(
@@ -158,7 +167,7 @@ def read_window(
     bands: Iterable[str],
     rows: slice | np.ndarray,
     cols: slice,
-    shape: tuple[int, int],
+    grid: Grid,
 ) -> tuple[dict[str, np.ndarray], int]:
     """Each band's stored values in ``rows`` x ``cols``, and the bytes read for them.
 
@@ -169,10 +178,11 @@ def read_window(
     bands
         Band names it holds.
     rows, cols
-        The window, in cells; ``rows`` may be increasing row numbers instead (a coarse
-        target's: HDF5 reads the chunks holding them, and only they are kept).
-    shape
-        (height, width) every band must have: the grid's.
+        The window, in the grid's cells (rows from the north); ``rows`` may be increasing
+        row numbers instead (a coarse target's: HDF5 reads the chunks holding them, and
+        only they are kept).
+    grid
+        The grid every band must lie on.
 
     Raises
     ------
@@ -182,33 +192,74 @@ def read_window(
     with _opened(layer) as (counted, hdf5):
         values = {}
         for name in bands:
-            _check_band(layer, hdf5, name, shape)
-            values[name] = hdf5[name][rows, cols]
+            values[name] = _band(layer, hdf5, name, grid).window(rows, cols)
         return values, counted.bytes_read
 
 
 def read_cells(
-    layer: Layer, bands: Iterable[str], rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]
+    layer: Layer, bands: Iterable[str], rows: np.ndarray, cols: np.ndarray, grid: Grid
 ) -> tuple[dict[str, np.ndarray], int]:
     """Each band's stored value in each cell (``rows[i]``, ``cols[i]``), read cell by cell
     (only the chunks holding them), and the bytes read. Raises as :func:`read_window`."""
     with _opened(layer) as (counted, hdf5):
         values = {}
         for name in bands:
-            _check_band(layer, hdf5, name, shape)
-            dataset = hdf5[name]
+            band = _band(layer, hdf5, name, grid)
             values[name] = np.array(
-                [dataset[row, col] for row, col in zip(rows, cols, strict=True)], dataset.dtype
+                [band.cell(row, col) for row, col in zip(rows, cols, strict=True)],
+                band.dataset.dtype,
             )
         return values, counted.bytes_read
 
 
-def _check_band(layer: Layer, hdf5: Any, name: str, shape: tuple[int, int]) -> None:
-    if name not in hdf5 or hdf5[name].shape != shape:
+@dataclass(frozen=True)
+class _Placed:
+    """A band's dataset as the grid sees it: the leading unit dimensions dropped, and its
+    rows turned north to south if the file stores them south to north."""
+
+    dataset: Any
+    lead: tuple[int, ...]
+    south_up: bool
+
+    @property
+    def height(self) -> int:
+        return int(self.dataset.shape[-2])
+
+    def window(self, rows: slice | np.ndarray, cols: slice) -> np.ndarray:
+        if not self.south_up:
+            return self.dataset[(*self.lead, rows, cols)]
+        if isinstance(rows, slice):
+            start, stop, step = rows.indices(self.height)
+            if step == 1:
+                stored = slice(self.height - stop, self.height - start)
+                return self.dataset[(*self.lead, stored, cols)][::-1]
+            rows = np.arange(start, stop, step)
+        stored_rows = (self.height - 1 - np.asarray(rows))[::-1]  # increasing, as h5py needs
+        return self.dataset[(*self.lead, stored_rows, cols)][::-1]
+
+    def cell(self, row: int, col: int) -> Any:
+        stored = self.height - 1 - row if self.south_up else row
+        return self.dataset[(*self.lead, stored, col)]
+
+
+def _band(layer: Layer, hdf5: Any, name: str, grid: Grid) -> _Placed:
+    if name not in hdf5 or not grid.holds(hdf5[name].shape):
         raise CoverageError(
-            f"item {layer.name} holds no band {name!r} of {shape[0]} x {shape[1]} cells; its "
-            "collection's items differ: ask for the bands they share"
+            f"item {layer.name} holds no band {name!r} of {grid.height} x {grid.width} cells; "
+            "its collection's items differ: ask for the bands they share"
         )
+    dataset = hdf5[name]
+    return _Placed(dataset, (0,) * (dataset.ndim - 2), _south_up(dataset))
+
+
+def _south_up(dataset: Any) -> bool:
+    """Whether the dataset's rows run south to north: its rows' dimension scale (a CF
+    coordinate, as netCDF-4 attaches one) increases. Without one, rows run as the grid's."""
+    scales = dataset.dims[dataset.ndim - 2]
+    if len(scales) == 0 or scales[0].ndim != 1 or scales[0].shape[0] < 2:
+        return False
+    coordinate = scales[0]
+    return bool(coordinate[0] < coordinate[-1])
 
 
 class _opened:

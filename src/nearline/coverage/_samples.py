@@ -91,7 +91,7 @@ def sample_points(
         Over ``limit``.
     """
     grid = get_grid(grid)
-    chosen = first_bands(layers, bands)
+    chosen = first_bands(layers, bands, grid)
     lon, lat = np.asarray(lon, np.float64).ravel(), np.asarray(lat, np.float64).ravel()
     cells = grid.cell_index(lon, lat).ravel()
     on = cells >= 0
@@ -111,10 +111,9 @@ def sample_points(
     total = 0
     for number, layer in enumerate(layers):
         if few:
-            found, spent = read_cells(layer, chosen, rows, cols, (grid.height, grid.width))
+            found, spent = read_cells(layer, chosen, rows, cols, grid)
         else:
-            block, spent = read_window(layer, chosen, slice(*window[:2]), slice(*window[2:]),
-                                       (grid.height, grid.width))  # fmt: skip
+            block, spent = read_window(layer, chosen, slice(*window[:2]), slice(*window[2:]), grid)
             found = {name: block[name][rows - window[0], cols - window[2]] for name in chosen}
         total += spent
         for name, info in chosen.items():

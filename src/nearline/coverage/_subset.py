@@ -60,8 +60,10 @@ def choose_bands(
     return {name: available[name] for name in dict.fromkeys(wanted)}
 
 
-def first_bands(layers: Sequence[Layer], wanted: Sequence[str] | None) -> dict[str, BandInfo]:
-    """The bands ``wanted`` of the first layer (see :func:`choose_bands`).
+def first_bands(
+    layers: Sequence[Layer], wanted: Sequence[str] | None, grid: Grid
+) -> dict[str, BandInfo]:
+    """The bands ``wanted`` of the first layer on ``grid`` (see :func:`choose_bands`).
 
     Raises
     ------
@@ -70,7 +72,7 @@ def first_bands(layers: Sequence[Layer], wanted: Sequence[str] | None) -> dict[s
     """
     if not layers:
         raise CoverageError("no item of this collection lies in the time asked for")
-    return choose_bands(read_bands(layers[0]), wanted)
+    return choose_bands(read_bands(layers[0], grid), wanted)
 
 
 def check_limit(values: int, limit: int, what: str) -> None:
@@ -129,7 +131,7 @@ def read_subset(
         Over ``limit``.
     """
     grid = get_grid(grid)
-    chosen = first_bands(layers, bands)
+    chosen = first_bands(layers, bands, grid)
     rows, cols = target.rows(grid), target.cols(grid)
     if (rows < 0).all() or (cols < 0).all():
         raise CoverageError(f"the subset asked for lies outside the grid {grid.name}")
@@ -145,9 +147,7 @@ def read_subset(
     pick = np.ix_(row_at, np.clip(cols - c0, 0, None))
     total = 0
     for number, layer in enumerate(layers):
-        window, spent = read_window(
-            layer, chosen, row_key, slice(c0, c1), (grid.height, grid.width)
-        )
+        window, spent = read_window(layer, chosen, row_key, slice(c0, c1), grid)
         total += spent
         for name, info in chosen.items():
             picked = window[name][pick]

@@ -89,6 +89,22 @@ class Grid:
         """``width * height``."""
         return self.width * self.height
 
+    def holds(self, shape: tuple[int, ...]) -> bool:
+        """Whether an array of ``shape`` is a band of this grid: its rows and columns last,
+        and nothing but dimensions of length one before them (a composite's (y, x) band, a
+        GEOS-5 reduction's (time, lat, lon) one with one time), never a coordinate.
+
+        Parameters
+        ----------
+        shape
+            A variable's shape.
+        """
+        return (
+            len(shape) >= 2
+            and tuple(shape[-2:]) == (self.height, self.width)
+            and all(size == 1 for size in shape[:-2])
+        )
+
     @property
     def crs_is_projected(self) -> bool:
         """Whether x and y are metres (else degrees)."""

@@ -8,28 +8,39 @@ variables, in file order). Its time range is the composite's period, whole days:
 start of ``time_coverage_start``'s day to the last second of ``time_coverage_end``'s. Its
 footprint is the grid's extent, whether or not the day's orbits saw every cell: a coverage
 query anywhere on the grid is answered (with fill values where nothing was seen).
+
+Other gridded products are catalogued the same way (reader ``nearline-gridded``): a CF
+netCDF-4 file whose ``grid`` attribute names one of nearline's grids and whose variables lie
+on it, as the GEOS-5 reductions write theirs ((time, lat, lon) with one time, latitudes
+south to north; docs/reductions.md). A band is a variable of the grid's shape, with only
+dimensions of length one before its rows and columns: a composite's (y, x) bands and a
+reduction's (time, lat, lon) ones alike, never a coordinate or its bounds.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nearline.errors import GranuleError, GridError
 from nearline.swath._base import FieldGranule, Granule, Reader
-from nearline.swath.netcdf_granule import hdf5_product
+from nearline.swath.netcdf_granule import hdf5_grid_attributes, hdf5_product
+
+if TYPE_CHECKING:
+    from nearline.grid import Grid
 
 PRODUCT = "nearline-composite"
 READER = "nearline-composite"
+GRIDDED_READER = "nearline-gridded"
 GRID_PROPERTY = "nearline:grid"
 BANDS_PROPERTY = "nearline:bands"
 
 
 class CompositeGranule(FieldGranule):
-    """An open composite file: its period, its grid and its bands (it holds no counts)."""
+    """An open gridded file: its period, its grid and its bands (it holds no counts)."""
 
     reader = READER
     media_type = "application/x-netcdf"
@@ -43,29 +54,32 @@ class CompositeGranule(FieldGranule):
         try:
             with netCDF4.Dataset(path) as dataset:
                 attrs = {name: dataset.getncattr(name) for name in dataset.ncattrs()}
+                self.grid_name = str(attrs.get("grid", ""))
+                grid = _grid_of(path, self.grid_name)
                 self.bands = tuple(
                     name
                     for name, variable in dataset.variables.items()
-                    if variable.ndim == 2 and "grid_mapping" in variable.ncattrs()
+                    if grid.holds(variable.shape)
                 )
         except OSError as error:
             raise GranuleError(f"granule {path}: netCDF cannot read it ({error})") from None
-        self.grid_name = str(attrs.get("grid", ""))
+        if attrs.get("product") != PRODUCT:
+            self.reader = GRIDDED_READER
+            self.product = str(attrs.get("product", GRIDDED_READER))
         self.platform = str(attrs.get("platform", ""))
         self.start_time = _day_edge(path, attrs, "time_coverage_start", end=False)
         self.end_time = _day_edge(path, attrs, "time_coverage_end", end=True)
         if not self.bands:
-            raise GranuleError(f"granule {path}: a composite without any band on its grid")
+            raise GranuleError(
+                f"granule {path}: no variable of its grid's {grid.height} x {grid.width} cells"
+            )
         self.item_properties = {GRID_PROPERTY: self.grid_name, BANDS_PROPERTY: list(self.bands)}
 
     def read_outline(self) -> list[np.ndarray]:
         """The grid's extent in longitude and latitude, one ring."""
-        from nearline.grid import Kind, get_grid
+        from nearline.grid import Kind
 
-        try:
-            grid = get_grid(self.grid_name)
-        except GridError as error:
-            raise GranuleError(f"granule {self.path}: its grid attribute: {error}") from None
+        grid = _grid_of(self.path, self.grid_name)
         south, north = grid.latitude_range((0, grid.height))
         west, _, east, _ = grid.extent
         if grid.kind is Kind.IGH or grid.wraps:
@@ -74,6 +88,15 @@ class CompositeGranule(FieldGranule):
 
     def why_no_counts(self) -> str:
         return f"a {PRODUCT} file is a gridded product, not AVHRR counts to composite"
+
+
+def _grid_of(path: Path, name: str) -> Grid:
+    from nearline.grid import get_grid
+
+    try:
+        return get_grid(name)
+    except GridError as error:
+        raise GranuleError(f"granule {path}: its grid attribute: {error}") from None
 
 
 def _day_edge(path: Path, attrs: dict[str, Any], name: str, *, end: bool) -> datetime:
@@ -105,6 +128,39 @@ class CompositeReader(Reader):
     def why_not(cls, path: Path) -> str:
         value, missing = hdf5_product(path)
         return missing or f"its 'product' attribute is {value!r}, not {PRODUCT!r}"
+
+    def open(self, path: Path) -> Granule:
+        return CompositeGranule(Path(path))
+
+
+class GriddedReader(Reader):
+    """Other gridded products: netCDF-4 whose ``grid`` attribute names one of nearline's
+    grids (the GEOS-5 reductions' daily files), with a variable on it."""
+
+    name = GRIDDED_READER
+
+    @classmethod
+    def can_open(cls, path: Path) -> bool:
+        return not cls.why_not(path)
+
+    @classmethod
+    def why_not(cls, path: Path) -> str:
+        from nearline.grid import get_grid
+
+        product, grid, shapes, missing = hdf5_grid_attributes(path)
+        if missing:
+            return missing
+        if product == PRODUCT:
+            return f"a {PRODUCT} file, which the {READER} reader reads"
+        if grid is None:
+            return "netCDF-4/HDF5 without a global attribute 'grid' naming one of nearline's grids"
+        try:
+            found = get_grid(grid)
+        except GridError:
+            return f"its 'grid' attribute {grid!r} names none of nearline's grids"
+        if not any(found.holds(shape) for shape in shapes):
+            return f"no variable of its grid {grid}'s {found.height} x {found.width} cells"
+        return ""
 
     def open(self, path: Path) -> Granule:
         return CompositeGranule(Path(path))

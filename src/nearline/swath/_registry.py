@@ -26,6 +26,7 @@ READERS: Registry[type[Reader]] = Registry(
         "avhrr-l1c": "nearline.swath._fdr:FDRReader",
         "cf-netcdf": "nearline.swath._cf:CFReader",
         "nearline-composite": "nearline.swath._gridded:CompositeReader",
+        "nearline-gridded": "nearline.swath._gridded:GriddedReader",
     },
     error=GranuleError,
 )

@@ -13,6 +13,7 @@ header (0 3b, 1 3a, 2 transition: neither). A file without it has 3b on every li
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -330,6 +331,40 @@ def _product(path: Path) -> tuple[str | None, str]:
 def hdf5_product(path: Path) -> tuple[str | None, str]:
     """The ``product`` global attribute of an HDF5 file, read without netCDF-C (a sixth of
     its open), and ``""``; or None and what was found instead (a phrase for ``why_not``)."""
+    found, missing = _hdf5_opened(path, lambda file: _text(file.attrs.get("product")))
+    if missing:
+        return None, missing
+    if found is None:
+        return None, "netCDF-4/HDF5 without a global attribute 'product'"
+    return found, ""
+
+
+def hdf5_grid_attributes(
+    path: Path,
+) -> tuple[str | None, str | None, list[tuple[int, ...]], str]:
+    """An HDF5 file's ``product`` and ``grid`` global attributes (None where absent) and its
+    top-level datasets' shapes, read without netCDF-C; and ``""``, or what was found
+    instead of netCDF-4/HDF5 (a phrase for ``why_not``).
+
+    Parameters
+    ----------
+    path
+        Any file.
+    """
+    import h5py
+
+    def read(file: Any) -> tuple[str | None, str | None, list[tuple[int, ...]]]:
+        shapes = [item.shape for item in file.values() if isinstance(item, h5py.Dataset)]
+        return _text(file.attrs.get("product")), _text(file.attrs.get("grid")), shapes
+
+    found, missing = _hdf5_opened(path, read)
+    if missing:
+        return None, None, [], missing
+    return (*found, "")
+
+
+def _hdf5_opened(path: Path, read: Callable[[Any], Any]) -> tuple[Any, str]:
+    """``read`` of the open HDF5 file, and ``""``; or None and why it is not one."""
     import h5py
 
     try:
@@ -337,16 +372,18 @@ def hdf5_product(path: Path) -> tuple[str | None, str]:
             if handle.read(8) != HDF5_MAGIC:
                 return None, "not netCDF-4/HDF5"
         with h5py.File(path, "r") as file:
-            value = file.attrs.get("product")
-    except (OSError, ValueError):
+            return read(file), ""
+    except (OSError, ValueError, RuntimeError, KeyError):  # h5py's errors on damaged metadata
         return None, "an HDF5 signature, but HDF5 cannot open it: truncated or corrupt"
+
+
+def _text(value: Any) -> str | None:
+    """An HDF5 attribute as text, or None if it is not text."""
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value.item()
     if isinstance(value, bytes):
         value = value.decode(errors="replace")
-    if not isinstance(value, str):
-        return None, "netCDF-4/HDF5 without a global attribute 'product'"
-    return value, ""
+    return value if isinstance(value, str) else None
 
 
 def write_granule(
