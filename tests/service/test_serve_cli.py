@@ -32,6 +32,24 @@ def test_a_port_in_use_is_one_line_and_nothing_is_started(tmp_path):
     assert not (tmp_path / "data").exists()
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "said"),
+    [
+        ("NEARLINE_TILES_OVERVIEWS", "lots", "expected a size such as '512MiB'"),
+        ("NEARLINE_COVERAGE_MAX_VALUES", "0", "expected a whole number of values >= 1"),
+    ],
+)
+def test_a_bad_setting_of_the_gridded_routes_stops_the_start_in_one_line(
+    tmp_path, monkeypatch, setting, value, said
+):
+    monkeypatch.setenv(setting, value)
+    result = nearline("serve", "--port", "0", data=tmp_path / "data", check=False)
+    assert result.returncode == 2
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("nearline:")]
+    assert line.startswith(f"nearline: error: {setting}: {said}")
+    assert "Traceback" not in result.stderr
+
+
 def test_port_zero_serves_on_a_free_port_and_says_which(tmp_path):
     live = LiveService(tmp_path / "data")
     live.start()

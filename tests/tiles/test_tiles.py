@@ -132,3 +132,36 @@ def test_a_band_without_colours_is_a_bad_request(
     ) as raised:
         tiles.tile(composite, "WebMercatorQuad", 0, 0, 0, band)
     assert raised.value.status == 400
+
+
+def stores(folder: Path) -> list[str]:
+    return sorted(path.name for path in (folder / "overviews").glob("*.zarr"))
+
+
+def test_overviews_past_their_budget_go_least_recently_opened_first(
+    tmp_path: Path, composite: Path
+) -> None:
+    days = []
+    for number in range(3):
+        copy = tmp_path / f"day-{number}.nc"
+        shutil.copyfile(composite, copy)
+        days.append(copy)
+    roomy = MapTiles(tmp_path / "tiles")
+    for day in days[:2]:
+        roomy.overviews(day)
+    (first, second) = (roomy.overviews(day).path for day in days[:2])
+    one_store = sum(f.stat().st_blocks * 512 for f in first.rglob("*") if f.is_file())
+    assert one_store > 1_000_000  # a store worth bounding
+    # another server, room for little more than one store, opens the third day
+    tight = MapTiles(tmp_path / "tiles", overview_bytes=int(one_store * 1.5))
+    third = tight.overviews(days[2]).path
+    assert stores(tmp_path / "tiles") == [third.name]
+    # the first server draws from a store swept under it: made again, the same tile
+    row, col = seen_tile(days[0], "WebMercatorQuad", 2)
+    again = roomy.draw(days[0], "WebMercatorQuad", 2, row, col, "ndvi-index")
+    fresh = MapTiles(tmp_path / "fresh").draw(days[0], "WebMercatorQuad", 2, row, col, "ndvi-index")
+    assert again.level == fresh.level > 0
+    assert np.array_equal(again.values, fresh.values, equal_nan=True)
+    assert np.isfinite(again.values).sum() > 1000
+    assert first.is_dir()
+    assert not second.exists()

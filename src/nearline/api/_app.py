@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from nearline.api import _coverages as coverages
 from nearline.api import _downloads as downloads
 from nearline.api import _edr as edr
+from nearline.api import _gridded as gridded
 from nearline.api import _jobs as jobs
 from nearline.api import _openapi as openapi
 from nearline.api import _problems as problems
@@ -46,6 +47,7 @@ def create_app(service: Service, *, cors: CrossOrigin | None = None) -> FastAPI:
         The origins whose pages may call the app from a browser; None (the default): no
         CORS header is ever sent, and a browser on another origin reads nothing.
     """
+    gridded.max_values(), tiles.overview_budget()  # a bad setting stops the start, saying which
     app = stac.build_app(service)
     app.state.service = service
     routers = (processes, users, jobs, downloads, subscriptions, queryables)

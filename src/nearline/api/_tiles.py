@@ -11,6 +11,7 @@ file, and keeps it in a bounded cache under the service's data folder).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,7 +32,15 @@ from nearline.api._tilesets import (
 )
 from nearline.archive import Collection, Item, is_local, parse_search
 from nearline.errors import InvalidRequest
-from nearline.tiles import MapTiles, NotAComposite, TileNotFound, check_tile, tile_matrix_set
+from nearline.tiles import (
+    OVERVIEW_BYTES,
+    MapTiles,
+    NotAComposite,
+    TileNotFound,
+    check_tile,
+    tile_matrix_set,
+)
+from nearline.units import parse_size
 
 TILE_PARAMETERS = {"band", "datetime"}
 Band = Annotated[
@@ -56,12 +65,29 @@ TILE_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+OVERVIEWS_SETTING = "NEARLINE_TILES_OVERVIEWS"
+
+
 def map_tiles(request: Request) -> MapTiles:
-    """The app's tiles, kept beside the service's data (made on first use)."""
+    """The app's tiles, kept beside the service's data (made on first use), their overviews
+    within the operator's budget (``NEARLINE_TILES_OVERVIEWS``, a size: 4GiB by default)."""
     state = request.app.state
     if getattr(state, "map_tiles", None) is None:
-        state.map_tiles = MapTiles(service_of(request).places.data / "tiles")
+        folder = service_of(request).places.data / "tiles"
+        state.map_tiles = MapTiles(folder, overview_bytes=overview_budget())
     return state.map_tiles
+
+
+def overview_budget() -> int:
+    """What the tiles' overviews may take on disk (``NEARLINE_TILES_OVERVIEWS``).
+
+    Raises
+    ------
+    ConfigError
+        The setting is not a size.
+    """
+    text = os.environ.get(OVERVIEWS_SETTING)
+    return OVERVIEW_BYTES if text is None else parse_size(text, what=OVERVIEWS_SETTING)
 
 
 def gridded(request: Request, collection_id: str) -> Collection:

@@ -13,15 +13,23 @@ from nearline.tiles._matrices import (
     pixel_lonlat,
     tile_matrix_set,
 )
-from nearline.tiles._overviews import TILE_SIZE, Overviews, block_means, level_grid
+from nearline.tiles._overviews import (
+    TILE_SIZE,
+    Overviews,
+    OverviewsGone,
+    block_means,
+    level_grid,
+    sweep_overviews,
+)
 from nearline.tiles._render import Drawn, draw, level_for
 from nearline.tiles._sources import Composite, NotAComposite, file_identity, ndvi
 from nearline.tiles._styles import NDVI_INDEX, STYLES, Style, UnknownStyle, drawable, style_of
-from nearline.tiles._tiles import MapTiles
+from nearline.tiles._tiles import OVERVIEW_BYTES, MapTiles
 
 __all__ = [
     "MAX_ZOOM",
     "NDVI_INDEX",
+    "OVERVIEW_BYTES",
     "STYLES",
     "TILE_MATRIX_SETS",
     "TILE_SIZE",
@@ -30,6 +38,7 @@ __all__ = [
     "MapTiles",
     "NotAComposite",
     "Overviews",
+    "OverviewsGone",
     "Style",
     "TileCache",
     "TileNotFound",
@@ -44,5 +53,6 @@ __all__ = [
     "ndvi",
     "pixel_lonlat",
     "style_of",
+    "sweep_overviews",
     "tile_matrix_set",
 ]

@@ -8,12 +8,22 @@ empty. Levels stop once the whole grid fits in one 256-pixel tile. They are kept
 store in physical values (float32, 256 x 256 chunks), under a name made of the file's
 identity, built under a lock and published by rename, so two servers never build it twice
 and none reads half of one; the store of the file's earlier state, if any, then goes.
+
+The stores are bounded in total (:func:`sweep_overviews`): one is made per composite drawn
+(5.3 MB for a two-orbit day of igh-8km, more for a full one), and a user paging through years
+of days would otherwise fill the service's disk. Past the budget the least recently opened
+stores go, renamed away first so that a server still reading one finds it gone
+(:class:`OverviewsGone`) rather than reading the chunks that are left as empty cells.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import math
+import os
+import shutil
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +34,12 @@ from nearline.tiles._sources import Composite, earlier_states
 
 TILE_SIZE = 256
 CHUNK = (256, 256)
+STORE = ".zarr"
+SHRINK_TO = 0.8  # of the budget, once it is passed: room for several stores before the next sweep
+
+
+class OverviewsGone(Exception):
+    """A store was swept (by this server or another) while it was being read."""
 
 
 def level_count(grid: Grid) -> int:
@@ -58,7 +74,7 @@ class Overviews:
     def __init__(self, composite: Composite, folder: Path, bands: list[str]) -> None:
         self.composite = composite
         self.levels = level_count(composite.grid)
-        self.path = folder / f"{composite.identity}.zarr"
+        self.path = folder / f"{composite.identity}{STORE}"
         if not self.path.is_dir():
             self._build(folder, bands)
         import zarr
@@ -67,10 +83,29 @@ class Overviews:
 
     def read(self, band: str, level: int, rows: slice, cols: slice) -> np.ndarray:
         """A window of ``band`` at ``level`` (0: the file itself), float32, NaN where empty;
-        only the chunks of that level the window touches are read."""
+        only the chunks of that level the window touches are read.
+
+        Raises
+        ------
+        OverviewsGone
+            The store was swept while it was read: what was read may be empty cells.
+        """
         if level == 0:
             return self.composite.read(band, rows, cols)
-        return np.asarray(self._group[f"{band}/{level}"][rows, cols])
+        try:
+            values = np.asarray(self._group[f"{band}/{level}"][rows, cols])
+        except (KeyError, FileNotFoundError):
+            if self.path.is_dir():
+                raise
+            raise OverviewsGone(self.path) from None
+        if not self.path.is_dir():  # zarr reads a chunk that is no longer there as empty
+            raise OverviewsGone(self.path)
+        return values
+
+    def mark_used(self) -> None:
+        """Say the store was opened now: the sweep removes the least recently opened first."""
+        with contextlib.suppress(FileNotFoundError):  # swept meanwhile: its next read says so
+            os.utime(self.path)
 
     def _build(self, folder: Path, bands: list[str]) -> None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -86,7 +121,7 @@ class Overviews:
             except BaseException:
                 discard(partial)
                 raise
-            for stale in earlier_states(folder, self.composite.identity, ".zarr"):
+            for stale in earlier_states(folder, self.composite.identity, STORE):
                 discard(stale)  # the same composite before it was written again
 
     def _write(self, store: Path, bands: list[str]) -> None:
@@ -101,6 +136,62 @@ class Overviews:
                     fill_value=np.nan,
                 )  # fmt: skip
                 array[:] = mean
+
+
+def sweep_overviews(folder: Path, budget: int, keep: Collection[Path] = ()) -> int:
+    """Remove the least recently opened overview stores in ``folder`` until they take no more
+    than 80 % of ``budget`` bytes on disk, if they take more than ``budget``; never one of
+    ``keep`` (those this server has open). Each goes by a rename first, then its removal.
+
+    Parameters
+    ----------
+    folder
+        The stores' folder.
+    budget
+        Bytes the stores may take on disk.
+    keep
+        Stores not to remove.
+
+    Returns
+    -------
+    int
+        The bytes the stores take afterwards.
+    """
+    stores = []
+    for path in folder.glob(f"*{STORE}"):
+        try:
+            stores.append((path.stat().st_mtime, _disk_bytes(path), path))
+        except FileNotFoundError:  # swept by another server meanwhile
+            continue
+    held = sum(size for _, size, _ in stores)
+    if held <= budget:
+        return held
+    kept = set(keep)
+    for _, size, path in sorted(stores):
+        if held <= budget * SHRINK_TO:
+            break
+        if path in kept:
+            continue
+        swept = path.with_name(f".{path.name}.swept.{os.getpid()}")
+        try:
+            os.rename(path, swept)
+        except FileNotFoundError:
+            continue
+        shutil.rmtree(swept, ignore_errors=True)
+        held -= size
+    return held
+
+
+def _disk_bytes(store: Path) -> int:
+    """What a store takes on disk: its files' allocated blocks."""
+    total = 0
+    for folder, _, names in os.walk(store):
+        for name in names:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_blocks * 512
+            except FileNotFoundError:
+                continue
+    return total
 
 
 def block_means(values: np.ndarray, levels: int) -> list[np.ndarray]:

@@ -1,5 +1,5 @@
 """Map tiles of composites: the one object a server keeps, holding the overviews it has made
-and the cache of tiles it has drawn, both in a folder of its own."""
+and the cache of tiles it has drawn, both in a folder of its own and both bounded."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from typing import Any
 
 from nearline.tiles._cache import TileCache
 from nearline.tiles._matrices import check_tile
-from nearline.tiles._overviews import Overviews
+from nearline.tiles._overviews import Overviews, OverviewsGone, sweep_overviews
 from nearline.tiles._render import Drawn, draw
 from nearline.tiles._sources import Composite, NotAComposite, earlier_states, file_identity
 from nearline.tiles._styles import Style, drawable, style_of
 
 CACHE_BYTES = 512 * 2**20
+OVERVIEW_BYTES = 4 * 2**30  # some 60 days of 8 km composites' overviews
 KEPT_OPEN = 32  # composites whose description and overviews are kept at hand
 
 
@@ -27,12 +28,18 @@ class MapTiles:
         Where overviews (``overviews/``) and drawn tiles (``png/``) are kept; beside the
         service's data, say.
     cache_bytes
-        What the drawn tiles may take on disk (the overviews are kept whole).
+        What the drawn tiles may take on disk.
+    overview_bytes
+        What the overviews may take on disk (the least recently opened go past it, but
+        never those this object has open).
     """
 
-    def __init__(self, folder: Path, *, cache_bytes: int = CACHE_BYTES) -> None:
+    def __init__(
+        self, folder: Path, *, cache_bytes: int = CACHE_BYTES, overview_bytes: int = OVERVIEW_BYTES
+    ) -> None:
         self.folder = folder
         self.cache = TileCache(folder / "png", cache_bytes)
+        self.overview_bytes = overview_bytes
         self._open: dict[str, tuple[Composite, Overviews | None]] = {}
 
     def composite(self, path: Path) -> Composite:
@@ -58,7 +65,10 @@ class MapTiles:
         composite, overviews = self._entry(path)
         if overviews is None:
             overviews = Overviews(composite, self.folder / "overviews", self.bands(path))
+            overviews.mark_used()
             self._open[composite.identity] = (composite, overviews)
+            held = [kept.path for _, kept in self._open.values() if kept is not None]
+            sweep_overviews(self.folder / "overviews", self.overview_bytes, keep=held)
         return overviews
 
     def tile(
@@ -99,8 +109,15 @@ class MapTiles:
     def draw(
         self, path: Path, matrix_set: str, zoom: int, row: int, col: int, band: str | None = None
     ) -> Drawn:
-        """Draw a tile afresh (no cache): :meth:`tile`'s parameters, with what it read."""
-        return draw(self.overviews(path), self.style(path, band), matrix_set, zoom, row, col)
+        """Draw a tile afresh (no cache): :meth:`tile`'s parameters, with what it read. If
+        another server swept the overviews while they were read, they are made again."""
+        style = self.style(path, band)
+        try:
+            return draw(self.overviews(path), style, matrix_set, zoom, row, col)
+        except OverviewsGone:
+            composite = self.composite(path)
+            self._open[composite.identity] = (composite, None)
+            return draw(self.overviews(path), style, matrix_set, zoom, row, col)
 
     def _entry(self, path: Path) -> tuple[Composite, Overviews | None]:
         try:
