@@ -42,6 +42,7 @@ from nearline.algorithms._sandbox import (
     run_sandboxed,
     runs_memory,
 )
+from nearline.algorithms._schema import NAME_PATTERN
 from nearline.algorithms._stages import StageClock
 from nearline.algorithms.builtin import (
     ECHO_ID,
@@ -55,6 +56,7 @@ __all__ = [
     "ECHO_ID",
     "JOB_VARIABLE",
     "MANIFEST",
+    "NAME_PATTERN",
     "Algorithm",
     "AlgorithmRegistry",
     "CpuGate",

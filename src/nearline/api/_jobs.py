@@ -11,8 +11,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, Response
+from pydantic import StringConstraints
 
-from nearline.algorithms import ECHO_ID
+from nearline.algorithms import ECHO_ID, NAME_PATTERN
 from nearline.api._adapter import ERRORS, User, answer, service_of
 from nearline.api._results import one_result, value_results
 from nearline.api._stac import base_url
@@ -130,6 +131,10 @@ def dismiss(service: Service, job_id: str, *, user: str, base: str) -> Answer:
     return 200, status_info(service, service.dismiss(job_id, viewer=user), base=base), {}
 
 
+# a process's id as algorithm.yaml allows it: a filter by anything else is a 400, not an empty list
+ProcessId = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
+
+
 def build_router() -> APIRouter:
     """The jobs' routes. Each route's ``name`` is the one its OpenAPI operationId has always
     been made from, so moving the adapters beside the handlers changed no id."""
@@ -146,7 +151,7 @@ def build_router() -> APIRouter:
             Query(description="Only jobs of these statuses (repeat it for more than one)."),
         ] = None,
         process_id: Annotated[
-            list[str] | None,
+            list[ProcessId] | None,
             Query(alias="processID", description="Only jobs of these processes."),
         ] = None,
     ) -> Response:
