@@ -159,6 +159,20 @@ def test_the_builtin_composite_ordered_through_the_api(live, ingested, tmp_path)
     assert item["properties"]["nearline:algorithm"] == {"id": "pathfinder", "version": "1.0"}
     assert item["properties"]["nearline:inputs"] == run["inputs"]
     assert item["collection"] == "pathfinder"
+    # the composite is catalogued as a gridded item, so its collection offers coverages
+    assert item["properties"]["nearline:grid"] == "igh-8km"
+    assert sorted(item["properties"]["nearline:bands"]) == bands
+    assert item["properties"]["start_datetime"].startswith("2012-12-12T00:00:00")
+    with live.client("alice") as client:
+        point = client.get("/collections/pathfinder/position",
+                           params={"coords": "POINT(10 5)", "parameter-name": "ndvi"})  # fmt: skip
+        document = client.get("/collections/pathfinder").json()
+    assert point.status_code == 200, point.text
+    assert len(point.json()["ranges"]["ndvi"]["values"]) == 1
+    assert "ndvi" in document["parameter_names"]
+    with live.client("bob") as bob:  # alice's composite is hers: bob's pathfinder has none
+        assert bob.get("/collections/pathfinder/position",
+                       params={"coords": "POINT(10 5)"}).status_code == 404  # fmt: skip
 
 
 def test_a_c_algorithm_built_at_deploy_and_ordered(live, level1b):

@@ -109,3 +109,18 @@ def test_its_map_tiles_are_a_clear_404(service):
         response = client.get(f"/collections/{COLLECTION}/map/tiles/WebMercatorQuad/0/0/0")
     assert response.status_code == 404
     assert "not Pathfinder composites" in response.json()["detail"]
+
+
+def test_a_damaged_file_is_a_problem_naming_its_item_not_a_dropped_connection(service, days):
+    broken = days[0].parent / "broken" / days[0].name
+    broken.parent.mkdir()
+    broken.write_bytes(days[0].read_bytes())
+    nearline("ingest", str(broken), "--collection", "broken-geos5", data=service.data)
+    with broken.open("r+b") as handle:  # the superblock's signature gone: HDF5 cannot open it
+        handle.write(b"\0" * 8)
+    with service.client("bob") as client:
+        response = client.get("/collections/broken-geos5/position",
+                              params={"coords": "POINT(10 10)"})  # fmt: skip
+    assert response.status_code == 500
+    assert response.headers["content-type"] == "application/json"  # as every problem here
+    assert f"item {broken.name}'s file cannot be read" in response.json()["detail"]

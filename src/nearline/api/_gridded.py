@@ -36,6 +36,7 @@ GRID = "nearline:grid"
 BANDS = "nearline:bands"
 READER = "nearline:reader"
 COMPOSITE_READER = "nearline-composite"  # the files the map tiles are drawn of
+GRIDDED_PROBE = 8  # items looked at for a grid: a few pictures may come before a composite
 MAX_LAYERS = 10_000  # a page of the catalogue: a request over more layers is over the limit too
 OGC_REL = "http://www.opengis.net/def/rel/ogc/1.0/"
 CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
@@ -69,11 +70,13 @@ class Gridded:
 
 
 def gridded_or_none(service: Service, collection: Collection, user: str | None) -> Gridded | None:
-    """``collection`` as gridded, if its first item (in time) names a grid."""
-    page = service.catalogue.search(Search(collections=(collection.id,), limit=1, viewer=user))
-    if not page.items or GRID not in page.items[0].properties:
+    """``collection`` as gridded, if one of its first items (in time) names a grid: an
+    algorithm's output collection holds its composites beside their quicklook pictures."""
+    search = Search(collections=(collection.id,), limit=GRIDDED_PROBE, viewer=user)
+    found = [item for item in service.catalogue.search(search).items if GRID in item.properties]
+    if not found:
         return None
-    first = page.items[0].properties
+    first = found[0].properties
     drawn = first.get(READER) == COMPOSITE_READER
     return Gridded(collection, str(first[GRID]), tuple(first.get(BANDS, ())), drawn)
 
@@ -113,7 +116,11 @@ def find_layers(
     start, end = parse_datetime(when, dates=True) if when else (None, None)
     search = Search(collections=(gridded.collection.id,), start=start, end=end,
                     limit=MAX_LAYERS, viewer=viewer(request))  # fmt: skip
-    items = service.catalogue.search(search).items
+    items = [
+        item
+        for item in service.catalogue.search(search).items
+        if item.properties.get(GRID) == gridded.grid
+    ]  # not the quicklooks beside them
     if not items:
         _, first, last = gridded.collection.extent
         raise CoverageError(

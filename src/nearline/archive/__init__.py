@@ -17,7 +17,7 @@ from nearline.archive._base import (
 from nearline.archive._bucket_ingest import ingest_bucket
 from nearline.archive._catalogues import open_catalogue
 from nearline.archive._filter import parse_filter
-from nearline.archive._ingest import ingest, ingest_archive
+from nearline.archive._ingest import describe_file, ingest, ingest_archive
 from nearline.archive._object_archive import ObjectArchive, ObjectStores, is_object_url
 from nearline.archive._queryables import queryables_schema
 from nearline.archive._search import (
@@ -54,6 +54,7 @@ __all__ = [
     "SQLiteCatalogue",
     "Search",
     "collection_to_stac",
+    "describe_file",
     "fetch",
     "has_references",
     "ingest",

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from nearline.errors import CoverageError, NearlineError
+from nearline.errors import CoverageError, ServiceError
 from nearline.grid import Grid
 
 # HDF5 and netCDF bookkeeping that says nothing about a band's values
@@ -264,7 +264,7 @@ def _south_up(dataset: Any) -> bool:
 
 class _opened:
     """``with _opened(layer) as (counted, hdf5)``: the layer open through a counting file;
-    a file HDF5 cannot read is a NearlineError naming the item."""
+    a file HDF5 cannot read is a ServiceError (500) naming the item."""
 
     def __init__(self, layer: Layer) -> None:
         self.layer = layer
@@ -277,7 +277,9 @@ class _opened:
             self.hdf5 = h5py.File(self.counted, "r")
         except OSError as error:
             self.counted.close()
-            raise NearlineError(f"item {self.layer.name}'s file cannot be read: {error}") from None
+            raise ServiceError(  # the archive's fault, not the request's: a 500 saying so
+                f"item {self.layer.name}'s file cannot be read as HDF5 ({error})", status=500
+            ) from None
         return self.counted, self.hdf5
 
     def __exit__(self, *exc: object) -> None:

@@ -55,7 +55,7 @@ from nearline.orders._memory import service_lending
 from nearline.orders._metrics import ServiceMetrics, StateCollector
 from nearline.orders._planning import plan_order
 from nearline.orders._secrets import ServiceKeys
-from nearline.orders._stations import OUTPUTS_OF, Places, output_item_id
+from nearline.orders._stations import OUTPUTS_OF, SERVICE_OWNER, Places, output_item_id
 from nearline.orders._store import JobStore
 from nearline.orders.subscriptions import (
     Subscription,
@@ -67,7 +67,6 @@ from nearline.orders.subscriptions import (
 from nearline.units import format_size, parse_size
 
 log = logging.getLogger(__name__)
-SERVICE_OWNER = "nearline"  # owns the built-in algorithms
 
 
 @dataclass(frozen=True)

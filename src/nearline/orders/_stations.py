@@ -22,15 +22,19 @@ from nearline.archive import (
     Item,
     ObjectArchive,
     ObjectStores,
+    describe_file,
     fetch,
     item_to_stac,
     sha256_of,
     union_footprints,
 )
-from nearline.errors import CollectionNotFound, Conflict, IngestError, OutputsLost
+from nearline.errors import CollectionNotFound, Conflict, GranuleError, IngestError, OutputsLost
 from nearline.orders._base import Executor, Job, OutputFile, Run, RunTask
 
 log = logging.getLogger(__name__)
+SERVICE_OWNER = "nearline"  # owns the built-in algorithms
+GRID_PROPERTY = "nearline:grid"
+GRIDDED_PROPERTIES = (GRID_PROPERTY, "nearline:bands", "nearline:reader", "nearline:product")
 OUTPUTS_OF = "nearline:outputs_of"  # marks a collection as one algorithm's outputs
 
 
@@ -231,23 +235,25 @@ def ingest(
     start = min(item.start for item in sources)
     end = max(item.end for item in sources)
     geometry, bbox = _union_footprint(sources)
+    gridded = [_gridded_fields(run, output.name, algorithm, places) for output in run.outputs]
     locations = (
         _keep_in_bucket(run, collection, places, archive)
         if archive is not None
         else _keep_in_folder(run, collection, places)
     )
     items = []
-    for output, location in zip(run.outputs, locations, strict=True):
+    for output, location, grid in zip(run.outputs, locations, gridded, strict=True):
         items.append(
             Item(
                 id=output_item_id(job.id, run.index, output.name),
                 collection=collection,
-                start=start,
-                end=end,
-                geometry=geometry,
-                bbox=bbox,
+                start=grid["start"] if grid else start,
+                end=grid["end"] if grid else end,
+                geometry=grid["geometry"] if grid else geometry,
+                bbox=grid["bbox"] if grid else bbox,
                 owner=job.owner,
                 properties={
+                    **(grid["properties"] if grid else {}),
                     "nearline:job": job.id,
                     "nearline:run": run.index,
                     "nearline:output": output.output,
@@ -267,10 +273,32 @@ def ingest(
                 },
             )
         )
-    catalogue.add_items(items)
+    items.sort(key=lambda item: GRID_PROPERTY not in item.properties)  # composites first, so
+    catalogue.add_items(items)  # they come before their quicklooks at the same time
     for item in items:
         log.info("output kept as item %s/%s", collection, item.id)
     return items
+
+
+def _gridded_fields(run: Run, name: str, algorithm: Algorithm, places: Places) -> dict | None:
+    """A built-in algorithm's gridded output (a Pathfinder composite) as the catalogue
+    describes a composite it ingests: its period, the grid's extent, ``nearline:grid`` and
+    ``nearline:bands``, so the output collection offers coverages, EDR queries and map tiles.
+    None for any other output. Only nearline's own algorithms' files are opened here, in the
+    service: a stranger's file is never handed to the HDF5 library outside the sandbox."""
+    if algorithm.owner != SERVICE_OWNER:
+        return None
+    path = places.run_folder(run) / "outputs" / name
+    try:
+        fields = describe_file(path)
+    except (GranuleError, OSError):
+        return None  # not a granule nearline reads (a quicklook PNG)
+    properties = fields["properties"]
+    if GRID_PROPERTY not in properties:
+        return None
+    kept = {key: properties[key] for key in GRIDDED_PROPERTIES if key in properties}
+    return {**{key: fields[key] for key in ("start", "end", "geometry", "bbox")},
+            "properties": kept}  # fmt: skip
 
 
 def _keep_in_folder(run: Run, collection: str, places: Places) -> list[str]:
