@@ -14,7 +14,7 @@ from nearline.tiles._matrices import (
     tile_matrix_set,
 )
 from nearline.tiles._overviews import TILE_SIZE, Overviews, block_means, level_grid
-from nearline.tiles._render import Drawn, draw, level_for
+from nearline.tiles._render import Drawn, Footprint, draw, encode, footprint, level_for
 from nearline.tiles._sources import Composite, NotAComposite, file_identity, ndvi
 from nearline.tiles._styles import NDVI_INDEX, STYLES, Style, UnknownStyle, drawable, style_of
 from nearline.tiles._tiles import MapTiles
@@ -27,6 +27,7 @@ __all__ = [
     "TILE_SIZE",
     "Composite",
     "Drawn",
+    "Footprint",
     "MapTiles",
     "NotAComposite",
     "Overviews",
@@ -38,7 +39,9 @@ __all__ = [
     "check_tile",
     "draw",
     "drawable",
+    "encode",
     "file_identity",
+    "footprint",
     "level_for",
     "level_grid",
     "ndvi",

@@ -9,7 +9,7 @@ once, on the source file's.
 The composite: a synthetic day of NOAA-19 orbits on igh-8km (12 bands, as tiles.py's); the
 box: 140-150 E, 30-20 S (Australia), wholly seen by the day's bt4.
 
-    .venv/bin/python benchmarks/coverage.py [--composite FILE] [--orbits 14] [--repeats 40]
+    .venv/bin/python benchmarks/coverage_subset.py [--composite FILE] [--orbits 14] [--repeats 40]
         [--out bench-output/coverage] [--update-docs]
 """
 
