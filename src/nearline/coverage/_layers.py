@@ -9,7 +9,7 @@ percent of a composite, not all of it).
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, BinaryIO
@@ -122,8 +122,10 @@ def _plain(value: Any) -> Any:
 
 def band_info(name: str, dataset: Any) -> BandInfo:
     """A band's :class:`BandInfo` from its open h5py dataset."""
-    attrs = {
-        key: _plain(value) for key, value in dataset.attrs.items() if key not in HIDDEN_ATTRIBUTES
+    attrs = {  # the hidden ones are never read: netCDF's dimension lists are slow to
+        key: _plain(dataset.attrs[key])  # (object references)
+        for key in dataset.attrs
+        if key not in HIDDEN_ATTRIBUTES
     }
     fill = attrs.pop("_FillValue", None)
     return BandInfo(
@@ -136,16 +138,26 @@ def band_info(name: str, dataset: Any) -> BandInfo:
     )
 
 
-def read_bands(layer: Layer) -> dict[str, BandInfo]:
+def read_bands(layer: Layer, wanted: Collection[str] | None = None) -> dict[str, BandInfo]:
     """The bands of ``layer``: its 2-D variables on the grid (those naming a grid mapping),
-    in file order."""
+    in file order.
+
+    Parameters
+    ----------
+    layer
+        The file.
+    wanted
+        Only these of them (None: all). A band's attributes are what reading it costs, a
+        dozen bands' some milliseconds, so a request reads only those it asks for.
+    """
     import h5py
 
     with _opened(layer) as (_, hdf5):
         found = {}
         for name, dataset in hdf5.items():
             if (
-                isinstance(dataset, h5py.Dataset)
+                (wanted is None or name in wanted)
+                and isinstance(dataset, h5py.Dataset)
                 and dataset.ndim == 2
                 and "grid_mapping" in dataset.attrs
             ):
