@@ -122,6 +122,11 @@ def test_files_written_are_whole_and_placed(layers, tmp_path):
     with rasterio.open(written) as tiff:
         assert tiff.bounds == target.extent
         assert np.allclose(tiff.read(1), one.values["ndvi"][0] * 1e-4)
+        crs = pyproj.CRS.from_wkt(tiff.crs.to_wkt())
+    # the grid's own CRS, its sphere named as EPSG names it (GDAL then writes it at once)
+    assert crs.equals(pyproj.CRS.from_user_input(GRID.crs))
+    assert crs.ellipsoid.name == "Clarke 1866 Authalic Sphere"
+    assert crs.coordinate_operation.method_name == "Interrupted Goode Homolosine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["one.tif", "two.nc"]
 
 

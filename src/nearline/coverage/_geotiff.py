@@ -3,12 +3,15 @@ GDAL's COG driver lays it out; rio-cogeo's validator passes it): float32 physica
 (packing undone, NaN where there is none), one raster band per coverage band named after it,
 the grid's CRS as WKT, tiles of 256 and overviews.
 
-The dataset in memory is GDAL's MEM, not a GeoTIFF: GDAL writes a CRS GeoTIFF has no code for
-(IGH) as an ESRI citation, looking its unnamed parts up in PROJ's database, some 10 ms a
-time, and a GeoTIFF in memory copied to the COG had it written twice."""
+GDAL writes a CRS GeoTIFF has no code for (IGH) as an ESRI citation, looking the name of each
+of its parts up in PROJ's database: an unnamed ("unknown") datum and ellipsoid took some 10 ms
+a time, as much as the rest of a small subset's file. So the grid's sphere is named as EPSG
+names it when it is one of EPSG's (the same CRS, its parts found at once), and the dataset in
+memory is GDAL's MEM, not a GeoTIFF, which had the CRS written twice."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +21,41 @@ from nearline.durable import publishing
 from nearline.errors import CoverageError
 
 BLOCK = 256
+# EPSG's geographic CRSs a grid's unnamed one may be: the Clarke 1866 authalic sphere
+# (6,370,997 m, the Pathfinder grids'), the 6,371,007 m authalic sphere, WGS 84
+NAMED_GEOGRAPHIC = (4052, 4047, 4326)
+
+
+@functools.lru_cache(maxsize=16)  # a few grids; finding the name takes a few ms
+def named_crs(crs: str) -> str:
+    """``crs`` as WKT, its geographic CRS named as EPSG names it if it is one of
+    NAMED_GEOGRAPHIC and has no name of its own (see the module's note).
+
+    Parameters
+    ----------
+    crs
+        A CRS as PROJ takes it (a grid's ``crs``).
+
+    Returns
+    -------
+    str
+        WKT2 of the same CRS.
+    """
+    import pyproj
+
+    found = pyproj.CRS.from_user_input(crs)
+    geographic = found.geodetic_crs
+    if not found.is_projected or geographic is None or geographic.name != "unknown":
+        return found.to_wkt()
+    for code in NAMED_GEOGRAPHIC:
+        candidate = pyproj.CRS.from_epsg(code)
+        if candidate.equals(geographic, ignore_axis_order=True):
+            described = found.to_json_dict()
+            described["base_crs"] = {
+                key: value for key, value in candidate.to_json_dict().items() if key != "$schema"
+            }
+            return pyproj.CRS.from_json_dict(described).to_wkt()
+    return found.to_wkt()
 
 
 def write_geotiff(subset: Subset, path: Path) -> Path:
@@ -40,7 +78,6 @@ def write_geotiff(subset: Subset, path: Path) -> Path:
     CoverageError
         The subset holds several times (GeoTIFF has no time axis).
     """
-    import pyproj
     import rasterio
     from rasterio.crs import CRS
     from rasterio.io import MemoryFile
@@ -54,7 +91,7 @@ def write_geotiff(subset: Subset, path: Path) -> Path:
         )
     target = subset.target
     xmin, ymin, xmax, ymax = target.extent
-    wkt = pyproj.CRS.from_user_input(subset.grid.crs).to_wkt()
+    wkt = named_crs(subset.grid.crs)
     profile = {
         "driver": "MEM", "dtype": "float32", "count": len(subset.bands),
         "width": target.width, "height": target.height, "crs": CRS.from_wkt(wkt),
