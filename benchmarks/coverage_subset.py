@@ -35,7 +35,7 @@ from _common import (  # noqa: E402
     replace_section,
 )
 from _gridded_bench import latency_cells, served, timed, uptime  # noqa: E402
-from nearline.coverage import Box, Target, box_target  # noqa: E402
+from nearline.coverage import Box, Target, box_target, named_crs  # noqa: E402
 from nearline.grid import get_grid  # noqa: E402
 from nearline.testing.gridded import make_composite  # noqa: E402
 
@@ -82,7 +82,8 @@ def write_floor_geotiff(
     composite: Path, rows: slice, cols: slice, target: Target, grid_name: str, out: Path
 ) -> None:
     """The window read with h5py, unpacked to float32 and written as a plain GeoTIFF with
-    rasterio: the least a GeoTIFF of these values costs in Python."""
+    rasterio, the CRS named as nearline names it (GDAL finds its parts at once): the least a
+    GeoTIFF of these values costs in Python."""
     import h5py
     import rasterio
     from rasterio.transform import from_origin
@@ -97,7 +98,7 @@ def write_floor_geotiff(
     grid = get_grid(grid_name)
     xmin, _, _, ymax = target.extent
     profile = dict(driver="GTiff", width=target.width, height=target.height, count=1,
-                   dtype="float32", crs=grid.crs, nodata=np.nan,
+                   dtype="float32", crs=named_crs(grid.crs), nodata=np.nan,
                    transform=from_origin(xmin, ymax, *grid.cell_size))  # fmt: skip
     with rasterio.open(out, "w", **profile) as raster:
         raster.write(values, 1)
@@ -213,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     rows_of_table = [[name, *latency_cells(took, reference)] for name, took in timings.items()]
     ratio = float(np.median(nearline)) / reference
+    own = float(np.median(nearline)) / float(np.median(in_process))
     verdict = "met" if ratio <= GOAL else "missed"
     table = markdown_table(
         ["what", "repeats", "median (ms)", "p95 (ms)", "median / gdal_translate's"],
@@ -230,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         "this process, the file opened and the window read with h5py, then unpacked and "
         "written with rasterio (a plain GeoTIFF). Every output's values equal the file's "
         f"(numpy). The goal, nearline within {GOAL}× of gdal_translate: **{verdict}** "
-        f"({ratio:.2f}×).\n\n{table}"
+        f"({ratio:.2f}×); against GDAL's work alone, in this process, {own:.2f}×.\n\n{table}"
     )
     print(text)
     if args.update_docs:

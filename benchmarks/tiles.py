@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     with xr.open_dataset(composite) as dataset:
         earth = get_grid(dataset.attrs["grid"]).domain_mask()
         seen = float(np.isfinite(dataset[BAND].values[earth]).mean())
-    table = markdown_table(["server", "tiles", "median (ms)", "p95 (ms)"], rows)
+    table = markdown_table(["what", "tiles", "median (ms)", "p95 (ms)"], rows)
     text = (
         f"PNG tiles of zooms 0 to 6 (WebMercatorQuad, band {BAND}) of a synthetic day of "
         f"{args.orbits} NOAA-19 orbits composited to igh-8km (2,000 lines each; {BAND} in "
