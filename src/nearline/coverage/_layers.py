@@ -9,7 +9,7 @@ percent of a composite, not all of it).
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, BinaryIO
@@ -138,7 +138,7 @@ def band_info(name: str, dataset: Any) -> BandInfo:
     )
 
 
-def read_bands(layer: Layer, wanted: Collection[str] | None = None) -> dict[str, BandInfo]:
+def read_bands(layer: Layer, wanted: Iterable[str] | None = None) -> dict[str, BandInfo]:
     """The bands of ``layer``: its 2-D variables on the grid (those naming a grid mapping),
     in file order.
 
@@ -147,17 +147,19 @@ def read_bands(layer: Layer, wanted: Collection[str] | None = None) -> dict[str,
     layer
         The file.
     wanted
-        Only these of them (None: all). A band's attributes are what reading it costs, a
-        dozen bands' some milliseconds, so a request reads only those it asks for.
+        Only these of them, in this order (None: all). A band's attributes are what reading
+        it costs, a dozen bands' some milliseconds, so a request looks only at those it asks
+        for.
     """
     import h5py
 
     with _opened(layer) as (_, hdf5):
+        names = list(hdf5) if wanted is None else [n for n in dict.fromkeys(wanted) if n in hdf5]
         found = {}
-        for name, dataset in hdf5.items():
+        for name in names:
+            dataset = hdf5[name]
             if (
-                (wanted is None or name in wanted)
-                and isinstance(dataset, h5py.Dataset)
+                isinstance(dataset, h5py.Dataset)
                 and dataset.ndim == 2
                 and "grid_mapping" in dataset.attrs
             ):

@@ -70,9 +70,9 @@ def first_bands(layers: Sequence[Layer], wanted: Sequence[str] | None) -> dict[s
     """
     if not layers:
         raise CoverageError("no item of this collection lies in the time asked for")
-    found = read_bands(layers[0], None if wanted is None else set(wanted))
-    if wanted and all(name in found for name in wanted):
-        return {name: found[name] for name in dict.fromkeys(wanted)}
+    found = read_bands(layers[0], wanted)
+    if wanted is None or (wanted and len(found) == len(set(wanted))):
+        return found
     return choose_bands(read_bands(layers[0]), wanted)  # every band, for what to ask
 
 
