@@ -20,28 +20,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import numpy as np
 import xarray as xr
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT / "benchmarks"))
 
-from _common import (  # noqa: E402
-    command_line,
-    machine_summary,
-    markdown_table,
-    now_stamp,
-    replace_section,
-)
-from _gridded_bench import latency_cells, served, timed, uptime  # noqa: E402
+from _common import command_line, machine_summary, markdown_table, now_stamp  # noqa: E402
+from _gridded_bench import latency_cells, report, time_route, timed, uptime  # noqa: E402
 from nearline.coverage import Box, Target, box_target, named_crs  # noqa: E402
 from nearline.grid import get_grid  # noqa: E402
 from nearline.testing.gridded import make_composite  # noqa: E402
 
-DOCS = PROJECT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- coverage-subset:begin -->", "<!-- coverage-subset:end -->"
-DOCS_HEADER = "# Benchmarks\n\nEach section is rewritten by its script's `--update-docs`.\n"
 COLLECTION = "composite-8km"
 BAND = "bt4"
 BOX = Box(140, -30, 150, -20)
@@ -170,20 +160,11 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("nearline", "gdal", "gdal-cog", "gdal-in-process", "floor")
     }
 
-    with (
-        served(out / "data", [composite], COLLECTION, "Pathfinder composite") as url,
-        httpx.Client(base_url=url, timeout=120) as client,
-    ):
-
-        def fetch() -> httpx.Response:
-            response = client.get(f"/collections/{COLLECTION}/coverage", params=query)
-            response.raise_for_status()
-            return response
-
-        nearline = timed(fetch, args.repeats, args.warmup)
-        answer = fetch()
-        outputs["nearline"].write_bytes(answer.content)
-        bytes_read = int(answer.headers["Nearline-Bytes-Read"])
+    route = f"/collections/{COLLECTION}/coverage"
+    nearline, answer = time_route(out / "data", [composite], COLLECTION, route, query,
+                                  repeats=args.repeats, warmup=args.warmup)  # fmt: skip
+    outputs["nearline"].write_bytes(answer.content)
+    bytes_read = int(answer.headers["Nearline-Bytes-Read"])
 
     plain = gdal_command(composite, target, outputs["gdal"])
     cog = gdal_command(composite, target, outputs["gdal-cog"], "-of", "COG", "-co",
@@ -234,10 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         f"(numpy). The goal, nearline within {GOAL}× of gdal_translate: **{verdict}** "
         f"({ratio:.2f}×); against GDAL's work alone, in this process, {own:.2f}×.\n\n{table}"
     )
-    print(text)
-    if args.update_docs:
-        header = "## Coverage subset: nearline against gdal_translate"
-        replace_section(DOCS, BEGIN, END, f"{header}\n\n{text}", DOCS_HEADER)
+    header = "## Coverage subset: nearline against gdal_translate"
+    report(text, "coverage-subset", header, update_docs=args.update_docs)
     return 0
 
 

@@ -21,26 +21,16 @@ import sys
 from datetime import date, timedelta
 from pathlib import Path
 
-import httpx
 import numpy as np
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT / "benchmarks"))
 
-from _common import (  # noqa: E402
-    command_line,
-    machine_summary,
-    markdown_table,
-    now_stamp,
-    replace_section,
-)
-from _gridded_bench import latency_cells, percentiles, served, timed, uptime  # noqa: E402
+from _common import command_line, machine_summary, markdown_table, now_stamp  # noqa: E402
+from _gridded_bench import latency_cells, percentiles, report, time_route, timed, uptime  # noqa: E402
 from nearline.grid import get_grid  # noqa: E402
 from nearline.testing.gridded import write_gridded  # noqa: E402
 
-DOCS = PROJECT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- edr-series:begin -->", "<!-- edr-series:end -->"
-DOCS_HEADER = "# Benchmarks\n\nEach section is rewritten by its script's `--update-docs`.\n"
 COLLECTION = "ndvi-daily"
 BAND = "ndvi"
 GRID = "igh-8km"
@@ -111,18 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         "datetime": f"{FIRST.isoformat()}/{last.isoformat()}",
         "parameter-name": BAND,
     }
-    with (
-        served(out / "data", files, COLLECTION, "Daily NDVI, 30 days") as url,
-        httpx.Client(base_url=url, timeout=120) as client,
-    ):
-
-        def fetch() -> httpx.Response:
-            response = client.get(f"/collections/{COLLECTION}/position", params=query)
-            response.raise_for_status()
-            return response
-
-        nearline = timed(fetch, args.repeats, args.warmup)
-        answer = fetch()
+    route = f"/collections/{COLLECTION}/position"
+    nearline, answer = time_route(out / "data", files, COLLECTION, route, query,
+                                  repeats=args.repeats, warmup=args.warmup)  # fmt: skip
     floor = timed(lambda: pixel(files, row, col), args.repeats, args.warmup)
     mfdataset = timed(lambda: xarray_series(files, row, col), args.xarray_repeats, 1)
 
@@ -160,10 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         f"equal the files' (numpy). The goal, under {GOAL * 1e3:.0f} ms: **{verdict}** "
         f"(median {p50 * 1e3:.1f} ms, p95 {p95 * 1e3:.1f} ms).\n\n{table}"
     )
-    print(text)
-    if args.update_docs:
-        header = "## EDR: a point's series over 30 daily composites"
-        replace_section(DOCS, BEGIN, END, f"{header}\n\n{text}", DOCS_HEADER)
+    header = "## EDR: a point's series over 30 daily composites"
+    report(text, "edr-series", header, update_docs=args.update_docs)
     return 0
 
 

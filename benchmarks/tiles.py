@@ -34,23 +34,14 @@ import xarray as xr
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT / "benchmarks"))
 
-from _common import (  # noqa: E402
-    command_line,
-    machine_summary,
-    markdown_table,
-    now_stamp,
-    replace_section,
-)
-from _gridded_bench import served, uptime  # noqa: E402
+from _common import command_line, machine_summary, markdown_table, now_stamp  # noqa: E402
+from _gridded_bench import report, served, uptime  # noqa: E402
 from _peer_env import peer_python, run_peer  # noqa: E402
 from nearline.grid import get_grid  # noqa: E402
 from nearline.testing.gridded import make_composite  # noqa: E402
 from nearline.testing.ogc_suites import free_port  # noqa: E402
 from nearline.tiles import MapTiles, encode, footprint  # noqa: E402
 
-DOCS = PROJECT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- tiles:begin -->", "<!-- tiles:end -->"
-DOCS_HEADER = "# Benchmarks\n\nEach section is rewritten by its script's `--update-docs`.\n"
 REQUIREMENTS = PROJECT / "benchmarks" / "tiles-peer-requirements.txt"
 COLLECTION = "composite-8km"
 BAND, LOW, HIGH, RAMP = "bt4", 200, 320, "inferno"
@@ -208,10 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         "the store, and its PNG encoded with nearline's encoder). The goal: drawn "
         "tiles at least as fast as titiler's, kept ones under 5 ms.\n\n" + table
     )
-    print(text)
-    if args.update_docs:
-        header = "## Map tiles: nearline against titiler"
-        replace_section(DOCS, BEGIN, END, f"{header}\n\n{text}", DOCS_HEADER)
+    report(text, "tiles", "## Map tiles: nearline against titiler", update_docs=args.update_docs)
     return 0
 
 
