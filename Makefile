@@ -99,7 +99,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/service.py --update-docs
 	$(BIN)/python benchmarks/search_concurrency.py --update-docs
 	$(BIN)/python benchmarks/gdal_summary.py --update-docs
-	$(BIN)/python benchmarks/tiles.py --update-docs
+	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/tiles.py --update-docs
+	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/coverage_subset.py --update-docs
+	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/edr_series.py --update-docs
 	$(BIN)/python benchmarks/small_runs.py --update-docs
 	$(BIN)/python benchmarks/load.py --update-docs
 	$(BIN)/python benchmarks/s3_ingest.py --update-docs

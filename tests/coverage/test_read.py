@@ -20,6 +20,7 @@ from nearline.coverage import (
     Layer,
     Target,
     box_target,
+    read_bands,
     read_subset,
     sample_points,
     whole_grid,
@@ -121,6 +122,11 @@ def test_files_written_are_whole_and_placed(layers, tmp_path):
     with rasterio.open(written) as tiff:
         assert tiff.bounds == target.extent
         assert np.allclose(tiff.read(1), one.values["ndvi"][0] * 1e-4)
+        crs = pyproj.CRS.from_wkt(tiff.crs.to_wkt())
+    # the grid's own CRS, its sphere named as EPSG names it (GDAL then writes it at once)
+    assert crs.equals(pyproj.CRS.from_user_input(GRID.crs))
+    assert crs.ellipsoid.name == "Clarke 1866 Authalic Sphere"
+    assert crs.coordinate_operation.method_name == "Interrupted Goode Homolosine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["one.tif", "two.nc"]
 
 
@@ -145,3 +151,32 @@ def test_a_coarse_view_of_the_globe_holds_only_the_rows_it_samples(layers):
     rows = np.floor((np.arange(108) + 0.5) * GRID.height / 108).astype(int)
     cols = np.floor((np.arange(250) + 0.5) * GRID.width / 250).astype(int)
     assert np.array_equal(subset.values["ndvi"][0], cell_value(rows[:, None], cols[None, :]))
+
+
+def test_only_the_bands_asked_for_are_described_in_the_order_asked(paths, tmp_path):
+    import netCDF4
+
+    two = tmp_path / "two-bands.nc"
+    two.write_bytes(paths[0].read_bytes())
+    with netCDF4.Dataset(two, "a") as dataset:
+        doubled = dataset.createVariable("twice", "i4", ("y", "x"), zlib=True)
+        doubled.setncatts({"grid_mapping": "crs", "units": "K", "long_name": "twice"})
+    layer = Layer("two", datetime(2012, 12, 12, tzinfo=UTC), datetime(2012, 12, 12, tzinfo=UTC),
+                  partial(two.open, "rb"))  # fmt: skip
+    every = read_bands(layer, GRID)
+    assert list(every) == ["ndvi", "twice"]
+    assert read_bands(layer, GRID, {"twice"}) == {"twice": every["twice"]}
+    assert every["twice"].units == "K"
+    assert every["ndvi"].scale == 1e-4
+    assert read_bands(layer, GRID, {"neither"}) == {}
+    box = box_target(GRID, Box(10, 10, 11, 11))
+    subset = read_subset([layer], grid=GRID, target=box, bands=["twice", "ndvi"])
+    assert list(subset.bands) == ["twice", "ndvi"]
+    rows, cols = window(box)
+    expected = cell_value(
+        np.arange(rows.start, rows.stop)[:, None], np.arange(cols.start, cols.stop)
+    )
+    assert np.array_equal(subset.values["ndvi"][0], expected)
+    with pytest.raises(CoverageError, match="unknown band 'nope': this collection's bands are "
+                       "ndvi, twice"):  # fmt: skip
+        read_subset([layer], grid=GRID, target=box, bands=["ndvi", "nope"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from nearline.coverage._covjson import MEDIA_TYPE as COVERAGEJSON
 from nearline.coverage._covjson import coveragejson, write_samples_netcdf
-from nearline.coverage._geotiff import write_geotiff
+from nearline.coverage._geotiff import named_crs, write_geotiff
 from nearline.coverage._layers import BandInfo, CountingFile, Layer, read_bands
 from nearline.coverage._netcdf import write_netcdf
 from nearline.coverage._samples import Samples, lattice, sample_points
@@ -46,6 +46,7 @@ __all__ = [
     "choose_bands",
     "coveragejson",
     "lattice",
+    "named_crs",
     "native_target",
     "read_bands",
     "read_subset",

@@ -128,8 +128,10 @@ def _plain(value: Any) -> Any:
 
 def band_info(name: str, dataset: Any) -> BandInfo:
     """A band's :class:`BandInfo` from its open h5py dataset."""
-    attrs = {
-        key: _plain(value) for key, value in dataset.attrs.items() if key not in HIDDEN_ATTRIBUTES
+    attrs = {  # the hidden ones are never read: netCDF's dimension lists are slow to
+        key: _plain(dataset.attrs[key])  # (object references)
+        for key in dataset.attrs
+        if key not in HIDDEN_ATTRIBUTES
     }
     fill = attrs.pop("_FillValue", None)
     return BandInfo(
@@ -142,7 +144,9 @@ def band_info(name: str, dataset: Any) -> BandInfo:
     )
 
 
-def read_bands(layer: Layer, grid: Grid) -> dict[str, BandInfo]:
+def read_bands(
+    layer: Layer, grid: Grid, wanted: Iterable[str] | None = None
+) -> dict[str, BandInfo]:
     """The bands of ``layer``: its variables on ``grid`` (``Grid.holds``), in file order.
 
     Parameters
@@ -151,15 +155,21 @@ def read_bands(layer: Layer, grid: Grid) -> dict[str, BandInfo]:
         The file.
     grid
         Its collection's grid.
+    wanted
+        Only these of them, in this order (None: all). A band's attributes are what reading
+        it costs, a dozen bands' some milliseconds, so a request looks only at those it asks
+        for.
     """
     import h5py
 
     with _opened(layer) as (_, hdf5):
-        return {
-            name: band_info(name, dataset)
-            for name, dataset in hdf5.items()
-            if isinstance(dataset, h5py.Dataset) and grid.holds(dataset.shape)
-        }
+        names = list(hdf5) if wanted is None else [n for n in dict.fromkeys(wanted) if n in hdf5]
+        found = {}
+        for name in names:
+            dataset = hdf5[name]
+            if isinstance(dataset, h5py.Dataset) and grid.holds(dataset.shape):
+                found[name] = band_info(name, dataset)
+        return found
 
 
 def read_window(

@@ -72,7 +72,10 @@ def first_bands(
     """
     if not layers:
         raise CoverageError("no item of this collection lies in the time asked for")
-    return choose_bands(read_bands(layers[0], grid), wanted)
+    found = read_bands(layers[0], grid, wanted)
+    if wanted is None or (wanted and len(found) == len(set(wanted))):
+        return found
+    return choose_bands(read_bands(layers[0], grid), wanted)  # every band, for what to ask
 
 
 def check_limit(values: int, limit: int, what: str) -> None:

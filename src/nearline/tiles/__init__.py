@@ -21,7 +21,7 @@ from nearline.tiles._overviews import (
     level_grid,
     sweep_overviews,
 )
-from nearline.tiles._render import Drawn, draw, level_for
+from nearline.tiles._render import Drawn, Footprint, draw, encode, footprint, level_for
 from nearline.tiles._sources import Composite, NotAComposite, file_identity, ndvi
 from nearline.tiles._styles import NDVI_INDEX, STYLES, Style, UnknownStyle, drawable, style_of
 from nearline.tiles._tiles import OVERVIEW_BYTES, MapTiles
@@ -35,6 +35,7 @@ __all__ = [
     "TILE_SIZE",
     "Composite",
     "Drawn",
+    "Footprint",
     "MapTiles",
     "NotAComposite",
     "Overviews",
@@ -47,7 +48,9 @@ __all__ = [
     "check_tile",
     "draw",
     "drawable",
+    "encode",
     "file_identity",
+    "footprint",
     "level_for",
     "level_grid",
     "ndvi",

@@ -49,6 +49,64 @@ def level_for(overviews: Overviews, pixel: float) -> int:
     return min(overviews.levels, math.floor(math.log2(pixel / cell)))
 
 
+@dataclass(frozen=True)
+class Footprint:
+    """Where a tile's pixels fall on the overviews, before anything is read.
+
+    Parameters
+    ----------
+    level
+        The overview level the tile is sampled from (0: the composite's own cells).
+    cells
+        Each pixel's cell of that level (flat index; -1 beyond the grid's poles), as
+        (rows, columns) of the tile.
+    rows, cols
+        The window of that level holding every cell a pixel falls in (empty: none does).
+    """
+
+    level: int
+    cells: np.ndarray
+    rows: slice
+    cols: slice
+
+
+def footprint(overviews: Overviews, matrix_set: str, zoom: int, row: int, col: int) -> Footprint:
+    """Which level and window of ``overviews`` tile (``zoom``, ``row``, ``col``) of
+    ``matrix_set`` reads: what :func:`draw` reads, found without reading (a benchmark's
+    physical limit reads the same window straight from the store).
+
+    Parameters
+    ----------
+    overviews
+        The composite's pyramid.
+    matrix_set
+        ``WebMercatorQuad`` or ``WorldCRS84Quad``.
+    zoom, row, col
+        The tile.
+
+    Returns
+    -------
+    Footprint
+        The level, each pixel's cell and the window holding them.
+
+    Raises
+    ------
+    TileNotFound
+        No such tile in the set (or deeper than served).
+    """
+    tile = check_tile(matrix_set, zoom, row, col)
+    lon, lat = pixel_lonlat(matrix_set, tile, TILE_SIZE)
+    level = level_for(overviews, pixel_metres(lon, lat))
+    grid = level_grid(overviews.composite.grid, level)
+    cells = grid.cell_index(*np.meshgrid(lon, lat))  # -1 beyond the grid's poles
+    inside = cells >= 0
+    if not inside.any():
+        return Footprint(level, cells, slice(0, 0), slice(0, 0))
+    rows, cols = np.divmod(cells[inside], grid.width)
+    return Footprint(level, cells, slice(int(rows.min()), int(rows.max()) + 1),
+                     slice(int(cols.min()), int(cols.max()) + 1))  # fmt: skip
+
+
 def draw(
     overviews: Overviews, style: Style, matrix_set: str, zoom: int, row: int, col: int
 ) -> Drawn:
@@ -70,27 +128,31 @@ def draw(
     TileNotFound
         No such tile in the set (or deeper than served).
     """
-    tile = check_tile(matrix_set, zoom, row, col)
-    lon, lat = pixel_lonlat(matrix_set, tile, TILE_SIZE)
-    level = level_for(overviews, pixel_metres(lon, lat))
-    grid = level_grid(overviews.composite.grid, level)
-    cells = grid.cell_index(*np.meshgrid(lon, lat))  # -1 beyond the grid's poles
-    inside = cells >= 0
-    values = np.full(cells.shape, np.nan, dtype=np.float32)
-    window = (0, 0)
+    where = footprint(overviews, matrix_set, zoom, row, col)
+    inside = where.cells >= 0
+    values = np.full(where.cells.shape, np.nan, dtype=np.float32)
+    window = (where.rows.stop - where.rows.start, where.cols.stop - where.cols.start)
     if inside.any():
-        rows, cols = np.divmod(cells[inside], grid.width)
-        top, left = int(rows.min()), int(cols.min())
-        window = (int(rows.max()) - top + 1, int(cols.max()) - left + 1)
-        block = overviews.read(
-            style.band, level, slice(top, top + window[0]), slice(left, left + window[1])
-        )
-        values[inside] = block[rows - top, cols - left]
-    return Drawn(png=encode(style.paint(values)), level=level, window=window, values=values)
+        width = level_grid(overviews.composite.grid, where.level).width
+        rows, cols = np.divmod(where.cells[inside], width)
+        block = overviews.read(style.band, where.level, where.rows, where.cols)
+        values[inside] = block[rows - where.rows.start, cols - where.cols.start]
+    return Drawn(png=encode(style.paint(values)), level=where.level, window=window, values=values)
 
 
 def encode(rgba: np.ndarray) -> bytes:
-    """RGBA as PNG."""
+    """RGBA as PNG, as every tile is encoded (Pillow, compression level 6).
+
+    Parameters
+    ----------
+    rgba
+        (rows, columns, 4) uint8.
+
+    Returns
+    -------
+    bytes
+        The PNG.
+    """
     buffer = io.BytesIO()
     Image.fromarray(rgba, "RGBA").save(buffer, format="PNG", compress_level=6)
     return buffer.getvalue()
