@@ -4,16 +4,19 @@ ranged reads of the objects, only the chunks they need, and equal the file's cel
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 import rasterio
+from PIL import Image
 
 from nearline.grid import get_grid
 from nearline.testing.gridded import SCALE, cell_value, write_gridded
 from nearline.testing.s3server import SeaweedFS
+from nearline.tiles import MapTiles
 
 from ..live_service import LiveService, nearline
 
@@ -68,3 +71,21 @@ def test_a_bucketed_collections_box_and_series_read_only_their_chunks(served):
     values = series.json()["ranges"]["ndvi"]["values"]
     assert np.allclose(values, [cell_value(row, col, day) * SCALE for day in (0, 1)])
     assert int(series.headers["Nearline-Bytes-Read"]) < 0.05 * 2 * size
+
+
+def test_a_bucketed_composites_tiles_are_drawn_from_the_object(served, s3_server, s3_bucket,
+                                                                tmp_path):  # fmt: skip
+    live, _ = served
+    local = tmp_path / "from-the-bucket.nc"
+    s3_server.client().download_file(s3_bucket, f"grids/{DAYS[1]}.nc", str(local))
+    expected = MapTiles(tmp_path / "local-tiles").tile(local, "WebMercatorQuad", 2, 1, 2, "ndvi")
+    with live.client("alice") as client:
+        tile = client.get(f"/collections/{COLLECTION}/map/tiles/WebMercatorQuad/2/1/2",
+                          params={"band": "ndvi", "datetime": DAYS[1]})  # fmt: skip
+        document = client.get(f"/collections/{COLLECTION}").json()
+    assert tile.status_code == 200, tile.text
+    assert tile.headers["content-type"] == "image/png"
+    assert tile.content == expected  # the same pixels as drawn from the file on disk
+    with Image.open(io.BytesIO(tile.content)) as png:
+        assert (np.asarray(png.convert("RGBA"))[..., 3] > 0).sum() > 10_000  # it shows data
+    assert any(link["rel"].endswith("tilesets-map") for link in document["links"])

@@ -20,7 +20,8 @@ from fastapi.responses import Response
 
 from nearline.api._adapter import ERRORS, service_of
 from nearline.api._auth import require_reader, viewer
-from nearline.api._gridded import find_gridded
+from nearline.api._gridded import COMPOSITE_READER, GRIDDED_PROBE, READER, find_gridded
+from nearline.api._gridded import opener as open_item
 from nearline.api._stac import base_url, respond
 from nearline.api._tilesets import (
     PNG,
@@ -31,13 +32,17 @@ from nearline.api._tilesets import (
     tilesets_list,
 )
 from nearline.archive import Collection, Item, is_local, parse_search
-from nearline.errors import InvalidRequest
+from nearline.errors import InvalidRequest, ServiceError
+from nearline.orders import Service
 from nearline.tiles import (
     OVERVIEW_BYTES,
     MapTiles,
     NotAComposite,
+    Source,
     TileNotFound,
     check_tile,
+    local_source,
+    object_source,
     tile_matrix_set,
 )
 from nearline.units import parse_size
@@ -103,12 +108,13 @@ def gridded(request: Request, collection_id: str) -> Collection:
     return found.collection
 
 
-def composite_of(request: Request, collection: Collection, datetime: str | None) -> Path:
-    """The file of the collection's composite of ``datetime`` (the newest within it; none:
-    the newest of all); a 404 naming the collection's time span if there is none."""
+def composite_of(request: Request, collection: Collection, datetime: str | None) -> Source:
+    """The collection's composite of ``datetime`` (the newest within it; none: the newest of
+    all), where its file lies: on the service's disks or in a bucket; a 404 naming the
+    collection's time span if there is none."""
     query: dict[str, Any] = {
         "collections": [collection.id],
-        "limit": 1,
+        "limit": GRIDDED_PROBE,
         "sortby": [{"field": "properties.datetime", "direction": "desc"}],
     }
     if datetime is not None:
@@ -116,27 +122,35 @@ def composite_of(request: Request, collection: Collection, datetime: str | None)
     page = service_of(request).catalogue.search(
         parse_search(query, viewer=viewer(request), dates=True)
     )
-    if not page.items:
+    drawn = [item for item in page.items if item.properties.get(READER) == COMPOSITE_READER]
+    if not drawn:  # (an order's quicklooks lie beside its composites)
         _, start, end = collection.extent
         span = f"{start:%Y-%m-%d} to {end:%Y-%m-%d}" if start and end else "no days yet"
         raise TileNotFound(
             f"collection {collection.id!r} has no composite at {datetime}; it holds {span}"
         )
-    return _local_file(page.items[0])
+    return _source(service_of(request), drawn[0])
 
 
-def _local_file(item: Item) -> Path:
+def _source(service: Service, item: Item) -> Source:
     asset = item.assets.get("data")
-    if asset is None or not is_local(asset.location):
+    if asset is None:
+        raise NotAComposite(f"item {item.id!r} has no data file to draw tiles from")
+    if is_local(asset.location):
+        return local_source(Path(asset.location))
+    try:
+        opener = open_item(service, item)
+    except ServiceError:  # in a bundle: not read in place
         raise NotAComposite(
-            f"item {item.id!r} has no data file on the service's disks to draw tiles from"
-        )
-    return Path(asset.location)
+            f"item {item.id!r}'s file lies in an archive bundle, which tiles are not drawn "
+            "from in place; download it whole instead"
+        ) from None
+    return object_source(item.id, asset.location, asset.sha256 or asset.location, opener)
 
 
 def day_composite(
     request: Request, collection_id: str, datetime: str | None
-) -> tuple[Collection, Path]:
+) -> tuple[Collection, Source]:
     """What a tile, the legend or TileJSON asks for: the gridded collection (a 404 if the
     caller may not see it) and its composite of ``datetime``; a 400 for a parameter that is
     not ``band`` or ``datetime``."""
@@ -208,10 +222,10 @@ def build_router() -> APIRouter:
         band: Band = None,
         datetime: Datetime = None,
     ) -> Response:
-        found, path = day_composite(request, collection_id, datetime)
+        found, source = day_composite(request, collection_id, datetime)
         if tile_matrix_set_id != "WebMercatorQuad":
             raise TileNotFound("TileJSON describes WebMercatorQuad tiles only")
-        map_tiles(request).style(path, band)  # a 400 for a band it has not
+        map_tiles(request).style(source, band)  # a 400 for a band it has not
         query = {k: v for k, v in (("band", band), ("datetime", datetime)) if v is not None}
         return respond(tilejson(base_url(request), found.id, title_of(found), query))
 
@@ -223,9 +237,9 @@ def build_router() -> APIRouter:
     def collection_legend(
         collection_id: str, request: Request, band: Band = None, datetime: Datetime = None
     ) -> Response:
-        _, path = day_composite(request, collection_id, datetime)
+        _, source = day_composite(request, collection_id, datetime)
         tiles = map_tiles(request)
-        return respond({**tiles.legend(path, band), "bands": tiles.bands(path)})
+        return respond({**tiles.legend(source, band), "bands": tiles.bands(source)})
 
     @router.get(
         "/collections/{collection_id}/map/tiles/{tile_matrix_set_id}/{tile_matrix}/{tile_row}/{tile_col}",
@@ -245,9 +259,9 @@ def build_router() -> APIRouter:
         datetime: Datetime = None,
     ) -> Response:
         check_tile(tile_matrix_set_id, tile_matrix, tile_row, tile_col)  # 404 before any file
-        _, path = day_composite(request, collection_id, datetime)
+        _, source = day_composite(request, collection_id, datetime)
         png = map_tiles(request).tile(
-            path, tile_matrix_set_id, tile_matrix, tile_row, tile_col, band
+            source, tile_matrix_set_id, tile_matrix, tile_row, tile_col, band
         )
         return Response(png, media_type=PNG)
 

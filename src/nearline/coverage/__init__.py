@@ -8,7 +8,14 @@ from __future__ import annotations
 from nearline.coverage._covjson import MEDIA_TYPE as COVERAGEJSON
 from nearline.coverage._covjson import coveragejson, write_samples_netcdf
 from nearline.coverage._geotiff import named_crs, write_geotiff
-from nearline.coverage._layers import BandInfo, CountingFile, Layer, read_bands
+from nearline.coverage._layers import (
+    BandInfo,
+    CountingFile,
+    Layer,
+    read_attributes,
+    read_bands,
+    read_window,
+)
 from nearline.coverage._netcdf import write_netcdf
 from nearline.coverage._samples import Samples, lattice, sample_points
 from nearline.coverage._subset import (
@@ -48,8 +55,10 @@ __all__ = [
     "lattice",
     "named_crs",
     "native_target",
+    "read_attributes",
     "read_bands",
     "read_subset",
+    "read_window",
     "sample_points",
     "whole_grid",
     "window_target",

@@ -144,6 +144,20 @@ def band_info(name: str, dataset: Any) -> BandInfo:
     )
 
 
+def read_attributes(layer: Layer) -> dict[str, Any]:
+    """The file's global attributes, as plain values (text decoded).
+
+    Parameters
+    ----------
+    layer
+        The file.
+    """
+    with _opened(layer) as (_, hdf5):
+        return {
+            key: _plain(value) for key, value in hdf5.attrs.items() if key not in HIDDEN_ATTRIBUTES
+        }
+
+
 def read_bands(
     layer: Layer, grid: Grid, wanted: Iterable[str] | None = None
 ) -> dict[str, BandInfo]:

@@ -22,7 +22,15 @@ from nearline.tiles._overviews import (
     sweep_overviews,
 )
 from nearline.tiles._render import Drawn, Footprint, draw, encode, footprint, level_for
-from nearline.tiles._sources import Composite, NotAComposite, file_identity, ndvi
+from nearline.tiles._sources import (
+    Composite,
+    NotAComposite,
+    Source,
+    file_identity,
+    local_source,
+    ndvi,
+    object_source,
+)
 from nearline.tiles._styles import NDVI_INDEX, STYLES, Style, UnknownStyle, drawable, style_of
 from nearline.tiles._tiles import OVERVIEW_BYTES, MapTiles
 
@@ -40,6 +48,7 @@ __all__ = [
     "NotAComposite",
     "Overviews",
     "OverviewsGone",
+    "Source",
     "Style",
     "TileCache",
     "TileNotFound",
@@ -53,7 +62,9 @@ __all__ = [
     "footprint",
     "level_for",
     "level_grid",
+    "local_source",
     "ndvi",
+    "object_source",
     "pixel_lonlat",
     "style_of",
     "sweep_overviews",

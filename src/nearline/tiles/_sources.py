@@ -1,26 +1,35 @@
-"""A composite file as the tiles read it: its grid, its bands in physical values (CF packing
+"""A composite as the tiles read it: its grid, its bands in physical values (CF packing
 undone, fill values NaN), and the NDVI index from its red and near-infrared bands, found by
-the wavelengths their ``long_name`` gives (``channel 1 (0.63 um) reflectance``)."""
+the wavelengths their ``long_name`` gives (``channel 1 (0.63 um) reflectance``).
+
+It is read through the coverage's reader (``nearline.coverage``: h5py on a file object, only
+the chunks a window needs), so a composite is drawn wherever the coverage reads one: a file
+on the service's disks, or an object in a bucket by ranged reads (:class:`Source`).
+"""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from hashlib import sha256
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
-from nearline.errors import NotFound
+from nearline.coverage import BandInfo, Layer, read_attributes, read_bands, read_window
+from nearline.errors import NearlineError, NotFound
 from nearline.grid import Grid, get_grid
-from nearline.hdf_lock import HDF_LOCK
 from nearline.tiles._styles import NDVI_INDEX
 
 PRODUCT = "nearline-composite"
 WAVELENGTH = re.compile(r"\(([0-9.]+)\s*um\)")
 RED = (0.6, 0.7)  # micrometres: AVHRR channel 1 is 0.58-0.68, centred on 0.63
 NEAR_INFRARED = (0.7, 1.1)  # channel 2 is 0.725-1.0, centred on 0.86
+UNDATED = datetime(1970, 1, 1, tzinfo=UTC)  # a layer's period, which drawing never reads
 
 
 class NotAComposite(NotFound):
@@ -30,72 +39,121 @@ class NotAComposite(NotFound):
 
 
 @dataclass(frozen=True)
-class Composite:
-    """One composite file: where it is, what it holds and who it is.
+class Source:
+    """Where a composite's bytes are and who it is.
 
     Parameters
     ----------
-    path
-        The netCDF-4 file.
+    name
+        What messages call it (the file's or the item's name).
+    identity
+        ``NAME-STATE`` (see :func:`file_identity`): the same for the same bytes, another
+        when they change, so nothing made from old bytes is served for new ones.
+    open
+        Opens the bytes for reading (a new binary file object each call).
+    """
+
+    name: str
+    identity: str
+    open: Callable[[], BinaryIO]
+
+
+def local_source(path: Path) -> Source:
+    """A composite file on this machine's disks as a :class:`Source`.
+
+    Raises
+    ------
+    NotAComposite
+        The file is not there.
+    """
+    try:
+        identity = file_identity(path)
+    except OSError:
+        raise NotAComposite(f"{Path(path).name} cannot be read as a composite") from None
+    return Source(Path(path).name, identity, lambda: open(path, "rb"))
+
+
+def object_source(name: str, location: str, checksum: str,
+                  opener: Callable[[], BinaryIO]) -> Source:  # fmt: skip
+    """An object in a bucket as a :class:`Source`, its identity made of its URL and the
+    checksum the catalogue keeps for it (a new object under the same URL has another).
+
+    Parameters
+    ----------
+    name
+        The item's name.
+    location
+        The object's URL.
+    checksum
+        Its SHA-256 (or any text that changes with its bytes).
+    opener
+        Opens it for ranged reads.
+    """
+    url = sha256(location.encode()).hexdigest()[:16]
+    return Source(name, f"{url}-{sha256(checksum.encode()).hexdigest()[:16]}", opener)
+
+
+@dataclass(frozen=True)
+class Composite:
+    """One composite: where it is, what it holds and who it is.
+
+    Parameters
+    ----------
+    source
+        Its bytes and identity.
     grid
         Its grid (the ``grid`` attribute, by ``nearline.grid.get_grid``'s name).
     bands
-        Its 2-D band variables, in file order.
+        Its bands (the variables on the grid), in file order, as the coverage reads them.
     red, near_infrared
         The bands the NDVI index is made of (None: the file has no such pair).
-    identity
-        A digest of the file's path, size, change time and inode: a composite written again
-        (re-ingested, or replaced in place) has another, so nothing made from the old one is
-        served for it.
     """
 
-    path: Path
+    source: Source
     grid: Grid
-    bands: tuple[str, ...]
+    bands: dict[str, BandInfo]
     red: str | None
     near_infrared: str | None
-    identity: str
+
+    @property
+    def identity(self) -> str:
+        return self.source.identity
 
     @classmethod
-    def open(cls, path: Path) -> Composite:
+    def open(cls, source: Source | Path) -> Composite:
         """Read a composite's description (not its data).
 
         Parameters
         ----------
-        path
-            A composite nearline wrote (product attribute ``nearline-composite``).
+        source
+            A composite nearline wrote (product attribute ``nearline-composite``), or its
+            path.
 
         Raises
         ------
         NotAComposite
             Missing, unreadable, or another kind of file.
         """
-        import netCDF4
-
+        if not isinstance(source, Source):
+            source = local_source(source)
+        layer = Layer(source.name, UNDATED, UNDATED, source.open)
         try:
-            identity = file_identity(path)
-            with HDF_LOCK, netCDF4.Dataset(path) as dataset:
-                if getattr(dataset, "product", None) != PRODUCT:
-                    raise NotAComposite(f"{path.name} is not a nearline composite")
-                grid = get_grid(str(dataset.grid))
-                bands = tuple(
-                    name
-                    for name, variable in dataset.variables.items()
-                    if variable.dimensions == ("y", "x")
-                )
-                wavelengths = {
-                    name: _wavelength(getattr(dataset.variables[name], "long_name", ""))
-                    for name in bands
-                }
-        except OSError:
-            raise NotAComposite(f"{path.name} cannot be read as a composite") from None
+            attributes = read_attributes(layer)
+            if attributes.get("product") != PRODUCT:
+                raise NotAComposite(f"{source.name} is not a nearline composite")
+            grid = get_grid(str(attributes.get("grid")))
+            bands = read_bands(layer, grid)
+        except (OSError, NearlineError) as error:
+            if isinstance(error, NotAComposite):
+                raise
+            raise NotAComposite(f"{source.name} cannot be read as a composite") from None
+        wavelengths = {name: _wavelength(info.long_name) for name, info in bands.items()}
         return cls(
-            path=path,
+            source=source,
             grid=grid,
             bands=bands,
             red=_within(wavelengths, RED),
             near_infrared=_within(wavelengths, NEAR_INFRARED),
-            identity=identity,
         )
 
     @property
@@ -114,14 +172,14 @@ class Composite:
         rows, cols
             The window, as slices of the grid's rows and columns.
         """
-        import netCDF4
-
-        with HDF_LOCK, netCDF4.Dataset(self.path) as dataset:
-            if band != NDVI_INDEX:
-                return _physical(dataset.variables[band][rows, cols])
-            red = _physical(dataset.variables[self.red][rows, cols])
-            nir = _physical(dataset.variables[self.near_infrared][rows, cols])
-        return ndvi(red, nir)
+        names = [band] if band != NDVI_INDEX else [self.red, self.near_infrared]
+        layer = Layer(self.source.name, UNDATED, UNDATED, self.source.open)
+        stored, _ = read_window(layer, names, rows, cols, self.grid)
+        values = {name: self.bands[name].physical(stored[name]).astype(np.float32)
+                  for name in names}  # fmt: skip
+        if band != NDVI_INDEX:
+            return values[band]
+        return ndvi(values[self.red], values[self.near_infrared])
 
 
 def file_identity(path: Path) -> str:
@@ -152,10 +210,6 @@ def ndvi(red: np.ndarray, nir: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         index = (nir - red) / (nir + red)
     return np.where(np.isfinite(index), index, np.nan).astype(np.float32)
-
-
-def _physical(values: np.ma.MaskedArray) -> np.ndarray:
-    return np.ma.filled(np.ma.asarray(values).astype(np.float32), np.nan)
 
 
 def _wavelength(long_name: str) -> float | None:

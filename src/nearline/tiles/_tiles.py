@@ -11,7 +11,7 @@ from nearline.tiles._cache import TileCache
 from nearline.tiles._matrices import check_tile
 from nearline.tiles._overviews import Overviews, OverviewsGone, sweep_overviews
 from nearline.tiles._render import Drawn, draw
-from nearline.tiles._sources import Composite, NotAComposite, earlier_states, file_identity
+from nearline.tiles._sources import Composite, Source, earlier_states, local_source
 from nearline.tiles._styles import Style, drawable, style_of
 
 CACHE_BYTES = 512 * 2**20
@@ -42,29 +42,29 @@ class MapTiles:
         self.overview_bytes = overview_bytes
         self._open: dict[str, tuple[Composite, Overviews | None]] = {}
 
-    def composite(self, path: Path) -> Composite:
-        """The composite at ``path`` (:class:`NotAComposite` if it is none)."""
-        return self._entry(path)[0]
+    def composite(self, source: Source | Path) -> Composite:
+        """The composite ``source`` (:class:`NotAComposite` if it is none)."""
+        return self._entry(source)[0]
 
-    def bands(self, path: Path) -> list[str]:
-        """What the tiles of the composite at ``path`` can show: the NDVI index (when it has
+    def bands(self, source: Source | Path) -> list[str]:
+        """What the tiles of the composite ``source`` can show: the NDVI index (when it has
         red and near-infrared bands) and its bands that have a colour ramp."""
-        composite = self.composite(path)
+        composite = self.composite(source)
         return drawable(list(composite.bands), has_index=composite.has_index)
 
-    def style(self, path: Path, band: str | None) -> Style:
-        """The colouring of ``band`` (None: the NDVI index) in the composite at ``path``."""
-        return style_of(band, self.bands(path))
+    def style(self, source: Source | Path, band: str | None) -> Style:
+        """The colouring of ``band`` (None: the NDVI index) in the composite ``source``."""
+        return style_of(band, self.bands(source))
 
-    def legend(self, path: Path, band: str | None) -> dict[str, Any]:
+    def legend(self, source: Source | Path, band: str | None) -> dict[str, Any]:
         """The legend of ``band``'s tiles, as JSON."""
-        return self.style(path, band).legend()
+        return self.style(source, band).legend()
 
-    def overviews(self, path: Path) -> Overviews:
+    def overviews(self, source: Source | Path) -> Overviews:
         """The composite's overviews, made on first use."""
-        composite, overviews = self._entry(path)
+        composite, overviews = self._entry(source)
         if overviews is None:
-            overviews = Overviews(composite, self.folder / "overviews", self.bands(path))
+            overviews = Overviews(composite, self.folder / "overviews", self.bands(source))
             overviews.mark_used()
             self._open[composite.identity] = (composite, overviews)
             held = [kept.path for _, kept in self._open.values() if kept is not None]
@@ -72,14 +72,20 @@ class MapTiles:
         return overviews
 
     def tile(
-        self, path: Path, matrix_set: str, zoom: int, row: int, col: int, band: str | None = None
+        self,
+        source: Source | Path,
+        matrix_set: str,
+        zoom: int,
+        row: int,
+        col: int,
+        band: str | None = None,
     ) -> bytes:
-        """A PNG tile of the composite at ``path``, from the cache if it was drawn before.
+        """A PNG tile of the composite ``source``, from the cache if it was drawn before.
 
         Parameters
         ----------
-        path
-            The composite file.
+        source
+            The composite: where its bytes are (:class:`Source`), or its file's path.
         matrix_set
             ``WebMercatorQuad`` or ``WorldCRS84Quad``.
         zoom, row, col
@@ -97,37 +103,42 @@ class MapTiles:
             The file is not a composite (a 404).
         """
         check_tile(matrix_set, zoom, row, col)
-        style = self.style(path, band)
-        identity = self.composite(path).identity
+        style = self.style(source, band)
+        identity = self.composite(source).identity
         key = (identity, matrix_set, style.band, str(zoom), str(row), str(col))
         png = self.cache.get(key)
         if png is None:
-            png = self.draw(path, matrix_set, zoom, row, col, band).png
+            png = self.draw(source, matrix_set, zoom, row, col, band).png
             self.cache.put(key, png)
         return png
 
     def draw(
-        self, path: Path, matrix_set: str, zoom: int, row: int, col: int, band: str | None = None
+        self,
+        source: Source | Path,
+        matrix_set: str,
+        zoom: int,
+        row: int,
+        col: int,
+        band: str | None = None,
     ) -> Drawn:
         """Draw a tile afresh (no cache): :meth:`tile`'s parameters, with what it read. If
         another server swept the overviews while they were read, they are made again."""
-        style = self.style(path, band)
+        style = self.style(source, band)
         try:
-            return draw(self.overviews(path), style, matrix_set, zoom, row, col)
+            return draw(self.overviews(source), style, matrix_set, zoom, row, col)
         except OverviewsGone:
-            composite = self.composite(path)
+            composite = self.composite(source)
             self._open[composite.identity] = (composite, None)
-            return draw(self.overviews(path), style, matrix_set, zoom, row, col)
+            return draw(self.overviews(source), style, matrix_set, zoom, row, col)
 
-    def _entry(self, path: Path) -> tuple[Composite, Overviews | None]:
-        try:
-            identity = file_identity(path)
-        except OSError:
-            raise NotAComposite(f"{Path(path).name} cannot be read as a composite") from None
+    def _entry(self, source: Source | Path) -> tuple[Composite, Overviews | None]:
+        if not isinstance(source, Source):
+            source = local_source(source)
+        identity = source.identity
         if identity not in self._open:
             if len(self._open) >= KEPT_OPEN:
                 self._open.pop(next(iter(self._open)))
-            self._open[identity] = (Composite.open(path), None)
+            self._open[identity] = (Composite.open(source), None)
             if self.cache.folder.is_dir():  # tiles of the file before it was written again
                 for stale in earlier_states(self.cache.folder, identity):
                     shutil.rmtree(stale, ignore_errors=True)
