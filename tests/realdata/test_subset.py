@@ -27,22 +27,26 @@ def test_the_fdr_is_cut_to_a_box_and_keeps_its_coordinates(real_file, tmp_path):
     touching = np.flatnonzero(
         ((lat >= 19) & (lat <= 20.6) & (lon >= -134.28) & (lon <= -120)).any(1)
     )
-    result = subset_granule(source, tmp_path, {"bbox": bbox,
-                                               "variables": ["brightness_temperature_channel_4"]})  # fmt: skip
+    result = subset_granule(
+        source, tmp_path, {"bbox": bbox, "variables": ["brightness_temperature_channel_4"]}
+    )
     assert (result.first, result.stop) == (touching[0], touching[-1] + 1) == (0, 7)
     with xr.open_dataset(result.path) as cut:
-        assert sorted(cut.variables) == sorted(["acq_time", "brightness_temperature_channel_4",
-                                                "latitude", "longitude", "x", "y"])  # fmt: skip
+        assert sorted(cut.variables) == sorted(
+            ["acq_time", "brightness_temperature_channel_4", "latitude", "longitude", "x", "y"]
+        )
         np.testing.assert_array_equal(cut["brightness_temperature_channel_4"].values, bt4[0:7])
         np.testing.assert_array_equal(cut["latitude"].values, lat[0:7])
         assert cut.attrs["time_coverage_start"] == "19810330T042358Z"
         assert cut.attrs["time_coverage_end"] == "19810330T042401Z"
         assert cut.attrs["geospatial_lat_max"] == pytest.approx(float(np.nanmax(lat[0:7])))
     with open_granule(result.path) as granule:  # one channel: a CF swath, no longer the FDR
-        assert granule.reader == "cf-netcdf" and granule.n_lines == 7
+        assert granule.reader == "cf-netcdf"
+        assert granule.n_lines == 7
     whole_lines = subset_granule(source, tmp_path / "all.nc", {"bbox": bbox})
     with open_granule(whole_lines.path) as granule:  # every variable: still the FDR
-        assert granule.reader == "avhrr-l1c" and granule.n_lines == 7
+        assert granule.reader == "avhrr-l1c"
+        assert granule.n_lines == 7
 
 
 def test_vgac_is_cut_to_a_window_with_its_time_origin(real_file, tmp_path):
@@ -76,10 +80,12 @@ def test_mod04_is_cut_by_scans_with_its_metadata(real_file, tmp_path):
         rows = slice(result.first, result.stop)
         for name in ("Latitude", "Optical_Depth_Land_And_Ocean", "Scan_Start_Time"):
             np.testing.assert_array_equal(cut.select(name)[:], src.select(name)[:][rows])
-        np.testing.assert_array_equal(cut.select("Mean_Reflectance_Land")[:],
-                                      src.select("Mean_Reflectance_Land")[:][:, rows])  # fmt: skip
-        np.testing.assert_array_equal(cut.select("Quality_Assurance_Land")[:],
-                                      src.select("Quality_Assurance_Land")[:][rows])  # fmt: skip
+        np.testing.assert_array_equal(
+            cut.select("Mean_Reflectance_Land")[:], src.select("Mean_Reflectance_Land")[:][:, rows]
+        )
+        np.testing.assert_array_equal(
+            cut.select("Quality_Assurance_Land")[:], src.select("Quality_Assurance_Land")[:][rows]
+        )
         assert sorted(cut.datasets()) == sorted(src.datasets())
         assert cut.attributes()["Number_of_Instrument_Scans"] == result.stop - result.first
         core = cut.attributes()["CoreMetadata.0"]

@@ -74,8 +74,9 @@ def test_a_box_keeps_exactly_the_rows_with_a_pixel_in_it(granule, source, tmp_pa
             opened.start_time
             == datetime(2012, 12, 12, tzinfo=UTC) + (block.times[first] - block.times[0]).item()
         )
-        np.testing.assert_array_equal(opened.read(0, opened.n_lines).counts,
-                                      block.counts[:, first:stop])  # fmt: skip
+        np.testing.assert_array_equal(
+            opened.read(0, opened.n_lines).counts, block.counts[:, first:stop]
+        )
 
 
 def test_variables_and_a_window_keep_what_they_need(granule, tmp_path):
@@ -117,7 +118,7 @@ def test_klm_level1b_keeps_header_and_records_and_reads_back(granule, source, tm
     assert list(reader.scans["scan_line_number"]) == list(range(1, stop - first + 1))
     start = block.times[first].astype("datetime64[ms]").astype(datetime)
     assert reader.head["data_set_name"].decode().startswith(f"NSS.GHRR.NP.D12347.S{start:%H%M}.E")
-    with pytest.raises(SubsetError, match="whole\\s+records are kept"):
+    with pytest.raises(SubsetError, match=r"whole\s+records are kept"):
         subset_granule(l1b, tmp_path / "no", {"variables": ["counts"]})
     assert not (tmp_path / "no").exists()
 
@@ -128,14 +129,18 @@ def test_modis_is_cut_by_whole_scans_at_every_resolution(modis, tmp_path):
     result = subset_granule(
         modis, tmp_path, {"datetime": "2012-12-12T09:10:05Z/2012-12-12T09:10:10Z"}
     )
-    assert result.path.name == modis.stem + ".hdf" and result.path.parent == tmp_path
+    assert result.path.name == modis.stem + ".hdf"
+    assert result.path.parent == tmp_path
     assert (result.first % 2, result.stop % 2) == (0, 0)  # 5 km rows, two a scan
     scans = slice(result.first // 2, result.stop // 2)
     src, cut = SD(str(modis)), SD(str(result.path))
     try:
-        for name, per_scan in (("Latitude", 2), ("Water_Vapor_Infrared", 2),
-                               ("Water_Vapor_Near_Infrared", 10),
-                               ("Quality_Assurance_Near_Infrared", 10)):  # fmt: skip
+        for name, per_scan in (
+            ("Latitude", 2),
+            ("Water_Vapor_Infrared", 2),
+            ("Water_Vapor_Near_Infrared", 10),
+            ("Quality_Assurance_Near_Infrared", 10),
+        ):
             rows = slice(scans.start * per_scan, scans.stop * per_scan)
             np.testing.assert_array_equal(cut.select(name)[:], src.select(name)[:][rows])
             assert cut.select(name).attributes() == src.select(name).attributes()
@@ -151,7 +156,7 @@ def test_modis_is_cut_by_whole_scans_at_every_resolution(modis, tmp_path):
     with open_granule(result.path) as opened:
         assert opened.n_lines == 10 * (scans.stop - scans.start)
         assert opened.start_time == result.start
-        lon, lat = opened.read_lonlat("1km")
+        lon, _lat = opened.read_lonlat("1km")
         assert lon.shape == (opened.n_lines, 1354)
     from satpy import Scene
 
@@ -160,8 +165,11 @@ def test_modis_is_cut_by_whole_scans_at_every_resolution(modis, tmp_path):
         scene = Scene(filenames=[str(result.path)], reader="modis_l2")
         scene.load(["water_vapor_infrared"])
         with open_granule(result.path) as opened:
-            np.testing.assert_allclose(scene["water_vapor_infrared"].values,
-                                       opened.read_field("Water_Vapor_Infrared"), rtol=1e-6)  # fmt: skip
+            np.testing.assert_allclose(
+                scene["water_vapor_infrared"].values,
+                opened.read_field("Water_Vapor_Infrared"),
+                rtol=1e-6,
+            )
 
 
 def test_modis_variables_keep_the_geolocation_and_drop_other_fields(modis, tmp_path):
@@ -172,8 +180,10 @@ def test_modis_variables_keep_the_geolocation_and_drop_other_fields(modis, tmp_p
     try:
         assert sorted(cut.datasets()) == ["Latitude", "Longitude", "Solar_Zenith"]
         struct = cut.attributes()["StructMetadata.0"]
-        assert 'DataFieldName="Solar_Zenith"' in struct and "Water_Vapor" not in struct
-        assert "OBJECT=DataField_1\n" in struct and "DataField_2" not in struct
+        assert 'DataFieldName="Solar_Zenith"' in struct
+        assert "Water_Vapor" not in struct
+        assert "OBJECT=DataField_1\n" in struct
+        assert "DataField_2" not in struct
     finally:
         cut.end()
 
@@ -193,13 +203,16 @@ def test_tai93_is_taken_to_utc_with_the_leap_seconds():
         ({"variables": ["no_such"]}, SubsetError, "has no variable 'no_such'; it holds channel"),
         ({"bbox": [10, 50, 20, 40]}, SubsetError, "is reversed: south (50.0) lies north of north"),
         ({"bbox": [10, 40, 200, 50]}, SubsetError, "longitudes must lie in -180..180"),
-        ({"datetime": "2012-12-13T00:00:00Z/2012-12-14T00:00:00Z"}, SubsetEmpty,
-         "no scan line lies in the window 2012-12-13T00:00:00Z/2012-12-14T00:00:00Z"),
+        (
+            {"datetime": "2012-12-13T00:00:00Z/2012-12-14T00:00:00Z"},
+            SubsetEmpty,
+            "no scan line lies in the window 2012-12-13T00:00:00Z/2012-12-14T00:00:00Z",
+        ),
         ({"datetime": "2012-12-13T00:00:00Z/2012-12-12T00:00:00Z"}, SubsetError, "is reversed"),
         ({"bbox": [0, 0, 10, 10]}, SubsetEmpty, "no pixel lies in the bbox [0.0, 0.0, 10.0, 10.0]"),
         ({"box": [0, 0, 10, 10]}, SubsetError, "unknown key 'box'"),
     ],
-)  # fmt: skip
+)
 def test_bad_requests_are_typed_errors_and_leave_no_file(granule, tmp_path, request_, error, words):
     with pytest.raises(error) as raised:
         subset_granule(granule, tmp_path, request_)
@@ -216,7 +229,11 @@ def test_a_request_round_trips_through_its_json_form():
         }
     )
     assert request.variables == ("a", "b")
-    assert request.start == datetime(2012, 12, 12, tzinfo=UTC) and request.end is None
-    assert request.to_dict() == {"variables": ["a", "b"], "bbox": [170.0, -10.0, -170.0, 10.0],
-                                 "datetime": "2012-12-12T00:00:00Z/.."}  # fmt: skip
+    assert request.start == datetime(2012, 12, 12, tzinfo=UTC)
+    assert request.end is None
+    assert request.to_dict() == {
+        "variables": ["a", "b"],
+        "bbox": [170.0, -10.0, -170.0, 10.0],
+        "datetime": "2012-12-12T00:00:00Z/..",
+    }
     assert SubsetRequest.from_dict(request.to_dict()) == request
