@@ -61,7 +61,8 @@ def test_bad_requests_are_refused_or_fail_naming_the_cause(live, ingested):
     assert response.status_code == 400
     assert "takes granules of any collection: name them" in response.json()["detail"]
     response = _order(live, {"inputs": {"granules": ids, "bbox": [1, 2, 3]}})
-    assert response.status_code == 400 and "bbox" in response.json()["detail"]
+    assert response.status_code == 400
+    assert "bbox" in response.json()["detail"]
     for inputs, words in (
         ({"bbox": [10, 50, 20, 40]}, "is reversed: south (50.0) lies north of north"),
         ({"variables": ["nope"]}, "has no variable 'nope'"),

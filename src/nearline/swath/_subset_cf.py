@@ -25,7 +25,7 @@ import numpy as np
 from nearline.errors import SubsetError
 from nearline.swath._cf_conventions import latitude_longitude, values
 from nearline.swath._cf_time import decode_times, time_units
-from nearline.swath._subset import SubsetRequest, SubsetResult, as_datetime, row_span
+from nearline.swath._subset_request import SubsetRequest, SubsetResult, as_datetime, row_span
 from nearline.swath.netcdf_granule import PRODUCT as NEARLINE_PRODUCT
 
 NAME_ATTRIBUTES = ("coordinates", "bounds", "ancillary_variables", "grid_mapping")

@@ -33,7 +33,7 @@ import numpy as np
 from nearline.errors import SubsetError
 from nearline.swath._gac_klm import ARS_HEADER, DAY_COUNT_EPOCH
 from nearline.swath._l1b import POD_TBM_HEADER, identify, layout
-from nearline.swath._subset import SubsetRequest, SubsetResult, as_datetime, row_span
+from nearline.swath._subset_request import SubsetRequest, SubsetResult, as_datetime, row_span
 
 _NAME_TIMES = re.compile(r"\.D\d{5}\.S\d{4}\.E\d{4}")
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from nearline.errors import GranuleError, SubsetError
 from nearline.swath._modis_ecs import ecs_time, metadata_text, open_sd
-from nearline.swath._subset import SubsetRequest, SubsetResult, as_datetime, row_span
+from nearline.swath._subset_request import SubsetRequest, SubsetResult, as_datetime, row_span
 
 GEOLOCATION = ("Latitude", "Longitude", "Scan_Start_Time")
 LINES_PER_SCAN = 10  # 1 km lines
