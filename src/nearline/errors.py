@@ -185,6 +185,16 @@ class CoverageTooLarge(TooLarge):
     and how to ask for less."""
 
 
+class SubsetError(InvalidRequest):
+    """A swath subset cannot be made as asked (an unknown variable, a reversed box or window,
+    a format without scan lines): names the part and what would do. A 400 through the service."""
+
+
+class SubsetEmpty(SubsetError):
+    """No scan line of the granule lies in the subset's box and time window: nothing is
+    written (never an empty file that looks complete)."""
+
+
 class SearchError(InvalidRequest):
     """A catalogue search parameter cannot be used (names the parameter and what it wants)."""
 

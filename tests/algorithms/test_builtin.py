@@ -29,7 +29,7 @@ from .conftest import adder_manifest, write_package
 
 @pytest.fixture(scope="module")
 def manifest():
-    (package,) = builtin_algorithms()
+    package = next(path for path in builtin_algorithms() if path.name == "pathfinder")
     return read_manifest(package)
 
 
@@ -92,7 +92,7 @@ for name in dir(_footprints):
 def test_a_run_in_the_sandbox_makes_the_composite_and_its_quicklook(registry, tmp_path):
     from PIL import Image
 
-    (package,) = builtin_algorithms()
+    package = next(path for path in builtin_algorithms() if path.name == "pathfinder")
     algorithm = registry.ensure_builtin(package, owner="nearline")
     granules = sorted(synthesize_day("2012-12-12", 2, tmp_path / "archive", lines_per_orbit=900))
     # an unsandboxed run compiles nearline's kernels into its __pycache__ folders

@@ -23,6 +23,9 @@ JOB_VARIABLE = "NEARLINE_JOB"
 """The environment variable that gives a running command the path of its ``job.json``."""
 
 
+ANY_COLLECTION = "*"  # an input taking granules of any collection the order names
+
+
 @dataclass(frozen=True)
 class InputSpec:
     """A data input of an algorithm: granules of one collection.
@@ -34,7 +37,8 @@ class InputSpec:
     name
         The input's name in ``job.json`` and in the OGC process description.
     collection
-        The catalogue collection its granules come from.
+        The catalogue collection its granules come from; ``"*"`` (:data:`ANY_COLLECTION`):
+        whichever collections the order names (a tool for any granule, such as ``subset``).
     min_count
         Granules a run takes at least.
     max_count
@@ -48,6 +52,11 @@ class InputSpec:
     min_count: int = 1
     max_count: int | None = None
     description: str = ""
+
+    @property
+    def any_collection(self) -> bool:
+        """Whether the input takes granules of whichever collections an order names."""
+        return self.collection == ANY_COLLECTION
 
 
 @dataclass(frozen=True)

@@ -59,16 +59,19 @@ def manifest_to_process(manifest: Manifest) -> dict[str, Any]:
 
 def _data_input(spec: InputSpec) -> dict[str, Any]:
     most = "no maximum" if spec.max_count is None else f"at most {spec.max_count}"
-    collections = {
+    collections: dict[str, Any] = {
         "type": "array",
         "items": {"type": "string", "enum": [spec.collection]},
         "minItems": 1,
         "maxItems": 1,
         "default": [spec.collection],
     }
+    if spec.any_collection:  # granules of whichever collections the order names
+        collections = {"type": "array", "items": {"type": "string"}, "minItems": 1}
     by_search = {
         "type": "object",
         "title": "granules found by a search",
+        **({"required": ["collections"]} if spec.any_collection else {}),
         "properties": {
             "collections": collections,
             "bbox": {
@@ -90,14 +93,15 @@ def _data_input(spec: InputSpec) -> dict[str, Any]:
     by_id = {
         "type": "object",
         "title": "granules named by item id",
-        "required": ["ids"],
+        "required": ["collections", "ids"] if spec.any_collection else ["ids"],
         "properties": {
             "collections": collections,
             "ids": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         },
         "additionalProperties": False,
     }
-    description = spec.description or f"granules of the collection {spec.collection}"
+    whose = "any collection the order names" if spec.any_collection else spec.collection
+    description = spec.description or f"granules of the collection {whose}"
     return {
         "title": spec.name,
         "description": f"{description} ({spec.min_count} or more per run, {most}; an order over "

@@ -55,7 +55,8 @@ INPUT = {
             "type": "string",
             "minLength": 1,
             "maxLength": 256,
-            "expected": "the id of the catalogue collection the granules come from",
+            "expected": "the id of the catalogue collection the granules come from, or '*' "
+            "for whichever collections an order names",
         },
         "min": {
             "type": "integer",

@@ -79,8 +79,8 @@ def find_inputs(spec: InputSpec, value: Any, *, catalogue: Catalogue, owner: str
             f'{{"collections": ["{spec.collection}"], "bbox": [...], "datetime": "..."}} '
             'or {"ids": [...]}'
         )
-    collections = value.get("collections", [spec.collection])
-    if collections != [spec.collection]:
+    collections = _collections(spec, value)
+    if not spec.any_collection and collections != [spec.collection]:
         raise OrderError(
             f"input {spec.name} takes granules of collection {spec.collection!r}; "
             f"got collections {collections!r}"
@@ -94,10 +94,29 @@ def find_inputs(spec: InputSpec, value: Any, *, catalogue: Catalogue, owner: str
             f"input {spec.name}: unknown key {unknown[0]!r}; use ids, bbox, datetime, intersects"
         )
     try:
-        search = parse_search({**query, "collections": [spec.collection]}, viewer=owner, dates=True)
+        search = parse_search({**query, "collections": collections}, viewer=owner, dates=True)
     except InvalidRequest as error:
         raise OrderError(f"input {spec.name}: {error}") from None
     return list(_all_pages(catalogue, search, spec.name))
+
+
+def _collections(spec: InputSpec, value: Mapping[str, Any]) -> list[Any]:
+    """The collections a data input searches: its own, or for an input of any collection
+    (``"*"``) those the order names, which it must."""
+    if not spec.any_collection:
+        return list(value.get("collections", [spec.collection]))
+    named = value.get("collections")
+    if (
+        not isinstance(named, list)
+        or not named
+        or not all(isinstance(name, str) and name for name in named)
+    ):
+        raise OrderError(
+            f"input {spec.name} takes granules of any collection: name them, as "
+            '{"collections": ["avhrr-gac"], "bbox": [...], "datetime": "..."} or '
+            '{"collections": ["avhrr-gac"], "ids": [...]}'
+        )
+    return named
 
 
 def _all_pages(catalogue: Catalogue, search: Search, name: str) -> list[Item]:

@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # what __getattr__ imports on first use, visible to type chec
         package_folder,
     )
     from nearline.swath._modis_synth import synthesize_modis_day
+    from nearline.swath._subset import SubsetRequest, SubsetResult, subset_granule
     from nearline.swath._synth import synthesize_day
 
 _LAZY = {
@@ -76,6 +77,9 @@ _LAZY = {
     "package_folder": "_maps",
     "synthesize_day": "_synth",
     "synthesize_modis_day": "_modis_synth",
+    "SubsetRequest": "_subset",
+    "SubsetResult": "_subset",
+    "subset_granule": "_subset",
 }
 
 __all__ = [
@@ -93,6 +97,8 @@ __all__ = [
     "GranuleSummary",
     "Reader",
     "StoredScaling",
+    "SubsetRequest",
+    "SubsetResult",
     "SwathBlock",
     "Telemetry",
     "Truth",
@@ -120,6 +126,7 @@ __all__ = [
     "pack_block",
     "package_folder",
     "read_truth",
+    "subset_granule",
     "sun_distance_squared",
     "swath_footprint",
     "synthesize_day",

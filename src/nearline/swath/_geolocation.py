@@ -115,9 +115,15 @@ def lonlat(block: SwathBlock) -> tuple[np.ndarray, np.ndarray]:
     unwrapped across the date line; for lines reaching beyond 75 degrees latitude, linearly
     on the unit sphere.
     """
-    shape = (block.n_lines, N_PIXELS)
+    return pixel_lonlat(block.tie_lon, block.tie_lat)
+
+
+def pixel_lonlat(tie_lon: np.ndarray, tie_lat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`lonlat` of tie-point arrays (lines, 51) without a block around them."""
+    shape = (tie_lat.shape[0], N_PIXELS)
     lon, lat = np.empty(shape, np.float32), np.empty(shape, np.float32)
-    _interpolate(block.tie_lon, block.tie_lat, TIE_COLUMNS, lon, lat)
+    _interpolate(np.ascontiguousarray(tie_lon),
+                 np.ascontiguousarray(tie_lat), TIE_COLUMNS, lon, lat)  # fmt: skip
     return lon, lat
 
 
