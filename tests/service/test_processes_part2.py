@@ -33,8 +33,9 @@ def listed(live: LiveService, user: str) -> dict[str, bool]:
 
 
 def test_mutable_says_whether_the_caller_may_change_the_process(part2):
-    assert listed(part2, "alice") == {"granule-sizes": True, "echo": False, "pathfinder": False}
-    assert listed(part2, "bob") == {"granule-sizes": False, "echo": False, "pathfinder": False}
+    builtin = {"echo": False, "pathfinder": False, "subset": False}
+    assert listed(part2, "alice") == {"granule-sizes": True, **builtin}
+    assert listed(part2, "bob") == {"granule-sizes": False, **builtin}
     with part2.client("bob") as client:
         assert client.get("/processes/granule-sizes").json()["mutable"] is False
         assert client.get("/processes/echo").json()["mutable"] is False
@@ -42,7 +43,7 @@ def test_mutable_says_whether_the_caller_may_change_the_process(part2):
         assert client.get("/processes/granule-sizes").json()["mutable"] is True
 
 
-@pytest.mark.parametrize("process", ["granule-sizes", "echo", "pathfinder"])
+@pytest.mark.parametrize("process", ["granule-sizes", "echo", "pathfinder", "subset"])
 def test_changing_a_process_not_yours_is_immutable_process(part2, process):
     package = zip_folder(PACKAGES / "sizes")
     with part2.client("bob") as client:
@@ -55,7 +56,8 @@ def test_changing_a_process_not_yours_is_immutable_process(part2, process):
         "granule-sizes": True,
         "echo": False,
         "pathfinder": False,
-    }  # both still there
+        "subset": False,
+    }  # all still there
 
 
 def test_a_second_deploy_of_one_id_is_duplicated_process(part2):

@@ -19,6 +19,8 @@ from nearline.errors import ManifestError
 ID_PATTERN = r"^[a-z0-9_-]{1,64}$"
 VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$"
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"
+"""An algorithm's id, a parameter's or an input's name: letters, digits, ``_`` and ``-``,
+starting with a letter or ``_``, at most 64 characters."""
 MEDIA_TYPE_PATTERN = r"^[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*(\s*;.*)?$"
 
 

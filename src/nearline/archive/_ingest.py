@@ -46,7 +46,24 @@ def describe_file(
     path: Path, *, location: str | None = None, sha256: str | None = None, name: str | None = None
 ) -> dict[str, Any]:
     """One granule file as the fields of its item (picklable, for worker processes).
-    ``location``, ``sha256`` and ``name``: of the original, when ``path`` is a copy of it."""
+
+    Parameters
+    ----------
+    path
+        The file, read by the reader that knows it.
+    location, sha256, name
+        Of the original, when ``path`` is a copy of it (None: ``path``'s own).
+
+    Returns
+    -------
+    dict
+        ``id``, ``start``, ``end``, ``geometry``, ``bbox``, ``properties`` and ``asset``.
+
+    Raises
+    ------
+    GranuleError
+        No reader knows the file, or it is damaged.
+    """
     from nearline.swath import describe_granule
 
     return granule_fields(
