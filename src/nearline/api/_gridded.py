@@ -10,8 +10,8 @@ everywhere in the catalogue."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 from urllib.parse import quote
 
@@ -34,6 +34,8 @@ from nearline.orders import Service
 
 GRID = "nearline:grid"
 BANDS = "nearline:bands"
+UNITS = "nearline:units"  # band: CF units, and band: CF long_name (items catalogued since)
+LONG_NAMES = "nearline:long_names"
 MAX_LAYERS = 10_000  # a page of the catalogue: a request over more layers is over the limit too
 OGC_REL = "http://www.opengis.net/def/rel/ogc/1.0/"
 CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
@@ -56,11 +58,14 @@ CONFORMANCE = [
 
 @dataclass(frozen=True)
 class Gridded:
-    """A gridded collection: its catalogue entry, its grid's name and its bands."""
+    """A gridded collection: its catalogue entry, its grid's name and its bands (with their
+    units and long names where its items carry them)."""
 
     collection: Collection
     grid: str
     bands: tuple[str, ...]
+    units: Mapping[str, str] = field(default_factory=dict)
+    long_names: Mapping[str, str] = field(default_factory=dict)
 
 
 def gridded_or_none(service: Service, collection: Collection, user: str | None) -> Gridded | None:
@@ -69,7 +74,8 @@ def gridded_or_none(service: Service, collection: Collection, user: str | None) 
     if not page.items or GRID not in page.items[0].properties:
         return None
     first = page.items[0].properties
-    return Gridded(collection, str(first[GRID]), tuple(first.get(BANDS, ())))
+    return Gridded(collection, str(first[GRID]), tuple(first.get(BANDS, ())),
+                   dict(first.get(UNITS) or {}), dict(first.get(LONG_NAMES) or {}))  # fmt: skip
 
 
 def find_gridded(service: Service, request: Request, collection_id: str) -> Gridded:
