@@ -32,13 +32,13 @@ from nearline.api._auth import (
 from nearline.api._gridded import gridded_or_none
 from nearline.api._stac import base_url, respond
 from nearline.archive import Collection, collection_to_stac
-from nearline.errors import OpenEOError, Unauthorized
+from nearline.errors import CollectionNotFound, OpenEOError, Unauthorized
 from nearline.grid import get_grid
 
 WELL_KNOWN = "/.well-known/openeo"
 # openEO's endpoints this face does not serve yet: a 501 saying so, not a bare 404
-NOT_YET = ("result", "jobs", "process_graphs", "validation", "services", "service_types",
-           "files", "credentials/basic")  # fmt: skip
+NOT_YET = ("result", "jobs", "process_graphs", "validation", "services", "files",
+           "credentials/basic")  # fmt: skip
 
 
 def is_openeo(path: str) -> bool:
@@ -150,6 +150,10 @@ def build_router() -> APIRouter:
     def udf_runtimes() -> Response:
         return respond(openeo.udf_runtimes())
 
+    @router.get(f"{path}/service_types")
+    def service_types() -> Response:
+        return respond(openeo.service_types())
+
     @router.get(f"{path}/credentials/oidc")
     def providers(request: Request) -> Response:
         return respond(openeo.oidc_providers(service_of(request).settings.oidc))
@@ -177,8 +181,15 @@ def build_router() -> APIRouter:
 
     @router.get(f"{path}/collections/{{collection_id}}", dependencies=[Depends(openeo_reader)])
     def collection(collection_id: str, request: Request) -> Response:
-        check_public(request, collection_id)
-        found = service_of(request).catalogue.get_collection(collection_id, viewer=viewer(request))
+        try:
+            check_public(request, collection_id)
+            catalogue = service_of(request).catalogue
+            found = catalogue.get_collection(collection_id, viewer=viewer(request))
+        except CollectionNotFound:
+            raise CollectionNotFound(
+                f"collection {collection_id!r} does not exist, or is not yours to see; "
+                f"GET {openeo.PATH}/collections lists the ones you may load"
+            ) from None
         return respond(describe(request, found))
 
     return router

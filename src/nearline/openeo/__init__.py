@@ -14,6 +14,7 @@ from nearline.openeo._capabilities import (
     capabilities,
     conformance,
     file_formats,
+    service_types,
     udf_runtimes,
     well_known,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "process_spec",
     "provider_id",
     "reference_system",
+    "service_types",
     "swath_collection",
     "udf_runtimes",
     "well_known",

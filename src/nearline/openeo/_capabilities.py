@@ -20,6 +20,7 @@ ENDPOINTS = (
     ("/conformance", ("GET",)),
     ("/file_formats", ("GET",)),
     ("/udf_runtimes", ("GET",)),
+    ("/service_types", ("GET",)),
     ("/collections", ("GET",)),
     ("/collections/{collection_id}", ("GET",)),
     ("/processes", ("GET",)),
@@ -110,6 +111,12 @@ def file_formats() -> dict[str, Any]:
                       "parameters": {}},
         },
     }  # fmt: skip
+
+
+def service_types() -> dict[str, Any]:
+    """The body of ``GET /service_types``: none. nearline offers its web maps and coverages
+    through OGC API - Tiles and Coverages at its root, not as openEO secondary services."""
+    return {}
 
 
 def _installed(name: str) -> dict[str, str]:
