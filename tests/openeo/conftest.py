@@ -1,29 +1,16 @@
-"""A live service holding gridded collections of composites (tests/tiles/gridded.py: the public
-composite-8km of two days, alice's private collection) beside the 12 swath test granules, for
-the openEO face's tests through the openEO Python client."""
+"""The openEO face's tests run on the tiles' live service (tests/tiles/conftest.py: the
+public composite-8km of two days and alice's private collection, catalogued by ingest, beside
+the 12 swath test granules), through the openEO Python client."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from pathlib import Path
 
 import openeo
 import pytest
 
 from ..live_service import LiveService
-from ..service.composites import made_composite
-from ..tiles.gridded import serving_composites
+from ..tiles.conftest import composite, live
 
-
-@pytest.fixture(scope="module")
-def composite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return made_composite(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory, composite: Path) -> Iterator[LiveService]:
-    with serving_composites(tmp_path_factory.mktemp("openeo-served"), composite) as service:
-        yield service
+__all__ = ["alice", "composite", "connect", "live"]  # the tiles' fixtures, used here too
 
 
 def connect(live: LiveService, user: str | None = None) -> openeo.Connection:

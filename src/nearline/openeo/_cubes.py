@@ -143,10 +143,8 @@ def swath_collection(stac: dict[str, Any], base: str, *, root: str) -> dict[str,
 
     Parameters
     ----------
-    stac
-        The catalogue's STAC Collection of it.
-    base
-        The openEO face's root URL.
+    stac, base
+        As :func:`cube_collection` takes them.
     root
         The service's root URL (its STAC API).
     """
