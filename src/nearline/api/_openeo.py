@@ -32,7 +32,7 @@ from nearline.api._auth import (
 from nearline.api._gridded import gridded_or_none
 from nearline.api._stac import base_url, respond
 from nearline.archive import Collection, collection_to_stac
-from nearline.errors import CollectionNotFound, OpenEOError, Unauthorized
+from nearline.errors import CollectionNotFound, GridError, OpenEOError, Unauthorized
 from nearline.grid import get_grid
 
 WELL_KNOWN = "/.well-known/openeo"
@@ -116,9 +116,17 @@ def describe(request: Request, collection: Collection) -> dict[str, Any]:
     gridded = gridded_or_none(service, collection, viewer(request))
     if gridded is None:
         return openeo.swath_collection(stac, base, root=root)
+    try:
+        grid = get_grid(gridded.grid)
+    except GridError:  # a grid of a plug-in no longer installed: no cube to describe
+        why = (
+            f"not a data cube here: {collection.id}'s items name the grid {gridded.grid!r}, "
+            "which this service does not know; its operator can install the grid's plug-in"
+        )
+        return openeo.not_a_cube(stac, base, why=why)
     _, start, end = collection.extent
     return openeo.cube_collection(
-        stac, base, grid=get_grid(gridded.grid), bands=gridded.bands, units=gridded.units,
+        stac, base, grid=grid, bands=gridded.bands, units=gridded.units,
         long_names=gridded.long_names, start=start, end=end,
     )  # fmt: skip
 

@@ -24,6 +24,7 @@ from nearline.openeo._cubes import (
     band_summaries,
     cube_collection,
     cube_dimensions,
+    not_a_cube,
     reference_system,
     swath_collection,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "error_document",
     "file_formats",
     "me_document",
+    "not_a_cube",
     "oidc_providers",
     "process_list",
     "process_spec",

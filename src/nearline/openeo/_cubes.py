@@ -136,10 +136,25 @@ def cube_collection(stac: dict[str, Any], base: str, *, grid: Grid, bands: Seque
     }
 
 
+def not_a_cube(stac: dict[str, Any], base: str, *, why: str) -> dict[str, Any]:
+    """A collection openEO cannot load as a data cube, as its listing shows it: no
+    ``cube:dimensions``, and ``nearline:not_a_cube`` saying ``why`` (what
+    ``load_collection`` will answer too).
+
+    Parameters
+    ----------
+    stac, base
+        As :func:`cube_collection` takes them.
+    why
+        Why it is not a cube, and what to do instead.
+    """
+    return {**stac, "summaries": stac.get("summaries", {}), NOT_A_CUBE: why,
+            "links": _own_links(stac, base)}  # fmt: skip
+
+
 def swath_collection(stac: dict[str, Any], base: str, *, root: str) -> dict[str, Any]:
-    """A collection whose items name no grid (swath granules), as openEO's listing shows it:
-    no ``cube:dimensions``, and ``nearline:not_a_cube`` saying why and where its granules
-    are found instead; ``load_collection`` refuses it.
+    """A collection whose items name no grid (swath granules): not a cube, and where its
+    granules are found instead (:func:`not_a_cube`).
 
     Parameters
     ----------
@@ -154,5 +169,4 @@ def swath_collection(stac: dict[str, Any], base: str, *, root: str) -> dict[str,
         f"load_collection cannot load; search them through the STAC API ({items}), or "
         "composite them onto a grid (nearline composite) and load the composites' collection"
     )
-    return {**stac, "summaries": stac.get("summaries", {}), NOT_A_CUBE: why,
-            "links": _own_links(stac, base)}  # fmt: skip
+    return not_a_cube(stac, base, why=why)
