@@ -13,6 +13,7 @@ stay out of the service's OpenAPI document: openEO's own specification describes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -36,6 +37,7 @@ from nearline.errors import CollectionNotFound, GridError, OpenEOError, Unauthor
 from nearline.grid import get_grid
 
 WELL_KNOWN = "/.well-known/openeo"
+Check = Callable[[Request, HTTPAuthorizationCredentials | None], str | None]
 # openEO's endpoints this face does not serve yet: a 501 saying so, not a bare 404
 NOT_YET = ("result", "jobs", "process_graphs", "validation", "services", "files",
            "credentials/basic")  # fmt: skip
@@ -77,7 +79,7 @@ def _openeo_credentials(credentials: Credentials) -> HTTPAuthorizationCredential
     return HTTPAuthorizationCredentials(scheme=credentials.scheme, credentials=token)
 
 
-def _signed_in(check: Any, request: Request, credentials: Credentials) -> str | None:
+def _signed_in(check: Check, request: Request, credentials: Credentials) -> str | None:
     """``check`` (the service's reader or user check) on the openEO token; a refused token
     is openEO's TokenInvalid (403), a missing one its AuthenticationRequired (401)."""
     try:
