@@ -277,3 +277,15 @@ class ResultsNotReady(NotFound):
     """A job's results were asked for before it succeeded (OGC: 404, result-not-ready)."""
 
     code = "http://www.opengis.net/def/exceptions/ogcapi-processes-1/1.0/result-not-ready"
+
+
+class OpenEOError(ServiceError):
+    """A refusal of the openEO face that names one of openEO's own error codes (its
+    errors.json: ``TokenInvalid``, ``CollectionNotFound``, ...), with the status that code
+    carries."""
+
+    code = "openeo"
+
+    def __init__(self, message: str, *, status: int, openeo_code: str) -> None:
+        super().__init__(message, status=status)
+        self.openeo_code = openeo_code

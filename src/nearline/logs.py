@@ -55,6 +55,12 @@ def bind(**fields: str | None) -> None:
     _CONTEXT.set({**_CONTEXT.get({}), **{k: v for k, v in fields.items() if v}})
 
 
+def current(name: str) -> str | None:
+    """The value of ``name`` (one of :data:`FIELDS`) bound in the current context, if any:
+    the request id a response names, for one."""
+    return _CONTEXT.get({}).get(name)
+
+
 class ContextFilter(logging.Filter):
     """Copies the bound fields onto each record that does not name them itself."""
 

@@ -1,14 +1,16 @@
 """The web service: one FastAPI app serving the STAC API (stac-fastapi over nearline's
 catalogue), OGC API - Processes and jobs, subscriptions, asset downloads, map tiles of
-gridded collections (OGC API - Tiles) and an HTML landing page for browsers. Each part's
-routes sit beside its handlers; this module puts them together.
+gridded collections (OGC API - Tiles), the openEO API 1.2 face (/openeo/1.2) and an HTML
+landing page for browsers. Each part's routes sit beside its handlers; this module puts them
+together.
 
-Every route needs ``Authorization: Bearer TOKEN`` except the landing page, /conformance and the
-OpenAPI document at /api. Pages from the origins the operator names may call it from a
-browser (_cors.py; none by default). Every request gets a request id, a line in the log and
-its latency in the service's metrics (_requests.py), and a JSON body that escapes a lone
-UTF-16 surrogate is refused before any route reads it (_surrogates.py); the metrics
-themselves are served apart, on the address ``nearline serve --metrics`` names, never here.
+Every route needs ``Authorization: Bearer TOKEN`` except the landing page, /conformance, the
+OpenAPI document at /api and openEO's discovery (_openeo.py). Pages from the origins the
+operator names may call it from a browser (_cors.py; none by default). Every request gets a
+request id, a line in the log and its latency in the service's metrics (_requests.py), and a
+JSON body that escapes a lone UTF-16 surrogate is refused before any route reads it
+(_surrogates.py); the metrics themselves are served apart, on the address ``nearline serve
+--metrics`` names, never here.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from nearline.api import _edr as edr
 from nearline.api import _gridded as gridded
 from nearline.api import _jobs as jobs
 from nearline.api import _openapi as openapi
+from nearline.api import _openeo as openeo
 from nearline.api import _problems as problems
 from nearline.api import _processes as processes
 from nearline.api import _queryables as queryables
@@ -51,7 +54,7 @@ def create_app(service: Service, *, cors: CrossOrigin | None = None) -> FastAPI:
     app = stac.build_app(service)
     app.state.service = service
     routers = (processes, users, jobs, downloads, subscriptions, queryables)
-    for part in (*routers, coverages, edr, tiles):
+    for part in (*routers, coverages, edr, tiles, openeo):
         app.include_router(part.build_router())
     problems.install(app)
     openapi.install(app)

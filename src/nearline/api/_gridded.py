@@ -10,8 +10,8 @@ everywhere in the catalogue."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 from urllib.parse import quote
 
@@ -37,6 +37,8 @@ BANDS = "nearline:bands"
 READER = "nearline:reader"
 COMPOSITE_READER = "nearline-composite"  # the files the map tiles are drawn of
 GRIDDED_PROBE = 8  # items looked at for a grid: a few pictures may come before a composite
+UNITS = "nearline:units"  # band: CF units, and band: CF long_name (items catalogued since)
+LONG_NAMES = "nearline:long_names"
 MAX_LAYERS = 10_000  # a page of the catalogue: a request over more layers is over the limit too
 OGC_REL = "http://www.opengis.net/def/rel/ogc/1.0/"
 CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
@@ -59,13 +61,16 @@ CONFORMANCE = [
 
 @dataclass(frozen=True)
 class Gridded:
-    """A gridded collection: its catalogue entry, its grid's name, its bands, and whether
-    map tiles are drawn of it (its files are composites; a GEOS-5 reduction's are not: the
-    tiles' colours and legends are the composite bands')."""
+    """A gridded collection: its catalogue entry, its grid's name, its bands (with their
+    units and long names where its items carry them), and whether map tiles are drawn of it
+    (its files are composites; a GEOS-5 reduction's are not: the tiles' colours and legends
+    are the composite bands')."""
 
     collection: Collection
     grid: str
     bands: tuple[str, ...]
+    units: Mapping[str, str] = field(default_factory=dict)
+    long_names: Mapping[str, str] = field(default_factory=dict)
     drawn: bool = False
 
 
@@ -77,8 +82,9 @@ def gridded_or_none(service: Service, collection: Collection, user: str | None) 
     if not found:
         return None
     first = found[0].properties
-    drawn = first.get(READER) == COMPOSITE_READER
-    return Gridded(collection, str(first[GRID]), tuple(first.get(BANDS, ())), drawn)
+    return Gridded(collection, str(first[GRID]), tuple(first.get(BANDS, ())),
+                   dict(first.get(UNITS) or {}), dict(first.get(LONG_NAMES) or {}),
+                   drawn=first.get(READER) == COMPOSITE_READER)  # fmt: skip
 
 
 def find_gridded(service: Service, request: Request, collection_id: str) -> Gridded:

@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from nearline.api._openapi import documented_methods
+from nearline.api._openeo import is_openeo, missing_endpoint, openeo_problem
 from nearline.errors import ServiceError
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ServiceError)
     async def service_error(request: Request, error: ServiceError) -> JSONResponse:
+        if is_openeo(request.url.path):
+            return openeo_problem(error.status, str(error), error)
         code = problem_type(request.url.path, error.status, error.code)
         return problem(error.status, _titles(error.status), str(error), code)
 
@@ -85,12 +88,19 @@ def install(app: FastAPI) -> None:
         for entry in error.errors()[:3]:
             where = ".".join(str(p) for p in entry.get("loc", ()) if p != "body") or "request"
             parts.append(f"{where}: {entry.get('msg', 'invalid')}")
+        if is_openeo(request.url.path):
+            return openeo_problem(400, "; ".join(parts) or "invalid request")
         code = problem_type(request.url.path, 400, INVALID)
         return problem(400, "Bad request", "; ".join(parts) or "invalid request", code)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
         status, headers = error.status_code, dict(error.headers or {})
+        if is_openeo(request.url.path):
+            detail = str(error.detail)
+            if status == 404:  # no route: an endpoint not served (yet)
+                status, detail = missing_endpoint(request.method, request.url.path)
+            return openeo_problem(status, detail, headers=headers)
         if status == 405:  # Starlette's Allow names one route's methods, not all of them
             documented = documented_methods(request.app.openapi(), request.scope["path"])
             if documented:
@@ -102,4 +112,6 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
+        if is_openeo(request.url.path):
+            return openeo_problem(500, "the service failed; its log says why (by this id)")
         return problem(500, "Server error", "the service failed; its log says why")

@@ -34,7 +34,8 @@ from nearline.orders._base import Executor, Job, OutputFile, Run, RunTask
 log = logging.getLogger(__name__)
 SERVICE_OWNER = "nearline"  # owns the built-in algorithms
 GRID_PROPERTY = "nearline:grid"
-GRIDDED_PROPERTIES = (GRID_PROPERTY, "nearline:bands", "nearline:reader", "nearline:product")
+GRIDDED_PROPERTIES = (GRID_PROPERTY, "nearline:bands", "nearline:units", "nearline:long_names",
+                      "nearline:reader", "nearline:product")  # fmt: skip
 OUTPUTS_OF = "nearline:outputs_of"  # marks a collection as one algorithm's outputs
 
 

@@ -4,7 +4,9 @@ A composite (``nearline composite``; product attribute ``nearline-composite``) i
 netCDF-4 file of 2-D bands on a named grid (``nearline.grid.get_grid`` knows the name the
 file's ``grid`` attribute gives). Its item says what a coverage service needs to find it
 without opening it: ``nearline:grid`` (the grid's name) and ``nearline:bands`` (the band
-variables, in file order). Its time range is the composite's period, whole days: from the
+variables, in file order), and what a data cube's description names of each band:
+``nearline:units`` and ``nearline:long_names`` (band to its CF ``units`` and ``long_name``,
+for the bands that carry them). Its time range is the composite's period, whole days: from the
 start of ``time_coverage_start``'s day to the last second of ``time_coverage_end``'s. Its
 footprint is the grid's extent, whether or not the day's orbits saw every cell: a coverage
 query anywhere on the grid is answered (with fill values where nothing was seen).
@@ -37,6 +39,9 @@ READER = "nearline-composite"
 GRIDDED_READER = "nearline-gridded"
 GRID_PROPERTY = "nearline:grid"
 BANDS_PROPERTY = "nearline:bands"
+UNITS_PROPERTY = "nearline:units"
+LONG_NAMES_PROPERTY = "nearline:long_names"
+DESCRIBED = ("units", "long_name")  # the CF attributes of a band its item carries
 
 
 class CompositeGranule(FieldGranule):
@@ -56,13 +61,14 @@ class CompositeGranule(FieldGranule):
                 attrs = {name: dataset.getncattr(name) for name in dataset.ncattrs()}
                 self.grid_name = str(attrs.get("grid", ""))
                 grid = _grid_of(path, self.grid_name)
-                self.bands = tuple(
-                    name
+                bands = {
+                    name: _described(variable)
                     for name, variable in dataset.variables.items()
                     if grid.holds(variable.shape)
-                )
+                }
         except OSError as error:
             raise GranuleError(f"granule {path}: netCDF cannot read it ({error})") from None
+        self.bands = tuple(bands)
         if attrs.get("product") != PRODUCT:
             self.reader = GRIDDED_READER
             self.product = str(attrs.get("product", GRIDDED_READER))
@@ -73,7 +79,12 @@ class CompositeGranule(FieldGranule):
             raise GranuleError(
                 f"granule {path}: no variable of its grid's {grid.height} x {grid.width} cells"
             )
-        self.item_properties = {GRID_PROPERTY: self.grid_name, BANDS_PROPERTY: list(self.bands)}
+        self.item_properties = {
+            GRID_PROPERTY: self.grid_name,
+            BANDS_PROPERTY: list(self.bands),
+            UNITS_PROPERTY: _per_band(bands, "units"),
+            LONG_NAMES_PROPERTY: _per_band(bands, "long_name"),
+        }
 
     def read_outline(self) -> list[np.ndarray]:
         """The grid's extent in longitude and latitude, one ring."""
@@ -97,6 +108,16 @@ def _grid_of(path: Path, name: str) -> Grid:
         return get_grid(name)
     except GridError as error:
         raise GranuleError(f"granule {path}: its grid attribute: {error}") from None
+
+
+def _described(variable: Any) -> dict[str, str]:
+    """The attributes of :data:`DESCRIBED` a band variable carries."""
+    return {key: str(variable.getncattr(key)) for key in DESCRIBED if key in variable.ncattrs()}
+
+
+def _per_band(bands: dict[str, dict[str, str]], attribute: str) -> dict[str, str]:
+    """Each band's ``attribute``, for the bands that have it."""
+    return {name: attrs[attribute] for name, attrs in bands.items() if attribute in attrs}
 
 
 def _day_edge(path: Path, attrs: dict[str, Any], name: str, *, end: bool) -> datetime:

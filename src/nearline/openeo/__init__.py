@@ -1,0 +1,61 @@
+"""openeo: nearline as an openEO back-end (API 1.2), as documents and rules with no HTTP: the
+capabilities and what is served, gridded collections described as data cubes (swath ones as
+not), the predefined processes with their official specifications, openEO's bearer tokens,
+sign-in provider and user document, and openEO's error codes. The service mounts them
+(nearline.api, under /openeo/1.2)."""
+
+from __future__ import annotations
+
+from nearline.openeo._account import access_token, me_document, oidc_providers, provider_id
+from nearline.openeo._capabilities import (
+    API_VERSION,
+    PATH,
+    backend_version,
+    capabilities,
+    conformance,
+    file_formats,
+    service_types,
+    udf_runtimes,
+    well_known,
+)
+from nearline.openeo._cubes import (
+    DATACUBE,
+    NOT_A_CUBE,
+    band_summaries,
+    cube_collection,
+    cube_dimensions,
+    not_a_cube,
+    reference_system,
+    swath_collection,
+)
+from nearline.openeo._errors import error_code, error_document
+from nearline.openeo._processes import PROCESS_IDS, process_list, process_spec
+
+__all__ = [
+    "API_VERSION",
+    "DATACUBE",
+    "NOT_A_CUBE",
+    "PATH",
+    "PROCESS_IDS",
+    "access_token",
+    "backend_version",
+    "band_summaries",
+    "capabilities",
+    "conformance",
+    "cube_collection",
+    "cube_dimensions",
+    "error_code",
+    "error_document",
+    "file_formats",
+    "me_document",
+    "not_a_cube",
+    "oidc_providers",
+    "process_list",
+    "process_spec",
+    "provider_id",
+    "reference_system",
+    "service_types",
+    "swath_collection",
+    "udf_runtimes",
+    "well_known",
+]
