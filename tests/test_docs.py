@@ -164,7 +164,10 @@ class PagePorts:
     the page runs.
 
     A reader's page names the ports a reader would use, so pages share them: service.md and
-    operations.md both serve on 8000, and two suites on one machine run the same page. Two
+    operations.md both name 8000, and two suites on one machine run the same page. Only the
+    ports its blocks run on count (after their ``replace``s; prose and excerpts run nothing):
+    operations.md runs on 8047, and a page waiting for service.md's port when it would not
+    use it held a test worker idle for minutes. Two
     holders at once answered each other's requests (a search got another server's 401). So
     each port is a lock file that a page takes before its first block and gives back when it
     stops, waiting for another page to finish; a port still taken then is a program outside
@@ -178,9 +181,8 @@ class PagePorts:
 
     def __init__(self, page: Path) -> None:
         self.page = page
-        self.ports = sorted(
-            {int(p) for p in re.findall(r"127\.0\.0\.1:(\d{4,5})", page.read_text())}
-        )
+        code = "\n".join(b.runnable_code() for b in blocks(page) if b.excerpt is None)
+        self.ports = sorted({int(p) for p in re.findall(r"127\.0\.0\.1:(\d{4,5})", code)})
         self._held: list[IO[str]] = []
 
     def hold(self) -> None:
@@ -291,7 +293,7 @@ def test_a_page_waits_for_its_ports_and_names_a_stranger_holding_one(tmp_path: P
     with socket.socket() as spare:
         spare.bind(("127.0.0.1", 0))
         free = spare.getsockname()[1]
-    page.write_text(f"curl http://127.0.0.1:{free}/conformance\n")
+    page.write_text(f"```sh\ncurl http://127.0.0.1:{free}/conformance\n```\n")
     first, second = PagePorts(page), PagePorts(page)
     assert first.ports == [free]
     first.hold()
@@ -307,7 +309,7 @@ def test_a_page_waits_for_its_ports_and_names_a_stranger_holding_one(tmp_path: P
         stranger.bind(("127.0.0.1", 0))
         stranger.listen()
         taken = stranger.getsockname()[1]
-        page.write_text(f"curl http://127.0.0.1:{taken}/conformance\n")
+        page.write_text(f"```sh\ncurl http://127.0.0.1:{taken}/conformance\n```\n")
         held = PagePorts(page)
         with pytest.raises(pytest.fail.Exception, match=f"127.0.0.1:{taken}, which a program"):
             held.hold()
