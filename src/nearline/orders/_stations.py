@@ -236,7 +236,7 @@ def ingest(
     start = min(item.start for item in sources)
     end = max(item.end for item in sources)
     geometry, bbox = _union_footprint(sources)
-    gridded = [_gridded_fields(run, output.name, algorithm, places) for output in run.outputs]
+    gridded = [_gridded_fields(run, output, algorithm, places) for output in run.outputs]
     locations = (
         _keep_in_bucket(run, collection, places, archive)
         if archive is not None
@@ -281,7 +281,9 @@ def ingest(
     return items
 
 
-def _gridded_fields(run: Run, name: str, algorithm: Algorithm, places: Places) -> dict | None:
+def _gridded_fields(
+    run: Run, output: OutputFile, algorithm: Algorithm, places: Places
+) -> dict | None:
     """A built-in algorithm's gridded output (a Pathfinder composite) as the catalogue
     describes a composite it ingests: its period, the grid's extent, ``nearline:grid`` and
     ``nearline:bands``, so the output collection offers coverages, EDR queries and map tiles.
@@ -289,9 +291,9 @@ def _gridded_fields(run: Run, name: str, algorithm: Algorithm, places: Places) -
     service: a stranger's file is never handed to the HDF5 library outside the sandbox."""
     if algorithm.owner != SERVICE_OWNER:
         return None
-    path = places.run_folder(run) / "outputs" / name
-    try:
-        fields = describe_file(path)
+    path = places.run_folder(run) / "outputs" / output.name
+    try:  # its SHA-256 was taken when the run ended: not read again
+        fields = describe_file(path, sha256=output.sha256)
     except (GranuleError, OSError):
         return None  # not a granule nearline reads (a quicklook PNG)
     properties = fields["properties"]
