@@ -29,7 +29,11 @@ from nearline.openeo._cubes import (
     swath_collection,
 )
 from nearline.openeo._errors import error_code, error_document
+from nearline.openeo._graph import LoadCall, check_graph, load_calls, process_graph_of
+from nearline.openeo._load import Stack, load_cube
 from nearline.openeo._processes import PROCESS_IDS, process_list, process_spec
+from nearline.openeo._run import Run, UdfRunner, run_graph
+from nearline.openeo._save import Saved, output_format, save
 
 __all__ = [
     "API_VERSION",
@@ -37,23 +41,35 @@ __all__ = [
     "NOT_A_CUBE",
     "PATH",
     "PROCESS_IDS",
+    "LoadCall",
+    "Run",
+    "Saved",
+    "Stack",
+    "UdfRunner",
     "access_token",
     "backend_version",
     "band_summaries",
     "capabilities",
+    "check_graph",
     "conformance",
     "cube_collection",
     "cube_dimensions",
     "error_code",
     "error_document",
     "file_formats",
+    "load_calls",
+    "load_cube",
     "me_document",
     "not_a_cube",
     "oidc_providers",
+    "output_format",
+    "process_graph_of",
     "process_list",
     "process_spec",
     "provider_id",
     "reference_system",
+    "run_graph",
+    "save",
     "service_types",
     "swath_collection",
     "udf_runtimes",

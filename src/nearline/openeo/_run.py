@@ -1,0 +1,189 @@
+"""Running a checked process graph: openeo-pg-parser-networkx walks it, openeo-processes-dask's
+implementations run the generic processes on xarray (reducers, ``apply``, ``ndvi``, the
+filters, ``aggregate_temporal_period``, ``merge_cubes``, ``mask``, ``resample_spatial``), and
+nearline's own run what only a back-end can: ``load_collection`` (the catalogue's files, read
+by nearline.coverage), ``save_result`` and ``run_udf`` (the user's code, in whatever the
+caller gives: a batch job runs the whole graph inside the sandbox already).
+
+The libraries are imported on first use: they take ~2.7 s and ~300 MB, which a server that
+never runs a graph should not pay."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from nearline.errors import NearlineError, OpenEOError
+from nearline.openeo._load import Stack, load_cube
+from nearline.openeo._processes import PROCESS_IDS, process_spec
+from nearline.openeo._save import Saved, save
+
+logger = logging.getLogger(__name__)
+
+UdfRunner = Callable[[Any, str, str, Any], Any]  # (data, code, runtime, context) -> data
+# the processes openeo-processes-dask runs as they are; the rest are nearline's
+LIBRARY = tuple(
+    process_id for process_id in PROCESS_IDS
+    if process_id not in ("load_collection", "save_result", "run_udf")
+)  # fmt: skip
+
+
+@dataclass
+class Run:
+    """One graph's run: where it finds collections and writes results, its limit on values
+    read, how it runs UDFs, and what it saved.
+
+    Parameters
+    ----------
+    stacks
+        Each collection the graph loads, by id.
+    folder
+        Where results are written.
+    max_values
+        Values one ``load_collection`` may read at most.
+    udf
+        Runs a UDF on a cube; None: ``run_udf`` is refused.
+    """
+
+    stacks: Mapping[str, Stack]
+    folder: Path
+    max_values: int
+    udf: UdfRunner | None = None
+    saved: list[Saved] = field(default_factory=list)
+
+    def load_collection(self, id: str, spatial_extent: Any = None,
+                        temporal_extent: Any = None, bands: Any = None,
+                        properties: Any = None, **_: Any) -> Any:  # fmt: skip
+        stack = self.stacks.get(id)
+        if stack is None:
+            raise OpenEOError(f"collection {id!r} does not exist, or is not yours to load",
+                              status=404, openeo_code="CollectionNotFound")  # fmt: skip
+        return load_cube(stack, spatial_extent=spatial_extent, temporal_extent=temporal_extent,
+                         bands=bands, max_values=self.max_values)  # fmt: skip
+
+    def save_result(self, data: Any, format: str, options: Any = None,
+                    **_: Any) -> bool:  # fmt: skip
+        stem = "result" if not self.saved else f"result-{len(self.saved) + 1}"
+        self.saved.append(save(data, format, self.folder, stem=stem))
+        return True
+
+    def run_udf(self, data: Any, udf: str, runtime: str, version: str | None = None,
+                context: Any = None, **_: Any) -> Any:  # fmt: skip
+        if str(runtime).lower() != "python":
+            raise OpenEOError(f"run_udf: runtime {runtime!r} is not offered; GET /udf_runtimes "
+                              "lists Python", status=400, openeo_code="InvalidRuntime")  # fmt: skip
+        if self.udf is None:
+            message = "run_udf: UDFs run only in nearline's sandbox; send this graph as a batch job"
+            raise OpenEOError(message, status=400, openeo_code="FeatureUnsupported")
+        return self.udf(data, udf, runtime, context)
+
+
+def run_graph(graph: Mapping[str, Any], run: Run) -> list[Saved]:
+    """Run ``graph`` (checked by :func:`~nearline.openeo.process_graph_of`); its result is
+    saved as netCDF (a cube) or JSON (a value) if it saves nothing itself.
+
+    Parameters
+    ----------
+    graph
+        The flat process graph.
+    run
+        Where it reads and writes.
+
+    Returns
+    -------
+    list of Saved
+        The files written, in the order saved.
+
+    Raises
+    ------
+    OpenEOError
+        The graph's arguments do not fit its processes (400, with the process's own openEO
+        code where it names one), or a process failed (500).
+    """
+    parser, process_wrapper = _libraries()
+    try:
+        parsed = parser(dict(graph))
+    except Exception as error:  # pydantic's ValidationError, and the parser's own
+        raise OpenEOError(f"the process graph's arguments do not fit: {_first_line(error)}",
+                          status=400, openeo_code="ProcessGraphInvalid") from None  # fmt: skip
+    registry = _registry(run, process_wrapper)
+    try:
+        result = parsed.to_callable(process_registry=registry)()
+    except NearlineError:
+        raise
+    except MemoryError:
+        raise OpenEOError("the process graph ran out of memory; ask for less (a smaller box, "
+                          "fewer times) or run it as a batch job", status=400,
+                          openeo_code="ProcessGraphComplexity") from None  # fmt: skip
+    except Exception as error:
+        raise _refusal(error) from error
+    if not run.saved:
+        run.save_result(result, "JSON" if _is_value(result) else "netCDF")
+    return run.saved
+
+
+def _refusal(error: Exception) -> OpenEOError:
+    """What a process raised, as openEO's error: the library's own openEO exceptions keep
+    their names as codes; a wrong type or value is the graph's (400); anything else is ours
+    (500, logged)."""
+    from openeo_processes_dask.process_implementations.exceptions import OpenEOException
+
+    if isinstance(error, OpenEOException):
+        return OpenEOError(_first_line(error), status=400, openeo_code=type(error).__name__)
+    if isinstance(error, TypeError | ValueError | KeyError | IndexError):
+        return OpenEOError(f"a process refused its arguments: {_first_line(error)}",
+                           status=400, openeo_code="ProcessParameterInvalid")  # fmt: skip
+    logger.exception("process graph failed")
+    return OpenEOError(f"the process graph failed: {type(error).__name__}", status=500,
+                       openeo_code="Internal")  # fmt: skip
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0][:300]
+
+
+def _is_value(result: Any) -> bool:
+    import xarray as xr
+
+    return not isinstance(result, xr.DataArray)
+
+
+@cache
+def _libraries() -> tuple[Callable[[dict[str, Any]], Any], Callable[..., Any]]:
+    """openeo-pg-parser-networkx's graph and openeo-processes-dask's ``process`` wrapper
+    (which resolves a callback's parameters), imported once."""
+    from openeo_pg_parser_networkx import OpenEOProcessGraph
+    from openeo_processes_dask.process_implementations.core import process
+
+    return OpenEOProcessGraph, process
+
+
+@cache
+def _library_processes() -> dict[str, Callable[..., Any]]:
+    import openeo_processes_dask.process_implementations as implementations
+
+    # a process named as a builtin is the module's with an underscore (``_max``)
+    return {
+        process_id: getattr(implementations, process_id, None)
+        or getattr(implementations, f"_{process_id}")
+        for process_id in LIBRARY
+    }
+
+
+def _registry(run: Run, process_wrapper: Callable[..., Any]) -> Any:
+    """The processes of this run: the library's and ``run``'s own, each with its official
+    specification."""
+    from openeo_pg_parser_networkx import ProcessRegistry
+    from openeo_pg_parser_networkx.process_registry import Process
+
+    registry = ProcessRegistry(wrap_funcs=[process_wrapper])
+    own = {"load_collection": run.load_collection, "save_result": run.save_result,
+           "run_udf": run.run_udf}  # fmt: skip
+    for process_id, implementation in {**_library_processes(), **own}.items():
+        registry["predefined", process_id] = Process(process_spec(process_id), implementation)
+    return registry
