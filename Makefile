@@ -102,6 +102,7 @@ bench: $(STAMP)
 	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/tiles.py --update-docs
 	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/coverage_subset.py --update-docs
 	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/edr_series.py --update-docs
+	flock /tmp/nearline-bench.lock $(BIN)/python benchmarks/openeo_ndvi.py --update-docs
 	$(BIN)/python benchmarks/small_runs.py --update-docs
 	$(BIN)/python benchmarks/load.py --update-docs
 	$(BIN)/python benchmarks/s3_ingest.py --update-docs

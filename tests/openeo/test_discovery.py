@@ -38,6 +38,7 @@ def test_connects_through_the_well_known_document(live: LiveService) -> None:
         "/collections/{collection_id}": ["GET"],
         "/processes": ["GET"],
         "/me": ["GET"],
+        "/result": ["POST"],
     }  # no provider set: /credentials/oidc is not listed, nor anything not served yet
     assert not capabilities.supports_endpoint("/jobs", "POST")
     assert connection.get("/conformance").json() == {"conformsTo": ["https://api.openeo.org/1.2.0"]}

@@ -22,7 +22,7 @@ def refusal(answer: httpx.Response) -> dict:
     ("method", "path", "status", "code"),
     [
         ("GET", "/openeo/1.2/jobs", 501, "FeatureUnsupported"),
-        ("POST", "/openeo/1.2/result", 501, "FeatureUnsupported"),
+        ("POST", "/openeo/1.2/result", 400, "BadRequest"),  # no body, no JSON
         ("GET", "/openeo/1.2/process_graphs", 501, "FeatureUnsupported"),
         ("GET", "/openeo/1.2/credentials/basic", 501, "FeatureUnsupported"),
         ("GET", "/openeo/1.2/no-such-thing", 404, "NotFound"),

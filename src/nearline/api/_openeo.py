@@ -39,7 +39,7 @@ from nearline.grid import get_grid
 WELL_KNOWN = "/.well-known/openeo"
 Check = Callable[[Request, HTTPAuthorizationCredentials | None], str | None]
 # openEO's endpoints this face does not serve yet: a 501 saying so, not a bare 404
-NOT_YET = ("result", "jobs", "process_graphs", "validation", "services", "files",
+NOT_YET = ("jobs", "process_graphs", "validation", "services", "files",
            "credentials/basic")  # fmt: skip
 
 
@@ -65,8 +65,8 @@ def missing_endpoint(method: str, path: str) -> tuple[int, str]:
     named = f"{method} {path}"
     if path != below and below.startswith(NOT_YET):
         return 501, (
-            f"{named}: not served yet: this back-end lists collections and processes "
-            f"but runs no process graph so far; {openeo.PATH}/ lists what it serves"
+            f"{named}: not served yet: this back-end runs process graphs synchronously "
+            f"(POST {openeo.PATH}/result); {openeo.PATH}/ lists what it serves"
         )
     return 404, f"{named}: no such endpoint; {openeo.PATH}/ lists the ones served"
 

@@ -30,7 +30,7 @@ from nearline.openeo._cubes import (
 )
 from nearline.openeo._errors import error_code, error_document
 from nearline.openeo._graph import LoadCall, check_graph, load_calls, process_graph_of
-from nearline.openeo._load import Stack, load_cube
+from nearline.openeo._load import Stack, load_cube, temporal_span
 from nearline.openeo._processes import PROCESS_IDS, process_list, process_spec
 from nearline.openeo._run import Run, UdfRunner, run_graph
 from nearline.openeo._save import Saved, output_format, save
@@ -72,6 +72,7 @@ __all__ = [
     "save",
     "service_types",
     "swath_collection",
+    "temporal_span",
     "udf_runtimes",
     "well_known",
 ]

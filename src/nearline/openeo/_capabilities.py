@@ -25,14 +25,14 @@ ENDPOINTS = (
     ("/collections/{collection_id}", ("GET",)),
     ("/processes", ("GET",)),
     ("/me", ("GET",)),
+    ("/result", ("POST",)),
 )
 SIGN_IN = ("/credentials/oidc", ("GET",))
 CONFORMANCE = [f"https://api.openeo.org/{API_VERSION}"]
 DESCRIPTION = (
     "nearline's archive as an openEO back-end: its gridded collections (Pathfinder "
-    "composites on a named grid) described as data cubes, the processes it is adding and "
-    "who you are. Process graphs are not run yet: there is no /result, nor /jobs; "
-    "the service's own OGC API - Processes runs its algorithms meanwhile."
+    "composites on a named grid) described as data cubes, the processes it runs on them "
+    "(synchronously, through /result) and who you are."
 )
 
 

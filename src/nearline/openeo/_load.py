@@ -42,12 +42,16 @@ class Stack:
     grid
         Its grid's name.
     layers
-        Its items' files (each with its period), in time order.
+        Its items' files (each with its period), in time order: those of the span the
+        graph asks for, or all.
+    span
+        The collection's own first and last instant, for messages; None: that of ``layers``.
     """
 
     collection: str
     grid: str
     layers: tuple[Layer, ...]
+    span: tuple[datetime, datetime] | None = None
 
 
 def load_cube(
@@ -82,7 +86,7 @@ def load_cube(
         (``ProcessGraphComplexity``).
     """
     grid = get_grid(stack.grid)
-    layers = _within(stack, *_interval(temporal_extent))
+    layers = _within(stack, *temporal_span(temporal_extent))
     try:
         target = _target(grid, spatial_extent)
         subset = read_subset(layers, grid=grid, target=target,
@@ -118,8 +122,10 @@ def _within(stack: Stack, start: datetime | None, end: datetime | None) -> list[
         if (start is None or layer.start >= start) and (end is None or layer.start < end)
     ]  # fmt: skip
     if not found:
-        span = (f"{stack.layers[0].start:%Y-%m-%d} to {stack.layers[-1].end:%Y-%m-%d}"
-                if stack.layers else "nothing")  # fmt: skip
+        first, last = stack.span or (
+            (stack.layers[0].start, stack.layers[-1].end) if stack.layers else (None, None)
+        )
+        span = f"{first:%Y-%m-%d} to {last:%Y-%m-%d}" if first and last else "no time at all"
         raise OpenEOError(
             f"load_collection {stack.collection}: no item lies in the temporal extent "
             f"[{start}, {end}); its items span {span}", status=400, openeo_code="NoDataAvailable",
@@ -127,8 +133,20 @@ def _within(stack: Stack, start: datetime | None, end: datetime | None) -> list[
     return found
 
 
-def _interval(extent: Any) -> tuple[datetime | None, datetime | None]:
-    """A temporal extent (strings, or the parser's TemporalInterval) as UTC datetimes."""
+def temporal_span(extent: Any) -> tuple[datetime | None, datetime | None]:
+    """A temporal extent as UTC datetimes, ``[start, end)`` (None: open).
+
+    Parameters
+    ----------
+    extent
+        ``[start, end]`` as strings (a date, or a date-time), or
+        openeo-pg-parser-networkx's ``TemporalInterval``; None: all time.
+
+    Raises
+    ------
+    OpenEOError
+        A bound that is not a date nor a date-time, or an empty span.
+    """
     if extent is None:
         return None, None
     bounds = getattr(extent, "root", extent)

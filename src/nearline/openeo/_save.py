@@ -131,9 +131,8 @@ def _write_geotiff(cube: xr.DataArray, path: Path) -> None:
     names = [str(name) for name in cube["bands"].values] if "bands" in cube.dims else ["data"]
     raster = cube.transpose("bands", "y", "x") if "bands" in cube.dims else cube
     raster = raster.astype(np.float32)
-    raster.attrs = {}
-    raster.rio.to_raster(path, driver="GTiff", tiled=True, compress="deflate",
-                         long_name=tuple(names))  # fmt: skip
+    raster.attrs = {"long_name": tuple(names)}  # rioxarray's band descriptions
+    raster.rio.to_raster(path, driver="GTiff", tiled=True, compress="deflate")
 
 
 def _attribute(value: Any) -> bool:

@@ -48,8 +48,10 @@ def cell_value(row: np.ndarray, col: np.ndarray, day: int = 0, *, width: int = 5
 
 
 def write_gridded(path: Path, *, day: str = "2012-12-12", number: int = 0,
-                  grid: str = "igh-8km") -> Path:  # fmt: skip
-    """Write a gridded file of one band, ``ndvi`` (packed int16, scale 1e-4), at ``path``.
+                  grid: str = "igh-8km", bands: tuple[str, ...] = ("ndvi",)) -> Path:  # fmt: skip
+    """Write a gridded file of ``bands`` (packed int16, scale 1e-4) at ``path``: the first
+    holds :func:`cell_value` of day ``number``, the k-th that of day ``number + 31 * k``
+    (its magnitude for any band but ``ndvi``: reflectances are not negative).
 
     Parameters
     ----------
@@ -61,6 +63,8 @@ def write_gridded(path: Path, *, day: str = "2012-12-12", number: int = 0,
         Which day this is, for :func:`cell_value`.
     grid
         The grid's name.
+    bands
+        The bands' names (the composites' red and near-infrared: ``refl1``, ``refl2``).
     """
     chosen = get_grid(grid)
     x, y, crs_attrs = chosen.coordinates()
@@ -75,13 +79,18 @@ def write_gridded(path: Path, *, day: str = "2012-12-12", number: int = 0,
             axis.setncatts(attrs)
             axis[:] = values
         dataset.createVariable("crs", "i4", ()).setncatts(crs_attrs)
-        band = dataset.createVariable("ndvi", "i2", ("y", "x"), fill_value=FILL, zlib=True,
-                                      complevel=1, chunksizes=CHUNKS)  # fmt: skip
-        band.setncatts({"scale_factor": SCALE, "grid_mapping": "crs", "units": "1",
-                        "long_name": "normalized difference vegetation index"})  # fmt: skip
-        band.set_auto_maskandscale(False)
         rows = np.arange(chosen.height)[:, None]
-        band[...] = cell_value(rows, np.arange(chosen.width)[None, :], number, width=chosen.width)
+        for k, name in enumerate(bands):
+            band = dataset.createVariable(name, "i2", ("y", "x"), fill_value=FILL, zlib=True,
+                                          complevel=1, chunksizes=CHUNKS)  # fmt: skip
+            long_name = ("normalized difference vegetation index" if name == "ndvi"
+                         else f"test band {name}")  # fmt: skip
+            band.setncatts({"scale_factor": SCALE, "grid_mapping": "crs", "units": "1",
+                            "long_name": long_name})  # fmt: skip
+            band.set_auto_maskandscale(False)
+            columns = np.arange(chosen.width)[None, :]
+            values = cell_value(rows, columns, number + 31 * k, width=chosen.width)
+            band[...] = values if name == "ndvi" else np.abs(values)
     return path
 
 
