@@ -74,7 +74,8 @@ def test_ndvi_max_over_a_month_equals_numpy_on_the_files(
     nir = np.stack([physical(path, "refl2")[window] for path in days])
     with np.errstate(invalid="ignore", divide="ignore"):
         expected = np.nanmax((nir - red) / (nir + red), axis=0)
-    assert got.shape == expected.shape and got.shape[0] >= 20 and got.shape[1] >= 20
+    assert got.shape == expected.shape
+    assert min(got.shape) >= 20
     assert np.isfinite(got).sum() > 50
     np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
     np.testing.assert_allclose(got, expected, rtol=1e-5, equal_nan=True)
@@ -103,8 +104,8 @@ def test_a_month_of_one_day_holds_that_day_alone(
     alice: openeo.Connection, composite: Path, tmp_path: Path
 ) -> None:
     box = seen_box(composite)
-    cube = alice.load_collection(PUBLIC, spatial_extent=box,
-                                 temporal_extent=["2012-12-13", "2012-12-14"], bands=["ndvi"])  # fmt: skip
+    day = ["2012-12-13", "2012-12-14"]
+    cube = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=day, bands=["ndvi"])
     cube.download(tmp_path / "day.nc")
     with xr.open_dataset(tmp_path / "day.nc") as answer:
         assert [str(t)[:10] for t in answer["t"].values] == ["2012-12-13"]
