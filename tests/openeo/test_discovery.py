@@ -38,6 +38,7 @@ def test_connects_through_the_well_known_document(live: LiveService) -> None:
         "/collections/{collection_id}": ["GET"],
         "/processes": ["GET"],
         "/me": ["GET"],
+        "/credentials/basic": ["GET"],
         "/result": ["POST"],
     }  # no provider set: /credentials/oidc is not listed, nor anything not served yet
     assert not capabilities.supports_endpoint("/jobs", "POST")
@@ -76,7 +77,8 @@ def test_no_secondary_services_are_offered(alice: openeo.Connection) -> None:
 
 
 def test_no_provider_means_an_empty_list(live: LiveService) -> None:
-    assert connect(live).list_auth_providers() == []
+    """The client lists basic sign-in (from the capabilities), and no OpenID Connect one."""
+    assert [provider["type"] for provider in connect(live).list_auth_providers()] == ["basic"]
     answer = httpx.get(f"{live.url}/openeo/1.2/credentials/oidc")
     assert answer.status_code == 200
     assert answer.json() == {"providers": []}

@@ -24,7 +24,7 @@ def refusal(answer: httpx.Response) -> dict:
         ("GET", "/openeo/1.2/jobs", 501, "FeatureUnsupported"),
         ("POST", "/openeo/1.2/result", 400, "BadRequest"),  # no body, no JSON
         ("GET", "/openeo/1.2/process_graphs", 501, "FeatureUnsupported"),
-        ("GET", "/openeo/1.2/credentials/basic", 501, "FeatureUnsupported"),
+        ("GET", "/openeo/1.2/credentials/basic", 403, "AuthenticationSchemeInvalid"),
         ("GET", "/openeo/1.2/no-such-thing", 404, "NotFound"),
         ("POST", "/openeo/1.2/collections", 405, "MethodNotAllowed"),
         ("GET", "/openeo/1.2/collections/no-such-collection", 404, "CollectionNotFound"),

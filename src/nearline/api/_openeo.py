@@ -39,8 +39,7 @@ from nearline.grid import get_grid
 WELL_KNOWN = "/.well-known/openeo"
 Check = Callable[[Request, HTTPAuthorizationCredentials | None], str | None]
 # openEO's endpoints this face does not serve yet: a 501 saying so, not a bare 404
-NOT_YET = ("jobs", "process_graphs", "validation", "services", "files",
-           "credentials/basic")  # fmt: skip
+NOT_YET = ("jobs", "process_graphs", "validation", "services", "files")
 
 
 def is_openeo(path: str) -> bool:
@@ -163,6 +162,21 @@ def build_router() -> APIRouter:
     @router.get(f"{path}/service_types")
     def service_types() -> Response:
         return respond(openeo.service_types())
+
+    @router.get(f"{path}/credentials/basic")
+    def basic(request: Request) -> Response:
+        user, token = openeo.basic_credentials(request.headers.get("authorization"))
+        try:
+            owner = service_of(request).users.authenticate(token)
+        except Unauthorized:
+            owner = None
+        if owner != user:  # an unknown token, or another user's: the same refusal
+            raise OpenEOError(
+                "these credentials are not correct: give your nearline user name, and as the "
+                "password your token (`nearline users add`, or `nearline tokens create`)",
+                status=403, openeo_code="CredentialsInvalid",
+            )  # fmt: skip
+        return respond({"access_token": token, "user_id": user})
 
     @router.get(f"{path}/credentials/oidc")
     def providers(request: Request) -> Response:

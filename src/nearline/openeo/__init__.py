@@ -6,7 +6,13 @@ sign-in provider and user document, and openEO's error codes. The service mounts
 
 from __future__ import annotations
 
-from nearline.openeo._account import access_token, me_document, oidc_providers, provider_id
+from nearline.openeo._account import (
+    access_token,
+    basic_credentials,
+    me_document,
+    oidc_providers,
+    provider_id,
+)
 from nearline.openeo._capabilities import (
     API_VERSION,
     PATH,
@@ -49,6 +55,7 @@ __all__ = [
     "access_token",
     "backend_version",
     "band_summaries",
+    "basic_credentials",
     "capabilities",
     "check_graph",
     "conformance",

@@ -5,15 +5,20 @@ document (``GET /me``).
 openEO clients send ``Authorization: Bearer oidc/PROVIDER/ACCESS_TOKEN`` after an OpenID
 Connect sign-in and ``Bearer basic//TOKEN`` after a basic one; the token inside is what the
 service checks, as it checks any bearer token. A bare token (one of nearline's own, as
-``authenticate_bearer_token`` sends it) is taken as it is.
+``authenticate_bearer_token`` sends it) is taken as it is. ``authenticate_basic(user,
+password)`` works with the user's own token as the password: nearline keeps no passwords, and
+the token is what its bearer form would carry anyway.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from nearline.errors import OpenEOError
 from nearline.identity import OidcSettings
 
 DEVICE_GRANTS = [
@@ -23,6 +28,39 @@ DEVICE_GRANTS = [
 ]
 _OPENEO_TOKEN = re.compile(r"^(?:oidc/[^/]+|basic/)/(?P<token>.+)$")
 _NOT_WORD = re.compile(r"\W+")
+
+
+def basic_credentials(header: str | None) -> tuple[str, str]:
+    """The user name and password of an HTTP Basic ``Authorization`` header (openEO's
+    ``GET /credentials/basic``: nearline takes the user's own token as the password).
+
+    Parameters
+    ----------
+    header
+        The request's ``Authorization`` header, if any.
+
+    Raises
+    ------
+    OpenEOError
+        No header (``AuthenticationRequired``, 401), another scheme
+        (``AuthenticationSchemeInvalid``, 403), or one that is not base64 of ``user:password``
+        (``CredentialsInvalid``, 403).
+    """
+    if not header:
+        raise OpenEOError("send your user name and token as HTTP Basic credentials",
+                          status=401, openeo_code="AuthenticationRequired")  # fmt: skip
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic":
+        raise OpenEOError(f"/credentials/basic takes HTTP Basic credentials, not {scheme[:20]!r}",
+                          status=403, openeo_code="AuthenticationSchemeInvalid")  # fmt: skip
+    try:
+        user, colon, password = base64.b64decode(encoded, validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        colon = ""
+    if not colon or not user or not password:
+        raise OpenEOError("these credentials are not base64 of user:password",
+                          status=403, openeo_code="CredentialsInvalid")  # fmt: skip
+    return user, password
 
 
 def access_token(bearer: str) -> str:

@@ -25,6 +25,7 @@ ENDPOINTS = (
     ("/collections/{collection_id}", ("GET",)),
     ("/processes", ("GET",)),
     ("/me", ("GET",)),
+    ("/credentials/basic", ("GET",)),
     ("/result", ("POST",)),
 )
 SIGN_IN = ("/credentials/oidc", ("GET",))

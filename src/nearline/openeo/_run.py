@@ -26,6 +26,9 @@ logger = logging.getLogger(__name__)
 
 UdfRunner = Callable[[Any, str, str, Any], Any]  # (data, code, runtime, context) -> data
 # the processes openeo-processes-dask runs as they are; the rest are nearline's
+# the processes over arrays: called on a JSON array (the processes' own tests send them so),
+# they receive it as numpy, null as NaN, as openeo-processes-dask's implementations expect
+ARRAY_PROCESSES = ("mean", "median", "max", "min", "sum", "count", "linear_scale_range")
 LIBRARY = tuple(
     process_id for process_id in PROCESS_IDS
     if process_id not in ("load_collection", "save_result", "run_udf")
@@ -165,6 +168,8 @@ def _libraries() -> tuple[Callable[[dict[str, Any]], Any], Callable[..., Any]]:
 
 @cache
 def _library_processes() -> dict[str, Callable[..., Any]]:
+    # it warns, at import, of its machine-learning processes, which nearline does not offer
+    logging.getLogger("openeo_processes_dask.process_implementations").setLevel(logging.ERROR)
     import openeo_processes_dask.process_implementations as implementations
 
     # a process named as a builtin is the module's with an underscore (``_max``)
@@ -185,5 +190,41 @@ def _registry(run: Run, process_wrapper: Callable[..., Any]) -> Any:
     own = {"load_collection": run.load_collection, "save_result": run.save_result,
            "run_udf": run.run_udf}  # fmt: skip
     for process_id, implementation in {**_library_processes(), **own}.items():
+        if process_id in ARRAY_PROCESSES:
+            implementation = _on_json_arrays(process_id, implementation)
         registry["predefined", process_id] = Process(process_spec(process_id), implementation)
     return registry
+
+
+def _on_json_arrays(process_id: str, implementation: Callable[..., Any]) -> Callable[..., Any]:
+    """``implementation`` taking a JSON array (a list; the parser hands an empty one over as
+    its ``TemporalIntervals``) as numpy, null as NaN; an empty array's reduction is null
+    (its count 0), as the processes' specifications say."""
+    import numpy as np
+
+    def on_arrays(*args: Any, **kwargs: Any) -> Any:
+        data = kwargs.get("data", args[0] if args else None)
+        if process_id == "linear_scale_range" and "x" in kwargs:
+            data = kwargs["x"]
+            if data is None:  # a number's nodata stays nodata
+                return None
+        if not isinstance(data, list) and type(data).__name__ != "TemporalIntervals":
+            return implementation(*args, **kwargs)
+        values = list(getattr(data, "root", data))
+        condition = kwargs.get("condition")
+        if process_id == "count" and (condition is None or condition is True):
+            # any value counts, a text too: the valid ones, or all of them
+            return len(values) if condition else sum(v is not None for v in values)
+        if not values and process_id != "linear_scale_range":
+            return 0 if process_id == "count" else None
+        array = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+        key = "x" if process_id == "linear_scale_range" and "x" in kwargs else "data"
+        if args:
+            args = (array, *args[1:])
+        else:
+            kwargs = {**kwargs, key: array}
+        return implementation(*args, **kwargs)
+
+    on_arrays.__name__ = getattr(implementation, "__name__", process_id)
+    on_arrays.__signature__ = __import__("inspect").signature(implementation)  # type: ignore[attr-defined]
+    return on_arrays

@@ -144,7 +144,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, xr.DataArray | np.ndarray):
         return _plain(np.asarray(value).tolist())
     if isinstance(value, np.generic):
-        return value.item()
+        return _plain(value.item())
     if isinstance(value, float) and not np.isfinite(value):
         return None
     if isinstance(value, list | tuple):
