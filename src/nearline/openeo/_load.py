@@ -106,13 +106,53 @@ def load_cube(
         coords={
             "t": np.array([_naive(layer.start) for layer in layers], dtype="datetime64[ns]"),
             "bands": list(subset.bands),
-            "common_name": ("bands", [COMMON_NAMES.get(name, name) for name in subset.bands]),
             "y": y,
             "x": x,
         },
         attrs={"nearline:grid": grid.name, "nearline:collection": stack.collection},
     )
-    return cube.rio.write_crs(grid.crs)
+    return with_common_names(cube).rio.write_crs(grid.crs)
+
+
+def cut_to_box(cube: xr.DataArray, extent: Any) -> xr.DataArray | None:
+    """``filter_bbox`` on a cube of a known grid: the cells a load of that box would read
+    (the grid's own box rules, as :func:`load_cube`'s), or None for a cube whose grid is not
+    known (the generic implementation, which projects the box's corners, cuts it then).
+
+    Parameters
+    ----------
+    cube
+        A cube from :func:`load_cube` (it names its grid), or any other.
+    extent
+        The box, as :func:`load_cube`'s ``spatial_extent``.
+
+    Raises
+    ------
+    OpenEOError
+        A box off the grid, or not a box (``ProcessParameterInvalid``).
+    """
+    name = cube.attrs.get("nearline:grid")
+    if name is None or not {"x", "y"} <= set(cube.dims):
+        return None
+    grid = get_grid(name)
+    try:
+        xmin, ymin, xmax, ymax = _target(grid, extent).extent
+    except CoverageError as error:
+        raise OpenEOError(f"filter_bbox: {error}", status=400,
+                          openeo_code="ProcessParameterInvalid") from None  # fmt: skip
+    x, y = cube["x"].values, cube["y"].values
+    return cube.isel(x=np.flatnonzero((x > xmin) & (x < xmax)),
+                     y=np.flatnonzero((y > ymin) & (y < ymax)))  # fmt: skip
+
+
+def with_common_names(cube: xr.DataArray) -> xr.DataArray:
+    """``cube`` with each band's common name (``red``, ``nir``; else its own name) beside
+    its bands, which openEO's ``ndvi`` looks for; a cube whose bands were merged gets them
+    afresh."""
+    if "bands" not in cube.dims:
+        return cube
+    names = [COMMON_NAMES.get(str(name), str(name)) for name in cube["bands"].values]
+    return cube.assign_coords(common_name=("bands", names))
 
 
 def _within(stack: Stack, start: datetime | None, end: datetime | None) -> list[Layer]:

@@ -11,6 +11,7 @@ never runs a graph should not pay."""
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from nearline.errors import NearlineError, OpenEOError
-from nearline.openeo._load import Stack, load_cube
+from nearline.openeo._load import Stack, cut_to_box, load_cube, with_common_names
 from nearline.openeo._processes import PROCESS_IDS, process_spec
 from nearline.openeo._save import Saved, save
 
@@ -74,6 +75,28 @@ class Run:
         self.saved.append(save(data, format, self.folder, stem=stem))
         return True
 
+    def filter_bbox(self, data: Any, extent: Any, **_: Any) -> Any:
+        cut = cut_to_box(data, extent)
+        return cut if cut is not None else _library_processes()["filter_bbox"](data, extent)
+
+    def merge_cubes(self, cube1: Any, cube2: Any, overlap_resolver: Any = None,
+                    context: Any = None, **_: Any) -> Any:  # fmt: skip
+        # the bands' common names are a coordinate of each cube's own bands: dropped before
+        # the merge (whose bands differ) and named afresh for the merged bands
+        merge = _library_processes()["merge_cubes"]
+        plain = [cube.drop_vars("common_name", errors="ignore") if hasattr(cube, "drop_vars")
+                 else cube for cube in (cube1, cube2)]  # fmt: skip
+        merged = merge(*plain, overlap_resolver=overlap_resolver, context=context)
+        return with_common_names(merged) if hasattr(merged, "dims") else merged
+
+    def resample_spatial(self, data: Any, projection: Any = None, resolution: Any = 0,
+                         method: str = "near", align: str = "upper-left",
+                         **_: Any) -> Any:  # fmt: skip
+        check_resampled_size(data, projection, resolution, self.max_values)
+        return _library_processes()["resample_spatial"](
+            data, projection=projection, resolution=resolution, method=method, align=align
+        )
+
     def run_udf(self, data: Any, udf: str, runtime: str, version: str | None = None,
                 context: Any = None, **_: Any) -> Any:  # fmt: skip
         if str(runtime).lower() != "python":
@@ -127,6 +150,37 @@ def run_graph(graph: Mapping[str, Any], run: Run) -> list[Saved]:
     if not run.saved:
         run.save_result(result, "JSON" if _is_value(result) else "netCDF")
     return run.saved
+
+
+def check_resampled_size(data: Any, projection: Any, resolution: Any, max_values: int) -> None:
+    """Refuse a resampling whose cube would hold over ``max_values`` values (a resolution of
+    a metre over a continent would exhaust the server's memory before anything refused it).
+
+    Raises
+    ------
+    OpenEOError
+        Over the limit (``ProcessGraphComplexity``), or a resolution that is not a positive
+        number (``ProcessParameterInvalid``).
+    """
+    steps = resolution if isinstance(resolution, list | tuple) else [resolution, resolution]
+    if len(steps) != 2 or not all(isinstance(step, int | float) and step >= 0 for step in steps):
+        raise OpenEOError(f"resample_spatial: resolution {resolution!r} must be a number >= 0, "
+                          "or two", status=400, openeo_code="ProcessParameterInvalid")  # fmt: skip
+    if not steps[0] or not steps[1] or not hasattr(data, "rio"):
+        return  # the cells' own size, or not a cube: no bigger than what was loaded
+    target = projection if projection is not None else data.rio.crs
+    try:
+        west, south, east, north = data.rio.transform_bounds(target)
+    except Exception:  # an unknown projection: the library refuses it, saying so
+        return
+    cells = math.ceil(abs(east - west) / steps[0]) * math.ceil(abs(north - south) / steps[1])
+    others = math.prod(size for dim, size in data.sizes.items() if dim not in ("x", "y"))
+    if cells * others > max_values:
+        raise OpenEOError(
+            f"resample_spatial to {resolution} would make {cells * others:,} values, over this "
+            f"service's limit of {max_values:,}; resample a smaller box or to coarser cells",
+            status=400, openeo_code="ProcessGraphComplexity",
+        )  # fmt: skip
 
 
 def _refusal(error: Exception) -> OpenEOError:
@@ -188,7 +242,8 @@ def _registry(run: Run, process_wrapper: Callable[..., Any]) -> Any:
 
     registry = ProcessRegistry(wrap_funcs=[process_wrapper])
     own = {"load_collection": run.load_collection, "save_result": run.save_result,
-           "run_udf": run.run_udf}  # fmt: skip
+           "run_udf": run.run_udf, "filter_bbox": run.filter_bbox,
+           "merge_cubes": run.merge_cubes, "resample_spatial": run.resample_spatial}  # fmt: skip
     for process_id, implementation in {**_library_processes(), **own}.items():
         if process_id in ARRAY_PROCESSES:
             implementation = _on_json_arrays(process_id, implementation)
