@@ -75,6 +75,10 @@ def test_cube_dimensions_are_the_composites_grid(
         assert band["description"] == attrs["long_name"]
     assert {band["name"]: band.get("unit") for band in summaries["bands"]}["bt4"] == "K"
     assert alice.collection_metadata(PUBLIC).band_names == list(bands)
+    common = {band["name"]: band.get("common_name") for band in summaries["bands"]}
+    assert (common["refl1"], common["refl2"], common["bt4"]) == ("red", "nir", None)
+    metadata = alice.collection_metadata(PUBLIC)
+    assert metadata.band_dimension.band_index("red") == list(bands).index("refl1")
     links = {link["rel"]: link["href"] for link in described["links"]}
     assert links["self"] == f"{live.url}/openeo/1.2/collections/{PUBLIC}"
     assert links["alternate"] == f"{live.url}/collections/{PUBLIC}"

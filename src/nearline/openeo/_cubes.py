@@ -70,13 +70,20 @@ def cube_dimensions(grid: Grid, start: datetime | None, end: datetime | None,
     }  # fmt: skip
 
 
+# the common names (STAC eo; openEO's ndvi looks for red and nir) of the composites' AVHRR
+# bands: channel 1 (0.58-0.68 um) is red, channel 2 (0.725-1.0 um) near infrared
+COMMON_NAMES = {"refl1": "red", "refl2": "nir"}
+
+
 def band_summaries(bands: Sequence[str], units: Mapping[str, str],
                    long_names: Mapping[str, str]) -> list[dict[str, str]]:  # fmt: skip
     """Each band's name, and its description and unit where the catalogue has them (CF
-    ``long_name`` and ``units``)."""
+    ``long_name`` and ``units``), and its common name where it has one."""
     described = []
     for name in bands:
         band = {"name": name}
+        if name in COMMON_NAMES:
+            band["common_name"] = COMMON_NAMES[name]
         if name in long_names:
             band["description"] = long_names[name]
         if name in units:

@@ -25,10 +25,7 @@ from nearline.coverage import (
 )
 from nearline.errors import CoverageError, CoverageTooLarge, OpenEOError
 from nearline.grid import Grid, get_grid
-
-# the common names (STAC eo, openEO's ndvi) of the composites' AVHRR bands: channel 1
-# (0.58-0.68 um) is red, channel 2 (0.725-1.0 um) near infrared
-COMMON_NAMES = {"refl1": "red", "refl2": "nir"}
+from nearline.openeo._cubes import COMMON_NAMES
 
 
 @dataclass(frozen=True)
