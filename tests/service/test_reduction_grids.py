@@ -124,3 +124,30 @@ def test_a_damaged_file_is_a_problem_naming_its_item_not_a_dropped_connection(se
     assert response.status_code == 500
     assert response.headers["content-type"] == "application/json"  # as every problem here
     assert f"item {broken.name}'s file cannot be read" in response.json()["detail"]
+
+
+def test_openeo_averages_the_days_as_xarray_does_on_the_files(service, days, tmp_path):
+    """The reductions' days are data cubes to openEO: their mean over time in a box, by the
+    openEO client, equals xarray's on the files, looked up by the files' own latitudes and
+    longitudes (stored south to north); every 7th cell is fill in each file, so each mean is
+    of both days or of none."""
+    import openeo
+
+    connection = openeo.connect(service.url)
+    connection.authenticate_bearer_token(f"basic//{service.tokens['bob']}")
+    box = {"west": -20.0, "south": 10.0, "east": 20.0, "north": 40.0}
+    cube = connection.load_collection(COLLECTION, spatial_extent=box, bands=["aod_550_mean"],
+                                      temporal_extent=["2012-12-12", "2012-12-14"])  # fmt: skip
+    cube.reduce_dimension(dimension="t", reducer="mean").download(tmp_path / "mean.nc")
+    with xr.open_dataset(tmp_path / "mean.nc") as answer:
+        assert set(answer.data_vars) == {"aod_550_mean", "spatial_ref"}  # its one band kept
+        got = answer["aod_550_mean"].values
+        lats, lons = answer["y"].values, answer["x"].values
+    assert got.shape == (lats.size, lons.size)
+    assert lats.size >= 30
+    assert lons.size >= 30
+    with xr.open_mfdataset(days, combine="nested", concat_dim="time") as files:
+        expected = files["aod_550_mean"].mean("time").sel(lat=lats, lon=lons, method="nearest")
+        expected = expected.values
+    assert np.isnan(got).sum() > 0  # the fill cells
+    np.testing.assert_allclose(got, expected, rtol=1e-6, equal_nan=True)

@@ -102,7 +102,7 @@ def _dataset(cube: xr.DataArray) -> xr.Dataset:
     """The cube as a Dataset: a variable a band (``data`` if it has no bands), with the CRS
     written as CF's grid mapping (rioxarray's ``spatial_ref``)."""
     crs = cube.rio.crs
-    cube = cube.drop_vars("spatial_ref", errors="ignore")
+    cube = cube.drop_vars(["spatial_ref", "common_name"], errors="ignore")
     cube.attrs = {key: value for key, value in cube.attrs.items() if _attribute(value)}
     if "bands" in cube.dims:
         dataset = cube.to_dataset(dim="bands")
