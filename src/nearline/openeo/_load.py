@@ -82,6 +82,8 @@ def load_cube(
         does not exist (``ProcessParameterInvalid``), or a read over ``max_values``
         (``ProcessGraphComplexity``).
     """
+    import rioxarray  # noqa: F401  (the .rio accessor: the cube's CRS)
+
     grid = get_grid(stack.grid)
     layers = _within(stack, *temporal_span(temporal_extent))
     try:
