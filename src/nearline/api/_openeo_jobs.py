@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -246,70 +247,72 @@ def build_router() -> APIRouter:
     router = APIRouter(include_in_schema=False)
     path = f"{openeo.PATH}/jobs"
 
-    def parts(request: Request) -> tuple[Service, openeo.BatchJobs, str]:
-        return service_of(request), batch_jobs(request), bases(request)[0]
-
     @router.post(path)
     async def create(request: Request, user: User) -> Response:
         body = await _json(request)
-        service, jobs, base = parts(request)
+        service, jobs, base = _parts(request)
         return answer(create_job(service, jobs, body, user=user, base=base))
 
     @router.get(path)
     def listing(request: Request, user: User,
                 limit: Annotated[int, Query(ge=1, le=MAX_LIST)] = 100) -> Response:  # fmt: skip
-        service, jobs, base = parts(request)
+        service, jobs, base = _parts(request)
         return answer(list_jobs(service, jobs, user=user, base=base, limit=limit))
 
-    @router.get(f"{path}/{{job_id}}")
-    def one(job_id: str, request: Request, user: User) -> Response:
-        service, jobs, _ = parts(request)
-        return answer(get_job(service, jobs, job_id, user=user))
+    # the routes of one job that take nothing but its id: (method, below the job, handler)
+    for method, below, handler in (
+        ("GET", "", get_job),
+        ("DELETE", "", delete_job),
+        ("POST", "/results", start_job),
+        ("DELETE", "/results", stop_job),
+        ("GET", "/estimate", estimate),
+    ):
+        router.add_api_route(f"{path}/{{job_id}}{below}", _by_id(handler), methods=[method])
 
     @router.patch(f"{path}/{{job_id}}")
     async def patch(job_id: str, request: Request, user: User) -> Response:
         body = await _json(request)
-        service, jobs, _ = parts(request)
+        service, jobs, _ = _parts(request)
         return answer(update_job(service, jobs, job_id, body, user=user))
-
-    @router.delete(f"{path}/{{job_id}}")
-    def delete(job_id: str, request: Request, user: User) -> Response:
-        service, jobs, _ = parts(request)
-        return answer(delete_job(service, jobs, job_id, user=user))
-
-    @router.post(f"{path}/{{job_id}}/results")
-    def start(job_id: str, request: Request, user: User) -> Response:
-        service, jobs, _ = parts(request)
-        return answer(start_job(service, jobs, job_id, user=user))
-
-    @router.delete(f"{path}/{{job_id}}/results")
-    def stop(job_id: str, request: Request, user: User) -> Response:
-        service, jobs, _ = parts(request)
-        return answer(stop_job(service, jobs, job_id, user=user))
 
     @router.get(f"{path}/{{job_id}}/results")
     def results(job_id: str, request: Request, user: User) -> Response:
-        service, jobs, base = parts(request)
+        service, jobs, base = _parts(request)
         return answer(job_results(service, jobs, job_id, user=user, base=base))
 
     @router.get(f"{path}/{{job_id}}/results/{{name}}")
     def result_file(job_id: str, name: str, request: Request, expires: str = "",
                     signature: str = "") -> Response:  # fmt: skip
-        service, jobs, _ = parts(request)
+        service, jobs, _ = _parts(request)
         return download(request, service, jobs, job_id, name, expires=expires,
                         signature=signature)  # fmt: skip
 
     @router.get(f"{path}/{{job_id}}/logs")
     def logs(job_id: str, request: Request, user: User, level: str = "debug") -> Response:
-        service, jobs, base = parts(request)
+        service, jobs, base = _parts(request)
         return answer(job_logs(service, jobs, job_id, user=user, level=level, base=base))
 
     @router.get(f"{path}/{{job_id}}/estimate")
     def estimated(job_id: str, request: Request, user: User) -> Response:
-        service, jobs, _ = parts(request)
+        service, jobs, _ = _parts(request)
         return answer(estimate(service, jobs, job_id, user=user))
 
     return router
+
+
+def _parts(request: Request) -> tuple[Service, openeo.BatchJobs, str]:
+    """What a handler works on: the service, its batch jobs, the openEO face's root URL."""
+    return service_of(request), batch_jobs(request), bases(request)[0]
+
+
+def _by_id(handler: Callable[..., Answer]) -> Callable[..., Response]:
+    """The endpoint of a handler of (service, jobs, job id, user)."""
+
+    def endpoint(job_id: str, request: Request, user: User) -> Response:
+        service, jobs, _ = _parts(request)
+        return answer(handler(service, jobs, job_id, user=user))
+
+    return endpoint
 
 
 async def _json(request: Request) -> Any:
