@@ -40,8 +40,14 @@ def test_connects_through_the_well_known_document(live: LiveService) -> None:
         "/me": ["GET"],
         "/credentials/basic": ["GET"],
         "/result": ["POST"],
+        "/jobs": ["GET", "POST"],
+        "/jobs/{job_id}": ["GET", "PATCH", "DELETE"],
+        "/jobs/{job_id}/results": ["GET", "POST", "DELETE"],
+        "/jobs/{job_id}/logs": ["GET"],
+        "/jobs/{job_id}/estimate": ["GET"],
     }  # no provider set: /credentials/oidc is not listed, nor anything not served yet
-    assert not capabilities.supports_endpoint("/jobs", "POST")
+    assert capabilities.supports_endpoint("/jobs", "POST")
+    assert not capabilities.supports_endpoint("/process_graphs", "GET")
     assert connection.get("/conformance").json() == {"conformsTo": ["https://api.openeo.org/1.2.0"]}
 
 
@@ -62,14 +68,15 @@ def test_processes_are_exactly_the_supported_set_with_their_official_specs(
     assert [p["name"] for p in ndvi["parameters"]] == ["data", "nir", "red", "target_band"]
 
 
-def test_udf_runtimes_say_python_is_not_run_yet(alice: openeo.Connection) -> None:
+def test_udf_runtimes_say_python_runs_in_batch_jobs(alice: openeo.Connection) -> None:
     runtimes = alice.list_udf_runtimes()
     assert list(runtimes) == ["Python"]
     python = runtimes["Python"]
     assert python["type"] == "language"
     assert python["experimental"] is True
     assert python["default"] in python["versions"]
-    assert "not run yet" in python["description"]
+    assert "batch jobs" in python["description"]
+    assert "openeo" in python["versions"][python["default"]]["libraries"]
 
 
 def test_no_secondary_services_are_offered(alice: openeo.Connection) -> None:

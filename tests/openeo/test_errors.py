@@ -21,7 +21,7 @@ def refusal(answer: httpx.Response) -> dict:
 @pytest.mark.parametrize(
     ("method", "path", "status", "code"),
     [
-        ("GET", "/openeo/1.2/jobs", 501, "FeatureUnsupported"),
+        ("GET", "/openeo/1.2/jobs/no-such-job", 404, "JobNotFound"),
         ("POST", "/openeo/1.2/result", 400, "BadRequest"),  # no body, no JSON
         ("GET", "/openeo/1.2/process_graphs", 501, "FeatureUnsupported"),
         ("GET", "/openeo/1.2/credentials/basic", 403, "AuthenticationSchemeInvalid"),

@@ -33,7 +33,7 @@ def listed(live: LiveService, user: str) -> dict[str, bool]:
 
 
 def test_mutable_says_whether_the_caller_may_change_the_process(part2):
-    builtin = {"echo": False, "pathfinder": False, "subset": False}
+    builtin = {"echo": False, "openeo": False, "pathfinder": False, "subset": False}
     assert listed(part2, "alice") == {"granule-sizes": True, **builtin}
     assert listed(part2, "bob") == {"granule-sizes": False, **builtin}
     with part2.client("bob") as client:
@@ -43,7 +43,7 @@ def test_mutable_says_whether_the_caller_may_change_the_process(part2):
         assert client.get("/processes/granule-sizes").json()["mutable"] is True
 
 
-@pytest.mark.parametrize("process", ["granule-sizes", "echo", "pathfinder", "subset"])
+@pytest.mark.parametrize("process", ["granule-sizes", "echo", "openeo", "pathfinder", "subset"])
 def test_changing_a_process_not_yours_is_immutable_process(part2, process):
     package = zip_folder(PACKAGES / "sizes")
     with part2.client("bob") as client:
@@ -55,6 +55,7 @@ def test_changing_a_process_not_yours_is_immutable_process(part2, process):
     assert listed(part2, "alice") == {
         "granule-sizes": True,
         "echo": False,
+        "openeo": False,
         "pathfinder": False,
         "subset": False,
     }  # all still there

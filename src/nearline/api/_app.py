@@ -24,6 +24,7 @@ from nearline.api import _gridded as gridded
 from nearline.api import _jobs as jobs
 from nearline.api import _openapi as openapi
 from nearline.api import _openeo as openeo
+from nearline.api import _openeo_jobs as openeo_jobs
 from nearline.api import _openeo_result as openeo_result
 from nearline.api import _problems as problems
 from nearline.api import _processes as processes
@@ -55,7 +56,7 @@ def create_app(service: Service, *, cors: CrossOrigin | None = None) -> FastAPI:
     app = stac.build_app(service)
     app.state.service = service
     routers = (processes, users, jobs, downloads, subscriptions, queryables)
-    for part in (*routers, coverages, edr, tiles, openeo, openeo_result):
+    for part in (*routers, coverages, edr, tiles, openeo, openeo_result, openeo_jobs):
         app.include_router(part.build_router())
     problems.install(app)
     openapi.install(app)

@@ -39,7 +39,7 @@ from nearline.grid import get_grid
 WELL_KNOWN = "/.well-known/openeo"
 Check = Callable[[Request, HTTPAuthorizationCredentials | None], str | None]
 # openEO's endpoints this face does not serve yet: a 501 saying so, not a bare 404
-NOT_YET = ("jobs", "process_graphs", "validation", "services", "files")
+NOT_YET = ("process_graphs", "validation", "services", "files")
 
 
 def is_openeo(path: str) -> bool:

@@ -27,13 +27,19 @@ ENDPOINTS = (
     ("/me", ("GET",)),
     ("/credentials/basic", ("GET",)),
     ("/result", ("POST",)),
+    ("/jobs", ("GET", "POST")),
+    ("/jobs/{job_id}", ("GET", "PATCH", "DELETE")),
+    ("/jobs/{job_id}/results", ("GET", "POST", "DELETE")),
+    ("/jobs/{job_id}/logs", ("GET",)),
+    ("/jobs/{job_id}/estimate", ("GET",)),
 )
 SIGN_IN = ("/credentials/oidc", ("GET",))
 CONFORMANCE = [f"https://api.openeo.org/{API_VERSION}"]
 DESCRIPTION = (
     "nearline's archive as an openEO back-end: its gridded collections (Pathfinder "
     "composites on a named grid) described as data cubes, the processes it runs on them "
-    "(synchronously, through /result) and who you are."
+    "(synchronously, through /result), batch jobs (/jobs) that run process graphs, Python "
+    "UDFs included, as nearline's own jobs in its sandbox, and who you are."
 )
 
 
@@ -129,18 +135,21 @@ def _installed(name: str) -> dict[str, str]:
 
 def udf_runtimes() -> dict[str, Any]:
     """The body of ``GET /udf_runtimes``: Python, the version the service runs, with the
-    libraries a UDF would find, marked experimental: ``run_udf`` is listed, not run yet."""
+    libraries a UDF finds, marked experimental: UDFs run in batch jobs only, in the sandbox."""
     python = ".".join(platform.python_version_tuple()[:2])
     return {
         "Python": {
-            "title": "Python (not run yet)",
-            "description": "run_udf is listed but not run yet; when it is, a UDF runs in "
-            "nearline's sandbox under the limits of uploaded algorithms.",
+            "title": "Python",
+            "description": "run_udf runs in batch jobs, in nearline's sandbox under the "
+            "limits of uploaded algorithms (no network, only the job's own files, its memory, "
+            "CPU, process and disk limits); a synchronous /result refuses it.",
             "type": "language",
             "experimental": True,
             "default": python,
             "versions": {
-                python: {"libraries": {name: _installed(name) for name in ("numpy", "xarray")}}
+                python: {
+                    "libraries": {name: _installed(name) for name in ("numpy", "xarray", "openeo")}
+                }
             },
         }
     }

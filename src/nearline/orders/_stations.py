@@ -9,12 +9,12 @@ import logging
 import shutil
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-from nearline.algorithms import Algorithm, StageClock, limits_for
+from nearline.algorithms import Algorithm, Limits, StageClock, limits_for
 from nearline.archive import (
     Asset,
     Catalogue,
@@ -37,6 +37,10 @@ GRID_PROPERTY = "nearline:grid"
 GRIDDED_PROPERTIES = (GRID_PROPERTY, "nearline:bands", "nearline:units", "nearline:long_names",
                       "nearline:reader", "nearline:product")  # fmt: skip
 OUTPUTS_OF = "nearline:outputs_of"  # marks a collection as one algorithm's outputs
+# built-ins whose runs execute their users' code (openEO's UDFs): their outputs are strangers'
+# files, never opened by the service, and their orders may hold them tighter (TIGHTER)
+RUNS_USERS_CODE = frozenset({"openeo"})
+TIGHTER = "limits"  # a built-in's parameter: memory, disk (bytes), timeout (s), each a minimum
 
 
 @dataclass(frozen=True)
@@ -154,7 +158,7 @@ def execute(
         inputs=inputs,
         parameters=job.parameters,
         folder=places.run_folder(run),
-        limits=limits_for(algorithm.manifest.resources),
+        limits=limits_of(algorithm, job),
         log=places.log_of(run),
     )
     waited = StageClock()
@@ -173,6 +177,23 @@ def execute(
             _describe_output(path, result.outputs_folder, algorithm) for path in result.output_files
         )
     return result.outcome, outputs
+
+
+def limits_of(algorithm: Algorithm, job: Job) -> Limits:
+    """What a run of ``job`` is held to: its manifest's resources; a built-in's order may ask
+    tighter ones (an openEO batch job's ``job_options``), never looser, so admission, which
+    holds the manifest's, still holds enough."""
+    limits = limits_for(algorithm.manifest.resources)
+    tighter = job.parameters.get(TIGHTER) if algorithm.owner == SERVICE_OWNER else None
+    if not isinstance(tighter, Mapping):
+        return limits
+    disk = tighter.get("disk")
+    return replace(
+        limits,
+        memory=min(limits.memory, int(tighter.get("memory", limits.memory))),
+        wall_seconds=min(limits.wall_seconds, float(tighter.get("timeout", limits.wall_seconds))),
+        disk=limits.disk if disk is None else min(limits.disk or int(disk), int(disk)),
+    )
 
 
 def _describe_output(path: Path, folder: Path, algorithm: Algorithm) -> OutputFile:
@@ -289,7 +310,7 @@ def _gridded_fields(
     ``nearline:bands``, so the output collection offers coverages, EDR queries and map tiles.
     None for any other output. Only nearline's own algorithms' files are opened here, in the
     service: a stranger's file is never handed to the HDF5 library outside the sandbox."""
-    if algorithm.owner != SERVICE_OWNER:
+    if algorithm.owner != SERVICE_OWNER or algorithm.id in RUNS_USERS_CODE:
         return None
     path = places.run_folder(run) / "outputs" / output.name
     try:  # its SHA-256 was taken when the run ended: not read again
