@@ -11,7 +11,7 @@ from typing import Any
 
 from nearline import openeo
 from nearline.api._gridded import GRID, MAX_LAYERS, gridded_or_none
-from nearline.archive import Item, Search, parse_datetime
+from nearline.archive import Collection, Item, Search, parse_datetime, rfc3339
 from nearline.errors import CollectionNotFound, OpenEOError, SearchError
 from nearline.orders import Service
 
@@ -65,23 +65,24 @@ def job_inputs(service: Service, graph: Mapping[str, Any], *, user: str) -> JobI
     """
     found: dict[str, dict[str, Item]] = {}
     for call in openeo.load_calls(graph):
-        grid = _gridded(service, call.collection, user)
+        collection, grid = _gridded(service, call.collection, user)
         start, end = _period(call.temporal_extent)
         search = Search(collections=(call.collection,), start=start, end=end, limit=MAX_LAYERS,
                         viewer=user)  # fmt: skip
         items = [item for item in service.catalogue.search(search).items
                  if item.properties.get(GRID) == grid]  # fmt: skip
         if not items:
+            _, first, last = collection.extent
+            span = f"{rfc3339(first)} to {rfc3339(last)}" if first and last else "no time"
             raise OpenEOError(f"load_collection {call.collection}: no item lies in the temporal "
-                              f"extent {list(call.temporal_extent or ())}; GET /collections/"
-                              f"{call.collection} gives its extent", status=400,
-                              openeo_code="NoDataAvailable")  # fmt: skip
+                              f"extent {list(call.temporal_extent or ())}; its items span "
+                              f"{span}", status=400, openeo_code="NoDataAvailable")  # fmt: skip
         found.setdefault(call.collection, {}).update({item.id: item for item in items})
     return JobInputs({name: tuple(items.values()) for name, items in found.items()})
 
 
-def _gridded(service: Service, collection_id: str, user: str) -> str:
-    """The grid of ``collection_id``'s items, as ``user`` may see it."""
+def _gridded(service: Service, collection_id: str, user: str) -> tuple[Collection, str]:
+    """``collection_id`` as ``user`` may see it, and its items' grid."""
     try:
         collection = service.catalogue.get_collection(collection_id, viewer=user)
     except CollectionNotFound:
@@ -93,7 +94,7 @@ def _gridded(service: Service, collection_id: str, user: str) -> str:
         raise OpenEOError(f"load_collection: {collection_id} is not a data cube (its items name "
                           "no grid: swath granules); composite them onto a grid first",
                           status=400, openeo_code="ProcessParameterInvalid")  # fmt: skip
-    return gridded.grid
+    return collection, gridded.grid
 
 
 def _period(extent: tuple[str | None, str | None] | None) -> tuple[Any, Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,76 +22,36 @@ from starlette.background import BackgroundTask
 
 from nearline import openeo
 from nearline.api._adapter import service_of
-from nearline.api._auth import check_public, viewer
-from nearline.api._gridded import GRID, MAX_LAYERS, gridded_or_none, max_values, opener
+from nearline.api._auth import viewer
+from nearline.api._gridded import GRID, max_values, opener
 from nearline.api._openeo import openeo_user
-from nearline.archive import Search
+from nearline.api._openeo_inputs import job_inputs
 from nearline.coverage import Layer
-from nearline.errors import CollectionNotFound, OpenEOError
-from nearline.orders import Service
+from nearline.errors import OpenEOError
 
 CONCURRENT_GRAPHS = 2  # graphs run at once by one server: each holds its cube in memory
 _LIMITER: list[anyio.CapacityLimiter] = []  # made on first use, in the event loop
 
 
 def graph_stacks(request: Request, graph: dict[str, Any]) -> dict[str, openeo.Stack]:
-    """The files of each collection ``graph`` loads, as the request's user may see them.
+    """The files of each collection ``graph`` loads, as the request's user may see them (the
+    items a batch job of it would read, :func:`job_inputs`), read where they lie.
 
     Raises
     ------
-    CollectionNotFound
-        A collection that does not exist or is another user's.
     OpenEOError
-        A collection that is not a data cube (its items name no grid).
+        A collection that does not exist or is another user's (``CollectionNotFound``), is
+        not a data cube, or holds no item in a temporal extent (``NoDataAvailable``).
     """
     service = service_of(request)
-    calls = openeo.load_calls(graph)
-    spans: dict[str, tuple[datetime | None, datetime | None] | None] = {}
-    for call in calls:
-        span = openeo.temporal_span(call.temporal_extent)
-        known = spans.get(call.collection, span)
-        spans[call.collection] = _union(known, span)
-    return {collection: _stack(service, request, collection, span)
-            for collection, span in spans.items()}  # fmt: skip
-
-
-def _union(one: Any, other: Any) -> Any:
-    """The span holding both (None bounds: open)."""
-    if one is None or other is None:
-        return None
-    starts, ends = (one[0], other[0]), (one[1], other[1])
-    start = None if None in starts else min(starts)
-    end = None if None in ends else max(ends)
-    return start, end
-
-
-def _stack(service: Service, request: Request, collection_id: str, span: Any) -> openeo.Stack:
-    user = viewer(request)
-    try:
-        check_public(request, collection_id)
-        collection = service.catalogue.get_collection(collection_id, viewer=user)
-    except CollectionNotFound:
-        raise CollectionNotFound(
-            f"load_collection: collection {collection_id!r} does not exist, or is not yours to "
-            f"load; GET {openeo.PATH}/collections lists the ones you may"
-        ) from None
-    gridded = gridded_or_none(service, collection, user)
-    if gridded is None:
-        raise OpenEOError(
-            f"load_collection: {collection_id} is a collection of swath granules, not a data "
-            "cube: its granules lie on no grid; search them through the STAC API, or composite "
-            "them onto a grid first", status=400, openeo_code="ProcessParameterInvalid",
-        )  # fmt: skip
-    start, end = span if span is not None else (None, None)
-    search = Search(collections=(collection_id,), start=start, end=end, limit=MAX_LAYERS,
-                    viewer=user)  # fmt: skip
-    items = [item for item in service.catalogue.search(search).items
-             if item.properties.get(GRID) == gridded.grid]  # fmt: skip
-    layers = tuple(Layer(item.id, item.start, item.end or item.start, opener(service, item))
-                   for item in items)  # fmt: skip
-    _, first, last = collection.extent
-    return openeo.Stack(collection_id, gridded.grid, layers,
-                        (first, last) if first and last else None)  # fmt: skip
+    inputs = job_inputs(service, graph, user=viewer(request))
+    stacks = {}
+    for collection, items in inputs.items.items():
+        ordered = sorted(items, key=lambda item: item.start)
+        layers = tuple(Layer(item.id, item.start, item.end or item.start, opener(service, item))
+                       for item in ordered)  # fmt: skip
+        stacks[collection] = openeo.Stack(collection, str(ordered[0].properties[GRID]), layers)
+    return stacks
 
 
 async def _body(request: Request) -> Any:
