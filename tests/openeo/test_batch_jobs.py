@@ -168,3 +168,22 @@ def test_a_created_job_waits_until_started_and_can_be_edited(alice: openeo.Conne
     assert job.estimate()["costs"] == 0
     job.delete()
     assert job.job_id not in [listed["id"] for listed in alice.list_jobs()]
+
+
+def test_a_synchronous_udf_runs_in_the_sandbox_as_a_job_and_answers_its_result(
+    live: LiveService, alice: openeo.Connection, composite: Path, tmp_path: Path
+) -> None:
+    """POST /result with run_udf: the graph runs as an order of the built-in openeo process
+    (never in the server), awaited; its result is the answer, and the order is dismissed."""
+    cube = alice.load_collection(PUBLIC, spatial_extent=BOX, temporal_extent=["2012-12-12",
+                                 "2012-12-13"], bands=["ndvi"])  # fmt: skip
+    scaled = cube.apply(openeo.UDF(SCALE_UDF, runtime="Python", context={"factor": 2.0}))
+    scaled.download(tmp_path / "scaled.nc", format="netCDF")
+    with xr.open_dataset(tmp_path / "scaled.nc") as result:
+        first = on_cells(composites(live, composite)[0], result)["ndvi"].values
+        got = result["ndvi"].isel(t=0).values
+    assert np.isfinite(got).sum() > 100
+    np.testing.assert_allclose(got, 2.0 * first, rtol=1e-6, equal_nan=True)
+    listed = nearline("jobs", "--user", "alice", "--limit", "100", data=live.data).stdout
+    ran = [line for line in listed.splitlines() if "openeo" in line and "dismissed" in line]
+    assert ran  # it ran as one of alice's jobs, dismissed once its result was sent

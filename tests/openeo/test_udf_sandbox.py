@@ -10,6 +10,7 @@ from pathlib import Path
 
 import openeo
 import pytest
+from openeo.rest import OpenEoApiError
 
 from ..live_service import LiveService
 from ..tiles.gridded import PUBLIC
@@ -164,3 +165,14 @@ def test_job_options_only_tighten_and_name_the_wrong_one(alice: openeo.Connectio
     with pytest.raises(openeo.rest.OpenEoApiError) as refused:
         cube.create_job(out_format="netCDF", job_options={"memory": "1MiB"})
     assert "job_options memory: at least 256 MiB" in refused.value.message
+
+
+def test_a_synchronous_udf_that_raises_is_an_openeo_error(alice: openeo.Connection) -> None:
+    cube = alice.load_collection(PUBLIC, spatial_extent=BOX, temporal_extent=ONE_DAY,
+                                 bands=["ndvi"])  # fmt: skip
+    udf = openeo.UDF(RAISES, runtime="Python", context={"numerator": 1})
+    with pytest.raises(OpenEoApiError) as refused:
+        cube.apply(udf).download(format="netCDF")
+    assert refused.value.http_status_code == 400
+    assert refused.value.code == "ProcessGraphInvalid"
+    assert "ZeroDivisionError" in refused.value.message

@@ -4,16 +4,22 @@ is found in the catalogue as the signed-in user may see it (another's private co
 ``CollectionNotFound``; a swath collection is not a cube), and it runs in a worker thread of
 this server on the files where they lie, reading only the windows it needs and under the
 operator's limit on values read (``NEARLINE_COVERAGE_MAX_VALUES``). At most
-:data:`CONCURRENT_GRAPHS` run at once; the rest wait their turn. A UDF never runs here: it
-runs in the sandbox, as a batch job."""
+:data:`CONCURRENT_GRAPHS` run at once; the rest wait their turn.
+
+A graph with ``run_udf`` runs a stranger's code, which never runs in the server: it runs as a
+batch job does, an order of the built-in ``openeo`` process in the sandbox (under the user's
+string and the fair share, shown among their jobs), awaited here for up to
+:data:`UDF_WAIT_SECONDS`; its result is the answer, and the order is dismissed once sent."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Depends, Request
@@ -23,13 +29,18 @@ from starlette.background import BackgroundTask
 from nearline import openeo
 from nearline.api._adapter import service_of
 from nearline.api._auth import viewer
+from nearline.api._downloads import BucketObject, asset_file, file_response
 from nearline.api._gridded import GRID, max_values, opener
 from nearline.api._openeo import openeo_user
-from nearline.api._openeo_inputs import job_inputs
+from nearline.api._openeo_inputs import BUILTIN, job_inputs
 from nearline.coverage import Layer
-from nearline.errors import OpenEOError
+from nearline.errors import JobNotFound, OpenEOError, OrderError
+from nearline.orders import JobStatus, Service
 
 CONCURRENT_GRAPHS = 2  # graphs run at once by one server: each holds its cube in memory
+UDF_WAIT_SECONDS = 900  # a synchronous graph with a UDF, run as a job: longer is a batch job's
+POLL_SECONDS = 0.2
+ENDED = (JobStatus.SUCCESSFUL, JobStatus.FAILED, JobStatus.DISMISSED)
 _LIMITER: list[anyio.CapacityLimiter] = []  # made on first use, in the event loop
 
 
@@ -62,12 +73,72 @@ async def _body(request: Request) -> Any:
                           status=400, openeo_code="BadRequest") from None  # fmt: skip
 
 
+async def _run_as_job(request: Request, graph: dict[str, Any], user: str) -> Response:
+    """``graph`` run in the sandbox as an order of the built-in ``openeo`` process, awaited;
+    its first result file the answer, the order dismissed (its files deleted) once sent."""
+    service = service_of(request)
+    order = await anyio.to_thread.run_sync(
+        lambda: job_inputs(service, graph, user=user).order(graph, {})
+    )
+    job_id = uuid.uuid4().hex
+    try:
+        service.submit(BUILTIN, order, owner=user, job_id=job_id)
+    except OrderError as error:
+        raise OpenEOError(f"the graph cannot run: {error}", status=400,
+                          openeo_code="ProcessParameterInvalid") from None  # fmt: skip
+    try:
+        job = await _ended(service, job_id, user)
+        if job.status != JobStatus.SUCCESSFUL:
+            raise OpenEOError(f"the graph's UDF run failed: {_why(service, job, user)}",
+                              status=400, openeo_code="ProcessGraphInvalid")  # fmt: skip
+        items = service.results(job_id, viewer=user)
+        got = asset_file(service, items[0].collection, items[0].id, "data", user=user)
+        if isinstance(got, BucketObject):
+            raise OpenEOError("this result lies in a bucket; run the graph as a batch job",
+                              status=501, openeo_code="FeatureUnsupported")  # fmt: skip
+    except BaseException:
+        await anyio.to_thread.run_sync(_dismiss, service, job_id, user)
+        raise
+    answer = file_response(got, request)
+    answer.background = BackgroundTask(_dismiss, service, job_id, user)
+    return answer
+
+
+def _why(service: Service, job: Any, user: str) -> str:
+    """Why a job failed: the error its program logged last (the UDF's own exception and
+    line), else the sandbox's reason (a limit met)."""
+    failed = [run.message for run in job.runs if run.message]
+    reason = failed[0] if failed else job.message
+    entries = openeo.log_entries(service.log_text(job.id, viewer=user), failure=None)
+    errors = [entry["message"] for entry in entries if entry["level"] == "error"]
+    return errors[-1] if errors else reason
+
+
+async def _ended(service: Service, job_id: str, user: str) -> Any:
+    """The job once it has ended, or a refusal after :data:`UDF_WAIT_SECONDS`."""
+    with anyio.move_on_after(UDF_WAIT_SECONDS):
+        while True:
+            job = await anyio.to_thread.run_sync(lambda: service.job(job_id, viewer=user))
+            if job.status in ENDED:
+                return job
+            await anyio.sleep(POLL_SECONDS)
+    message = f"the graph's UDF run took over {UDF_WAIT_SECONDS} s; send it as a batch job"
+    raise OpenEOError(message, status=400, openeo_code="ProcessGraphComplexity")
+
+
+def _dismiss(service: Service, job_id: str, user: str) -> None:
+    with contextlib.suppress(JobNotFound):
+        service.dismiss(job_id, viewer=user)
+
+
 def build_router() -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
-    @router.post(f"{openeo.PATH}/result", dependencies=[Depends(openeo_user)])
-    async def result(request: Request) -> Response:
+    @router.post(f"{openeo.PATH}/result")
+    async def result(request: Request, user: Annotated[str, Depends(openeo_user)]) -> Response:
         graph = openeo.process_graph_of(await _body(request))
+        if openeo.uses_process(graph, "run_udf"):
+            return await _run_as_job(request, graph, user)
         stacks = await anyio.to_thread.run_sync(graph_stacks, request, graph)
         folder = Path(tempfile.mkdtemp(prefix="nearline-openeo-"))
         run = openeo.Run(stacks, folder, max_values())

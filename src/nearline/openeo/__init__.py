@@ -49,7 +49,13 @@ from nearline.openeo._cubes import (
     swath_collection,
 )
 from nearline.openeo._errors import error_code, error_document
-from nearline.openeo._graph import LoadCall, check_graph, load_calls, process_graph_of
+from nearline.openeo._graph import (
+    LoadCall,
+    check_graph,
+    load_calls,
+    process_graph_of,
+    uses_process,
+)
 from nearline.openeo._job_store import BatchJob, BatchJobs, job_not_found
 from nearline.openeo._load import Stack, load_cube, temporal_span
 from nearline.openeo._processes import PROCESS_IDS, process_list, process_spec
@@ -110,5 +116,6 @@ __all__ = [
     "swath_collection",
     "temporal_span",
     "udf_runtimes",
+    "uses_process",
     "well_known",
 ]

@@ -106,6 +106,19 @@ def check_graph(graph: Mapping[str, Any], *, parameters: frozenset[str] = frozen
     _refuse_cycles(edges, where)
 
 
+def uses_process(graph: Mapping[str, Any], process_id: str) -> bool:
+    """Whether ``graph`` (or a callback in it) calls ``process_id``.
+
+    Parameters
+    ----------
+    graph
+        A graph :func:`check_graph` accepted.
+    process_id
+        The process looked for (``run_udf``: the graph runs a stranger's code).
+    """
+    return any(node.get("process_id") == process_id for _, node in _all_nodes(graph))
+
+
 def load_calls(graph: Mapping[str, Any]) -> list[LoadCall]:
     """Every ``load_collection`` of a checked graph, callbacks included, in node order.
 
