@@ -129,16 +129,21 @@ def test_another_users_job_is_not_found(finished: openeo.BatchJob, live: LiveSer
 
 
 def test_another_users_private_collection_is_not_found(live: LiveService) -> None:
-    """bob's client would not even describe it; a graph sent as it is meets the same 404."""
+    """bob's client would not even describe it; a job of a graph loading it is kept as a draft
+    (openEO's create-then-start) and meets the same 404 when it starts, as at its estimate."""
     graph = {
         "load": {"process_id": "load_collection", "arguments": {"id": PRIVATE}},
         "save": {"process_id": "save_result", "result": True,
                  "arguments": {"data": {"from_node": "load"}, "format": "netCDF"}},
     }  # fmt: skip
-    with pytest.raises(OpenEoApiError) as refused:
-        connect(live, "bob").create_job(graph)
-    assert (refused.value.http_status_code, refused.value.code) == (404, "CollectionNotFound")
-    assert PRIVATE in refused.value.message
+    job = connect(live, "bob").create_job(graph)
+    assert job.status() == "created"
+    for attempt in (job.start, job.estimate):
+        with pytest.raises(OpenEoApiError) as refused:
+            attempt()
+        assert (refused.value.http_status_code, refused.value.code) == (404, "CollectionNotFound")
+        assert PRIVATE in refused.value.message
+    assert job.status() == "created"
 
 
 def test_a_udf_scales_a_band(

@@ -40,6 +40,7 @@ def test_connects_through_the_well_known_document(live: LiveService) -> None:
         "/me": ["GET"],
         "/credentials/basic": ["GET"],
         "/result": ["POST"],
+        "/validation": ["POST"],
         "/jobs": ["GET", "POST"],
         "/jobs/{job_id}": ["GET", "PATCH", "DELETE"],
         "/jobs/{job_id}/results": ["GET", "POST", "DELETE"],

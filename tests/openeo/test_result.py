@@ -177,3 +177,13 @@ def test_processing_needs_a_token(live: LiveService) -> None:
         anonymous.load_collection(PUBLIC, temporal_extent=MONTH).download()
     assert refused.value.http_status_code == 401
     assert refused.value.code == "AuthenticationRequired"
+
+
+def test_validation_lists_what_would_refuse_the_graph(alice: openeo.Connection) -> None:
+    good = alice.load_collection(PUBLIC, temporal_extent=MONTH, bands=["ndvi"]).max_time()
+    assert alice.validate_process_graph(good.flat_graph()) == []
+    unknown = {"a": {"process_id": "no_such_process", "arguments": {}, "result": True}}
+    foreign = {"a": {"process_id": "load_collection", "arguments": {"id": "elsewhere"},
+                     "result": True}}  # fmt: skip
+    assert [e["code"] for e in alice.validate_process_graph(unknown)] == ["ProcessUnsupported"]
+    assert [e["code"] for e in alice.validate_process_graph(foreign)] == ["CollectionNotFound"]

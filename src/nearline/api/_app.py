@@ -63,6 +63,7 @@ def create_app(service: Service, *, cors: CrossOrigin | None = None) -> FastAPI:
     web.install(app)
     signin.install(app, service)
     app.add_middleware(surrogates.RefuseLoneSurrogates)
+    app.add_middleware(openeo.MergeSlashes)
     if cors is not None:  # inside the request log: refused preflights are logged too
         app.add_middleware(CrossOriginMiddleware, allowed=cors)
     app.add_middleware(requests.RequestLog, latency=service.metrics.request_seconds)

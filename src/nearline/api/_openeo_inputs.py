@@ -41,19 +41,6 @@ class JobInputs:
         return {"inputs": inputs}
 
 
-def check_collections(service: Service, graph: Mapping[str, Any], *, user: str) -> None:
-    """Refuse a graph that loads a collection ``user`` may not see, or one that is no cube.
-
-    Raises
-    ------
-    OpenEOError
-        ``CollectionNotFound`` (404), or ``ProcessParameterInvalid`` (400) for a collection
-        whose items name no grid.
-    """
-    for call in openeo.load_calls(graph):
-        _gridded(service, call.collection, user)
-
-
 def job_inputs(service: Service, graph: Mapping[str, Any], *, user: str) -> JobInputs:
     """The items each ``load_collection`` of ``graph`` reads, as ``user`` sees them.
 

@@ -27,7 +27,7 @@ from nearline import openeo
 from nearline.api._adapter import answer, service_of
 from nearline.api._downloads import BucketObject, asset_file, file_response
 from nearline.api._openeo import bases, openeo_user
-from nearline.api._openeo_inputs import BUILTIN, check_collections, job_inputs
+from nearline.api._openeo_inputs import BUILTIN, job_inputs
 from nearline.errors import JobNotFound, OpenEOError, OrderError
 from nearline.orders import Job, JobStatus, Service
 
@@ -66,9 +66,10 @@ def order_of(service: Service, job: openeo.BatchJob) -> tuple[Job | None, openeo
 
 def create_job(service: Service, jobs: openeo.BatchJobs, body: Any, *, user: str,
                base: str) -> Answer:  # fmt: skip
-    """``POST /jobs``: a checked draft (its graph runs only once started)."""
-    graph = openeo.process_graph_of(body)
-    check_collections(service, graph, user=user)
+    """``POST /jobs``: a draft whose graph is checked (its processes and references); the
+    collections it loads are found, as its user may see them, when it starts, as openEO's
+    create-then-start has it."""
+    openeo.process_graph_of(body)
     job = openeo.BatchJob(
         id=uuid.uuid4().hex, owner=user, title=_text(body, "title"),
         description=_text(body, "description"), process=dict(body["process"]),
@@ -107,14 +108,16 @@ def update_job(service: Service, jobs: openeo.BatchJobs, job_id: str, body: Any,
     if openeo.openeo_status(order_of(service, job)[1]) in openeo.LOCKED:
         message = f"batch job {job_id} is queued or running: stop it first (DELETE .../results)"
         raise OpenEOError(message, status=400, openeo_code="JobLocked")
-    changes = {key: value for key, value in (body or {}).items() if key in EDITABLE}
-    if not isinstance(body, dict) or not changes:
-        raise OpenEOError(f"nothing to change: send any of {', '.join(EDITABLE)}", status=400,
-                          openeo_code="NoDataForUpdate")  # fmt: skip
+    if not isinstance(body, dict):
+        raise OpenEOError(f"send an object of the fields to change: any of {', '.join(EDITABLE)}",
+                          status=400, openeo_code="BadRequest")  # fmt: skip
+    # an empty object is a valid update that changes nothing (openapi.yaml sets no minimum);
+    # plan, budget and log_level are openEO's too, and mean nothing here (nothing is billed)
+    changes = {key: value for key, value in body.items() if key in EDITABLE}
     fields: dict[str, Any] = {name: _text(changes, name) for name in ("title", "description")
                               if name in changes}  # fmt: skip
     if "process" in changes:
-        check_collections(service, openeo.process_graph_of(changes), user=user)
+        openeo.process_graph_of(changes)
         fields["process"] = dict(changes["process"])
     if "job_options" in changes:
         fields["options"] = openeo.job_limits(changes["job_options"])

@@ -33,6 +33,7 @@ from nearline.api._downloads import BucketObject, asset_file, file_response
 from nearline.api._gridded import GRID, max_values, opener
 from nearline.api._openeo import openeo_user
 from nearline.api._openeo_inputs import BUILTIN, job_inputs
+from nearline.api._stac import respond
 from nearline.coverage import Layer
 from nearline.errors import JobNotFound, OpenEOError, OrderError
 from nearline.orders import JobStatus, Service
@@ -131,8 +132,32 @@ def _dismiss(service: Service, job_id: str, user: str) -> None:
         service.dismiss(job_id, viewer=user)
 
 
+def validation_errors(request: Request, body: Any, user: str) -> list[dict[str, str]]:
+    """What ``POST /validation`` finds wrong with a process (its graph, and the collections
+    it loads as ``user`` may see them): openEO's errors, the first of each kind; none for a
+    graph that would run."""
+    process = body.get("process", body) if isinstance(body, dict) else None
+    graph = process.get("process_graph") if isinstance(process, dict) else None
+    declared = process.get("parameters") if isinstance(process, dict) else None
+    names = frozenset(p["name"] for p in declared or () if isinstance(p, dict) and "name" in p)
+    try:
+        if not isinstance(graph, dict) or not graph:
+            openeo.process_graph_of(None)  # refused: no graph (ProcessGraphMissing)
+        openeo.check_graph(graph, parameters=names)
+        job_inputs(service_of(request), graph, user=user)
+    except OpenEOError as error:
+        return [{"code": error.openeo_code, "message": str(error)}]
+    return []
+
+
 def build_router() -> APIRouter:
     router = APIRouter(include_in_schema=False)
+
+    @router.post(f"{openeo.PATH}/validation")
+    async def validation(request: Request, user: Annotated[str, Depends(openeo_user)]) -> Response:
+        body = await _body(request)
+        errors = await anyio.to_thread.run_sync(validation_errors, request, body, user)
+        return respond({"errors": errors})
 
     @router.post(f"{openeo.PATH}/result")
     async def result(request: Request, user: Annotated[str, Depends(openeo_user)]) -> Response:

@@ -27,6 +27,7 @@ ENDPOINTS = (
     ("/me", ("GET",)),
     ("/credentials/basic", ("GET",)),
     ("/result", ("POST",)),
+    ("/validation", ("POST",)),
     ("/jobs", ("GET", "POST")),
     ("/jobs/{job_id}", ("GET", "PATCH", "DELETE")),
     ("/jobs/{job_id}/results", ("GET", "POST", "DELETE")),
