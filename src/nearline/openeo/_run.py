@@ -142,9 +142,11 @@ def run_graph(graph: Mapping[str, Any], run: Run) -> list[Saved]:
     except NearlineError:
         raise
     except MemoryError:
-        raise OpenEOError("the process graph ran out of memory; ask for less (a smaller box, "
-                          "fewer times) or run it as a batch job", status=400,
-                          openeo_code="ProcessGraphComplexity") from None  # fmt: skip
+        batch = "" if run.udf is not None else " or run it as a batch job"  # not one already
+        message = (
+            f"the process graph ran out of memory; ask for less (a smaller box, fewer times){batch}"
+        )
+        raise OpenEOError(message, status=400, openeo_code="ProcessGraphComplexity") from None
     except Exception as error:
         raise _refusal(error) from error
     if not run.saved:
