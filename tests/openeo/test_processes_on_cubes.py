@@ -23,6 +23,12 @@ def box(composite: Path) -> dict[str, float]:
     return seen_box(composite)
 
 
+def month(connection: openeo.Connection, box: dict, *bands: str) -> openeo.DataCube:
+    """The public collection's month in ``box``: ``bands``, or all of them."""
+    return connection.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
+                                      bands=list(bands) or None)  # fmt: skip
+
+
 def fetch(cube: openeo.DataCube, path: Path) -> xr.Dataset:
     """The cube computed by the service, as netCDF read back by xarray."""
     cube.download(path, format="netCDF")
@@ -38,7 +44,7 @@ def file_window(path: Path, band: str, answer: xr.Dataset) -> np.ndarray:
 def test_filter_bands_keeps_the_bands_asked_in_their_order(
     alice: openeo.Connection, box: dict, composite: Path, tmp_path: Path
 ) -> None:
-    cube = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH)
+    cube = month(alice, box)
     answer = fetch(cube.filter_bands(["refl2", "ndvi"]), tmp_path / "bands.nc")
     assert [name for name in answer.data_vars if name != "spatial_ref"] == ["refl2", "ndvi"]
     np.testing.assert_allclose(answer["refl2"].values[0], file_window(composite, "refl2", answer),
@@ -48,8 +54,7 @@ def test_filter_bands_keeps_the_bands_asked_in_their_order(
 def test_filter_temporal_keeps_the_later_day(
     alice: openeo.Connection, box: dict, tmp_path: Path
 ) -> None:
-    cube = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
-                                 bands=["ndvi"])  # fmt: skip
+    cube = month(alice, box, "ndvi")
     answer = fetch(cube.filter_temporal("2012-12-13", "2012-12-14"), tmp_path / "later.nc")
     assert [str(t)[:10] for t in answer["t"].values] == ["2012-12-13"]
     seen = answer["ndvi"].values[np.isfinite(answer["ndvi"].values)]
@@ -62,11 +67,9 @@ def test_filter_bbox_cuts_the_same_cells_as_a_smaller_load(
 ) -> None:
     inner = {"west": box["west"] + 0.5, "south": box["south"] + 0.5,
              "east": box["east"] - 0.5, "north": box["north"] - 0.5}  # fmt: skip
-    load = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
-                                 bands=["ndvi"])  # fmt: skip
+    load = month(alice, box, "ndvi")
     cut = fetch(load.filter_bbox(**inner), tmp_path / "cut.nc")
-    direct = fetch(alice.load_collection(PUBLIC, spatial_extent=inner, temporal_extent=MONTH,
-                                         bands=["ndvi"]), tmp_path / "direct.nc")  # fmt: skip
+    direct = fetch(month(alice, inner, "ndvi"), tmp_path / "direct.nc")  # fmt: skip
     whole = fetch(load, tmp_path / "whole.nc")
     assert cut.sizes["x"] < whole.sizes["x"]
     assert cut.sizes["y"] < whole.sizes["y"]
@@ -79,8 +82,7 @@ def test_filter_bbox_cuts_the_same_cells_as_a_smaller_load(
 def test_apply_linear_scale_range_scales_every_pixel(
     alice: openeo.Connection, box: dict, composite: Path, tmp_path: Path
 ) -> None:
-    cube = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
-                                 bands=["ndvi"])  # fmt: skip
+    cube = month(alice, box, "ndvi")
     scaled = cube.apply(lambda x: x.linear_scale_range(-1, 1, 0, 200))
     answer = fetch(scaled, tmp_path / "scaled.nc")
     first = file_window(composite, "ndvi", answer)
@@ -91,8 +93,7 @@ def test_apply_linear_scale_range_scales_every_pixel(
 def test_aggregate_temporal_period_means_the_month(
     alice: openeo.Connection, box: dict, composite: Path, tmp_path: Path
 ) -> None:
-    cube = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
-                                 bands=["ndvi"])  # fmt: skip
+    cube = month(alice, box, "ndvi")
     answer = fetch(cube.aggregate_temporal_period("month", reducer="mean"), tmp_path / "m.nc")
     assert answer.sizes["t"] == 1
     assert str(answer["t"].values[0])[:7] == "2012-12"
@@ -104,8 +105,7 @@ def test_aggregate_temporal_period_means_the_month(
 def test_resample_spatial_to_twice_the_cell_keeps_values_of_the_cells(
     alice: openeo.Connection, box: dict, tmp_path: Path
 ) -> None:
-    cube = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
-                                 bands=["ndvi"])  # fmt: skip
+    cube = month(alice, box, "ndvi")
     native = fetch(cube, tmp_path / "native.nc")
     coarse = fetch(cube.resample_spatial(resolution=16000, method="near"), tmp_path / "c.nc")
     assert abs(float(coarse["x"][1] - coarse["x"][0])) == pytest.approx(16000)
@@ -118,10 +118,8 @@ def test_resample_spatial_to_twice_the_cell_keeps_values_of_the_cells(
 def test_merge_cubes_holds_both_cubes_bands(
     alice: openeo.Connection, box: dict, composite: Path, tmp_path: Path
 ) -> None:
-    ndvi = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
-                                 bands=["ndvi"])  # fmt: skip
-    red = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
-                                bands=["refl1"])  # fmt: skip
+    ndvi = month(alice, box, "ndvi")
+    red = month(alice, box, "refl1")
     answer = fetch(ndvi.merge_cubes(red), tmp_path / "merged.nc")
     assert {"ndvi", "refl1"} <= set(answer.data_vars)
     np.testing.assert_allclose(answer["refl1"].values[0], file_window(composite, "refl1", answer),
@@ -131,10 +129,8 @@ def test_merge_cubes_holds_both_cubes_bands(
 def test_mask_by_the_cloud_band_drops_cloudy_pixels(
     alice: openeo.Connection, box: dict, composite: Path, tmp_path: Path
 ) -> None:
-    ndvi = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
-                                 bands=["ndvi"])  # fmt: skip
-    cloud = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
-                                  bands=["cloud"]).reduce_dimension(dimension="bands",
+    ndvi = month(alice, box, "ndvi")
+    cloud = month(alice, box, "cloud").reduce_dimension(dimension="bands",
                                                                     reducer="max")  # fmt: skip
     answer = fetch(ndvi.mask(cloud), tmp_path / "masked.nc")
     first = file_window(composite, "ndvi", answer)
@@ -147,8 +143,7 @@ def test_mask_by_the_cloud_band_drops_cloudy_pixels(
 def test_a_resampling_too_fine_for_the_server_is_refused_before_it_runs(
     alice: openeo.Connection, box: dict
 ) -> None:
-    cube = alice.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
-                                 bands=["ndvi"])  # fmt: skip
+    cube = month(alice, box, "ndvi")
     with pytest.raises(OpenEoApiError) as refused:
         cube.resample_spatial(resolution=0.5, method="near").download(format="netCDF")
     assert refused.value.http_status_code == 400
