@@ -23,7 +23,7 @@ def box(composite: Path) -> dict[str, float]:
     return seen_box(composite)
 
 
-def month(connection: openeo.Connection, box: dict, *bands: str) -> openeo.DataCube:
+def month(connection: openeo.Connection, box: dict | None, *bands: str) -> openeo.DataCube:
     """The public collection's month in ``box``: ``bands``, or all of them."""
     return connection.load_collection(PUBLIC, spatial_extent=box, temporal_extent=MONTH,
                                       bands=list(bands) or None)  # fmt: skip
@@ -149,3 +149,14 @@ def test_a_resampling_too_fine_for_the_server_is_refused_before_it_runs(
     assert refused.value.http_status_code == 400
     assert refused.value.code == "ProcessGraphComplexity"
     assert "over this service's limit" in refused.value.message
+
+
+def test_a_graph_of_many_loads_reads_no_more_than_one_may(alice: openeo.Connection) -> None:
+    """Each load reads one band of the whole grid for two days (21.7 million values), under
+    the server's limit (50 million) alone; the graph's loads together may not pass it: the
+    third is refused before it is read."""
+    ndvi, red, nir = (month(alice, None, band) for band in ("ndvi", "refl1", "refl2"))
+    with pytest.raises(OpenEoApiError) as refused:
+        ndvi.merge_cubes(red).merge_cubes(nir).download(format="netCDF")
+    assert refused.value.code == "ProcessGraphComplexity"
+    assert "earlier loads read 43,394,688 values of the 50,000,000" in refused.value.message

@@ -48,7 +48,8 @@ class Run:
     folder
         Where results are written.
     max_values
-        Values one ``load_collection`` may read at most.
+        Values the graph's loads may read at most, all together: a graph of many loads, each
+        under the limit, would otherwise hold their sum in memory.
     udf
         Runs a UDF on a cube; None: ``run_udf`` is refused.
     """
@@ -58,6 +59,7 @@ class Run:
     max_values: int
     udf: UdfRunner | None = None
     saved: list[Saved] = field(default_factory=list)
+    loaded: int = 0  # values the graph's loads have read so far
 
     def load_collection(self, id: str, spatial_extent: Any = None,
                         temporal_extent: Any = None, bands: Any = None,
@@ -66,8 +68,20 @@ class Run:
         if stack is None:
             raise OpenEOError(f"collection {id!r} does not exist, or is not yours to load",
                               status=404, openeo_code="CollectionNotFound")  # fmt: skip
-        return load_cube(stack, spatial_extent=spatial_extent, temporal_extent=temporal_extent,
-                         bands=bands, max_values=self.max_values)  # fmt: skip
+        left = self.max_values - self.loaded
+        try:
+            cube = load_cube(stack, spatial_extent=spatial_extent, bands=bands,
+                             temporal_extent=temporal_extent, max_values=left)  # fmt: skip
+        except OpenEOError as error:
+            if error.openeo_code == "ProcessGraphComplexity" and self.loaded:
+                message = (f"load_collection {id}: more values than the {left:,} left: this "
+                           f"graph's earlier loads read {self.loaded:,} values of the "
+                           f"{self.max_values:,} its loads may read together; ask for smaller "
+                           "boxes, fewer bands or times")  # fmt: skip
+                raise OpenEOError(message, status=400, openeo_code=error.openeo_code) from None
+            raise
+        self.loaded += cube.size
+        return cube
 
     def save_result(self, data: Any, format: str, options: Any = None,
                     **_: Any) -> bool:  # fmt: skip
