@@ -63,6 +63,9 @@ demo: $(STAMP)
 # (eight of the service, burst, layout, web, composite and archive files: 209 s with -n 2,
 # 179 s with -n 3, one run each, niced, on a machine shared with benchmarks).
 TEST_WORKERS ?= 3
+# nearline.composite.warm compiles the numba kernels into their caches before the workers start
+# (a fresh clone has none): otherwise the workers, the composites' MPI ranks and every
+# sandboxed built-in composite compile them again, about 12 s of processor time each.
 # --durations: each run ends by listing its slowest tests, so one creeping towards the minute no
 # test should take alone (README, "On a busy machine") is seen before a busy machine times it out
 
@@ -75,6 +78,7 @@ test: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mkdocs build --strict
 	scripts/stac-browser > /dev/null
+	$(BIN)/python -m nearline.composite.warm
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # The tests on real product files from outside the project (../shared/realdata, or
