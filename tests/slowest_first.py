@@ -43,6 +43,13 @@ SLOWEST = {  # file: its seconds in that run (files over 30 s)
     "tests/layout/test_crash.py": 38,
     "tests/composite/test_driver.py": 32,
     "tests/test_s3server.py": 31,
+    # the openEO face's, added since that run (their seconds alone, -n 2, at load 4-5): each
+    # batch job or UDF wall is a sandboxed run that imports the openEO libraries
+    "tests/openeo/test_udf_sandbox.py": 90,
+    "tests/openeo/test_job_restart.py": 55,
+    "tests/openeo/test_batch_jobs.py": 45,
+    "tests/openeo/test_processes_on_cubes.py": 35,
+    "tests/openeo/test_result.py": 35,
 }
 
 
