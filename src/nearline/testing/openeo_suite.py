@@ -101,11 +101,13 @@ EXAMPLE_DEFECTS = {
 }  # fmt: skip
 UNDECLARED_START = "Backend does not support"
 UNDECLARED = "of processes this back-end does not declare (GET /processes lists its 20)"
-FOREIGN_JOB = (
-    "test_POST_jobs_job_id_results",
-    "test_GET_jobs_job_id_results",
-    "test_GET_jobs_job_id_estimate",
-)
+FOREIGN_JOB = ("test_POST_jobs_job_id_results", "test_GET_jobs_job_id_estimate")
+# WP4 tests not run at all: each waits minutes for the suite's job to run or finish, which it
+# cannot here (FOREIGN_WHY), and then fails or checks nothing more than tests that do run
+NOT_RUN = {
+    "test_GET_jobs_job_id_results": "waits 160 s for the suite's job to finish",
+    "test_DELETE_jobs_job_id_results": "waits 120 s for the suite's job to run",
+}
 FOREIGN_WHY = (
     "the suite's only job payload (payload_examples/post_jobs) loads EODC's collection "
     "CGLS_SSM_1KM, which no other back-end holds: nearline keeps the job as a draft, and "
@@ -241,9 +243,11 @@ def run_package(home: Path, package: str, url: str, out: Path, env: dict[str, st
     """One work package of the suite against ``url`` (the openEO face's root)."""
     report = out / f"{package}.xml"
     folder, options = WORK_PACKAGES[package]
+    skipped = [f"--deselect=src/openeo_test_suite/tests/general/test_compliance.py::{name}"
+               for name in NOT_RUN] if package == "general" else []  # fmt: skip
     command = [
         str(home / "venv" / "bin" / "python"), "-m", "pytest", "-p", PLUGIN,
-        "-p", "no:cacheprovider", f"src/openeo_test_suite/{folder}", *options,
+        "-p", "no:cacheprovider", f"src/openeo_test_suite/{folder}", *options, *skipped,
         "-U", f"{url}/openeo/1.2/", f"--junitxml={report}", "-q", "-W", "ignore",
     ]  # fmt: skip
     with open(out / f"{package}.log", "wb") as log:
@@ -259,6 +263,9 @@ def report(outcome: Outcome) -> int:
     apart = [t for t in outcome.tests if set_apart(t[1], t[3])]
     failed = [t for t in outcome.tests if t[2] == "FAIL" and not set_apart(t[1], t[3])]
     print(f"{outcome.line()}; {len(apart)} of them set apart (endpoints not served, spec defects)")
+    if outcome.label.endswith(" general"):
+        for name, why in NOT_RUN.items():
+            print(f"  not run: {name}: it {why}; {FOREIGN_WHY}")
     for test_class, name, status, why in outcome.tests:
         if status == "FAIL" and not set_apart(name, why):
             print(f"  {status} {test_class}.{name}: {why}")
