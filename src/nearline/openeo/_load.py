@@ -41,14 +41,11 @@ class Stack:
     layers
         Its items' files (each with its period), in time order: those of the span the
         graph asks for, or all.
-    span
-        The collection's own first and last instant, for messages; None: that of ``layers``.
     """
 
     collection: str
     grid: str
     layers: tuple[Layer, ...]
-    span: tuple[datetime, datetime] | None = None
 
 
 def load_cube(
@@ -161,10 +158,8 @@ def _within(stack: Stack, start: datetime | None, end: datetime | None) -> list[
         if (start is None or layer.start >= start) and (end is None or layer.start < end)
     ]  # fmt: skip
     if not found:
-        first, last = stack.span or (
-            (stack.layers[0].start, stack.layers[-1].end) if stack.layers else (None, None)
-        )
-        span = f"{first:%Y-%m-%d} to {last:%Y-%m-%d}" if first and last else "no time at all"
+        span = (f"{stack.layers[0].start:%Y-%m-%d} to {stack.layers[-1].end:%Y-%m-%d}"
+                if stack.layers else "no time at all")  # fmt: skip
         raise OpenEOError(
             f"load_collection {stack.collection}: no item lies in the temporal extent "
             f"[{start}, {end}); its items span {span}", status=400, openeo_code="NoDataAvailable",

@@ -10,6 +10,7 @@ never runs a graph should not pay."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 from collections.abc import Callable, Mapping
@@ -26,14 +27,15 @@ from nearline.openeo._save import Saved, save
 logger = logging.getLogger(__name__)
 
 UdfRunner = Callable[[Any, str, str, Any], Any]  # (data, code, runtime, context) -> data
-# the processes openeo-processes-dask runs as they are; the rest are nearline's
-# the processes over arrays: called on a JSON array (the processes' own tests send them so),
-# they receive it as numpy, null as NaN, as openeo-processes-dask's implementations expect
-ARRAY_PROCESSES = ("mean", "median", "max", "min", "sum", "count", "linear_scale_range")
+# the processes openeo-processes-dask implements (nearline's own filter_bbox, merge_cubes and
+# resample_spatial call its implementations after their own part); the rest are nearline's
 LIBRARY = tuple(
     process_id for process_id in PROCESS_IDS
     if process_id not in ("load_collection", "save_result", "run_udf")
 )  # fmt: skip
+# the processes over arrays: called on a JSON array (the processes' own tests send them so),
+# they receive it as numpy, null as NaN, as openeo-processes-dask's implementations expect
+ARRAY_PROCESSES = ("mean", "median", "max", "min", "sum", "count")
 
 
 @dataclass
@@ -263,6 +265,8 @@ def _registry(run: Run, process_wrapper: Callable[..., Any]) -> Any:
     for process_id, implementation in {**_library_processes(), **own}.items():
         if process_id in ARRAY_PROCESSES:
             implementation = _on_json_arrays(process_id, implementation)
+        elif process_id == "linear_scale_range":
+            implementation = _keeping_nodata(implementation)
         registry["predefined", process_id] = Process(process_spec(process_id), implementation)
     return registry
 
@@ -275,10 +279,6 @@ def _on_json_arrays(process_id: str, implementation: Callable[..., Any]) -> Call
 
     def on_arrays(*args: Any, **kwargs: Any) -> Any:
         data = kwargs.get("data", args[0] if args else None)
-        if process_id == "linear_scale_range" and "x" in kwargs:
-            data = kwargs["x"]
-            if data is None:  # a number's nodata stays nodata
-                return None
         if not isinstance(data, list) and type(data).__name__ != "TemporalIntervals":
             return implementation(*args, **kwargs)
         values = list(getattr(data, "root", data))
@@ -286,16 +286,34 @@ def _on_json_arrays(process_id: str, implementation: Callable[..., Any]) -> Call
         if process_id == "count" and (condition is None or condition is True):
             # any value counts, a text too: the valid ones, or all of them
             return len(values) if condition else sum(v is not None for v in values)
-        if not values and process_id != "linear_scale_range":
+        if not values:
             return 0 if process_id == "count" else None
         array = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-        key = "x" if process_id == "linear_scale_range" and "x" in kwargs else "data"
         if args:
             args = (array, *args[1:])
         else:
-            kwargs = {**kwargs, key: array}
+            kwargs = {**kwargs, "data": array}
         return implementation(*args, **kwargs)
 
-    on_arrays.__name__ = getattr(implementation, "__name__", process_id)
-    on_arrays.__signature__ = __import__("inspect").signature(implementation)  # type: ignore[attr-defined]
-    return on_arrays
+    return _named_as(on_arrays, implementation)
+
+
+def _keeping_nodata(implementation: Callable[..., Any]) -> Callable[..., Any]:
+    """``linear_scale_range`` of a number's nodata (null): nodata, where the library would
+    compare None with numbers."""
+
+    def keeping_nodata(*args: Any, **kwargs: Any) -> Any:
+        x = kwargs.get("x", args[0] if args else None)
+        return None if x is None else implementation(*args, **kwargs)
+
+    return _named_as(keeping_nodata, implementation)
+
+
+def _named_as(
+    wrapper: Callable[..., Any], implementation: Callable[..., Any]
+) -> Callable[..., Any]:
+    """``wrapper`` with ``implementation``'s name and signature: openeo-processes-dask's
+    ``process`` wrapper reads the signature to drop the arguments a process does not take."""
+    wrapper.__name__ = getattr(implementation, "__name__", wrapper.__name__)
+    wrapper.__signature__ = inspect.signature(implementation)  # type: ignore[attr-defined]
+    return wrapper
