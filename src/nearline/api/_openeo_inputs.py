@@ -11,8 +11,8 @@ from typing import Any
 
 from nearline import openeo
 from nearline.api._gridded import GRID, MAX_LAYERS, gridded_or_none
-from nearline.archive import Collection, Item, Search, parse_datetime, rfc3339
-from nearline.errors import CollectionNotFound, OpenEOError, SearchError
+from nearline.archive import Collection, Item, Search, rfc3339
+from nearline.errors import CollectionNotFound, OpenEOError
 from nearline.orders import Service
 
 BUILTIN = "openeo"  # the built-in process an openEO batch job is an order of
@@ -53,7 +53,7 @@ def job_inputs(service: Service, graph: Mapping[str, Any], *, user: str) -> JobI
     found: dict[str, dict[str, Item]] = {}
     for call in openeo.load_calls(graph):
         collection, grid = _gridded(service, call.collection, user)
-        start, end = _period(call.temporal_extent)
+        start, end = openeo.temporal_span(call.temporal_extent)
         search = Search(collections=(call.collection,), start=start, end=end, limit=MAX_LAYERS,
                         viewer=user)  # fmt: skip
         items = [item for item in service.catalogue.search(search).items
@@ -82,23 +82,3 @@ def _gridded(service: Service, collection_id: str, user: str) -> tuple[Collectio
                           "no grid: swath granules); composite them onto a grid first",
                           status=400, openeo_code="ProcessParameterInvalid")  # fmt: skip
     return collection, gridded.grid
-
-
-def _period(extent: tuple[str | None, str | None] | None) -> tuple[Any, Any]:
-    """A temporal extent's bounds for a catalogue search (a date stands for its day; a time
-    without a zone is UTC); load_collection cuts it exactly in the job."""
-    if extent is None:
-        return None, None
-    bounds = [_zoned(bound) for bound in extent]
-    try:
-        return parse_datetime("/".join(bounds), dates=True)
-    except SearchError as error:
-        raise OpenEOError(f"load_collection: temporal_extent: {error}", status=400,
-                          openeo_code="ProcessParameterInvalid") from None  # fmt: skip
-
-
-def _zoned(bound: str | None) -> str:
-    if bound is None:
-        return ".."
-    has_zone = bound.endswith(("Z", "z")) or "+" in bound[10:] or "-" in bound[10:]
-    return bound if "T" not in bound or has_zone else f"{bound}Z"

@@ -57,11 +57,21 @@ def order_of(service: Service, job: openeo.BatchJob) -> tuple[Job | None, openeo
         order = service.job(job.order, viewer=job.owner)
     except JobNotFound:  # its order's algorithm is gone: it cannot be shown running
         return None, openeo.Order("failed", 100, "its order is gone")
-    failed = [run.message for run in order.runs if run.message]
-    message = order.message if order.status != JobStatus.FAILED else (
-        failed[0] if failed else order.message)  # fmt: skip
+    message = failure_of(order) if order.status == JobStatus.FAILED else order.message
     return order, openeo.Order(order.status.value, order.progress, message,
                                order.usage.to_dict())  # fmt: skip
+
+
+def failure_of(order: Job) -> str | None:
+    """Why a failed order failed: its first failed run's reason, else the order's own."""
+    failed = [run.message for run in order.runs if run.message]
+    return failed[0] if failed else order.message
+
+
+def dismiss_order(service: Service, order_id: str, owner: str) -> None:
+    """Stop ``owner``'s order and delete its results; one already gone is no matter."""
+    with contextlib.suppress(JobNotFound):
+        service.dismiss(order_id, viewer=owner)
 
 
 def create_job(service: Service, jobs: openeo.BatchJobs, body: Any, *, user: str,
@@ -140,8 +150,7 @@ def delete_job(service: Service, jobs: openeo.BatchJobs, job_id: str, *, user: s
 
 def _dismiss(service: Service, job: openeo.BatchJob) -> None:
     if job.order is not None:
-        with contextlib.suppress(JobNotFound):
-            service.dismiss(job.order, viewer=job.owner)
+        dismiss_order(service, job.order, job.owner)
 
 
 def start_job(service: Service, jobs: openeo.BatchJobs, job_id: str, *, user: str) -> Answer:

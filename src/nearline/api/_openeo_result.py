@@ -13,7 +13,6 @@ string and the fair share, shown among their jobs), awaited here for up to
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import tempfile
@@ -33,9 +32,10 @@ from nearline.api._downloads import BucketObject, asset_file, file_response
 from nearline.api._gridded import GRID, max_values, opener
 from nearline.api._openeo import openeo_user
 from nearline.api._openeo_inputs import BUILTIN, job_inputs
+from nearline.api._openeo_jobs import dismiss_order, failure_of
 from nearline.api._stac import respond
 from nearline.coverage import Layer
-from nearline.errors import JobNotFound, OpenEOError, OrderError
+from nearline.errors import OpenEOError, OrderError
 from nearline.orders import JobStatus, Service
 
 CONCURRENT_GRAPHS = 2  # graphs run at once by one server: each holds its cube in memory
@@ -98,21 +98,19 @@ async def _run_as_job(request: Request, graph: dict[str, Any], user: str) -> Res
             raise OpenEOError("this result lies in a bucket; run the graph as a batch job",
                               status=501, openeo_code="FeatureUnsupported")  # fmt: skip
     except BaseException:
-        await anyio.to_thread.run_sync(_dismiss, service, job_id, user)
+        await anyio.to_thread.run_sync(dismiss_order, service, job_id, user)
         raise
     answer = file_response(got, request)
-    answer.background = BackgroundTask(_dismiss, service, job_id, user)
+    answer.background = BackgroundTask(dismiss_order, service, job_id, user)
     return answer
 
 
-def _why(service: Service, job: Any, user: str) -> str:
+def _why(service: Service, job: Any, user: str) -> str | None:
     """Why a job failed: the error its program logged last (the UDF's own exception and
     line), else the sandbox's reason (a limit met)."""
-    failed = [run.message for run in job.runs if run.message]
-    reason = failed[0] if failed else job.message
     entries = openeo.log_entries(service.log_text(job.id, viewer=user), failure=None)
     errors = [entry["message"] for entry in entries if entry["level"] == "error"]
-    return errors[-1] if errors else reason
+    return errors[-1] if errors else failure_of(job)
 
 
 async def _ended(service: Service, job_id: str, user: str) -> Any:
@@ -127,14 +125,9 @@ async def _ended(service: Service, job_id: str, user: str) -> Any:
     raise OpenEOError(message, status=400, openeo_code="ProcessGraphComplexity")
 
 
-def _dismiss(service: Service, job_id: str, user: str) -> None:
-    with contextlib.suppress(JobNotFound):
-        service.dismiss(job_id, viewer=user)
-
-
 def validation_errors(request: Request, body: Any, user: str) -> list[dict[str, str]]:
     """What ``POST /validation`` finds wrong with a process (its graph, and the collections
-    it loads as ``user`` may see them): openEO's errors, the first of each kind; none for a
+    it loads as ``user`` may see them): the first refusal found, as openEO's error; none for a
     graph that would run."""
     process = body.get("process", body) if isinstance(body, dict) else None
     graph = process.get("process_graph") if isinstance(process, dict) else None
